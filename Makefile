@@ -1,0 +1,46 @@
+# Folio — every task a person runs. `make help` lists them.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+NODE_DIR := $(CURDIR)/.tools/node
+export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+SETUP_STAMP := node_modules/.folio-setup
+SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
+
+.PHONY: help setup build run test lint typecheck unit bench-runner clean
+
+help: ## List the tasks
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(SETUP_STAMP): package-lock.json .node-version bin/setup bin/debian-packages.txt
+	bin/setup
+
+setup: ## Install Node 24, Debian packages (qpdf, LibreOffice, poppler) and npm dependencies
+	bin/setup
+
+dist/bin/folio.js: $(SETUP_STAMP) $(SOURCES) tsconfig.json tsconfig.build.json
+	rm -rf dist && tsc -p tsconfig.build.json && touch $@
+
+build: dist/bin/folio.js ## Compile TypeScript into dist/ (then ./bin/folio works)
+
+run: build ## Start Folio, embedded mode (HTTPS API + runner pool)
+	./bin/folio serve
+
+typecheck: $(SETUP_STAMP) ## Type-check everything, tests included
+	tsc -p tsconfig.json --noEmit
+
+lint: $(SETUP_STAMP) ## ESLint: floating promises, complexity, import cycles, layering
+	eslint .
+
+unit: build ## Run the test suite only (no lint)
+	vitest run
+
+test: build typecheck lint ## The whole suite: type-check, lint, then every test on real engines
+	vitest run
+
+bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
+	node bench/runner.ts
+
+clean: ## Remove build output (keeps .tools and node_modules)
+	rm -rf dist

@@ -1,0 +1,65 @@
+/**
+ * Configuration: every key Folio reads, its default and its meaning, in one place. It is parsed
+ * once at start-up into a frozen object; nothing else in the code base reads `process.env`.
+ * An invalid value stops the process with a message that names the variable.
+ */
+import os from "node:os";
+import { z } from "zod";
+
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+const bool = (def: boolean) =>
+  z
+    .enum(["true", "false", "1", "0", "yes", "no"])
+    .default(def ? "true" : "false")
+    .transform((v) => v === "true" || v === "1" || v === "yes");
+
+/** Each entry: the environment variable, its schema and a sentence for the README. */
+export const CONFIG_KEYS = {
+  FOLIO_LOG_LEVEL: {
+    schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    doc: "Log level (pino).",
+  },
+  FOLIO_TMP_DIR: { schema: z.string().default(os.tmpdir()), doc: "Scratch space for the engines." },
+  FOLIO_QPDF: { schema: z.string().default("qpdf"), doc: "qpdf executable." },
+  FOLIO_SOFFICE: { schema: z.string().default("soffice"), doc: "LibreOffice executable." },
+  FOLIO_SOFFICE_POOL_SIZE: {
+    schema: z.coerce.number().int().min(0).default(0),
+    doc: "Warm LibreOffice instances per runner process; 0 converts with a cold one-shot soffice.",
+  },
+  FOLIO_SOFFICE_JOB_TIMEOUT_MS: {
+    schema: int(120_000),
+    doc: "Hard limit for one conversion; the instance is killed and restarted when it is exceeded.",
+  },
+  FOLIO_SOFFICE_MAX_JOBS: { schema: int(200), doc: "A warm instance is recycled after this many conversions." },
+  FOLIO_SOFFICE_MAX_RSS_MB: { schema: int(1024), doc: "A warm instance is recycled when its RSS exceeds this." },
+  FOLIO_MAX_PAGES: { schema: int(2000), doc: "Pages per input document (limit_exceeded beyond)." },
+  FOLIO_MAX_FILE_BYTES: { schema: int(100 * 1024 * 1024), doc: "Bytes per input file (limit_exceeded beyond)." },
+  FOLIO_MAX_MERGE_FILES: { schema: int(50), doc: "Files per merge." },
+  FOLIO_MAX_IMAGE_PIXELS: {
+    schema: int(100_000_000),
+    doc: "Largest image (width × height) compress will decode; larger images are left as they are.",
+  },
+  FOLIO_JOB_TIMEOUT_MS: { schema: int(300_000), doc: "Hard limit for one job in the runner (timeout beyond)." },
+  FOLIO_PRETTY_LOGS: { schema: bool(false), doc: "Human-readable logs instead of JSON lines." },
+} as const;
+
+type Keys = typeof CONFIG_KEYS;
+export type Config = Readonly<{ [K in keyof Keys]: z.output<Keys[K]["schema"]> }>;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Parses the environment (or the given record) into a frozen Config; throws ConfigError. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, { schema }] of Object.entries(CONFIG_KEYS)) {
+    const raw = env[key];
+    const parsed = (schema as z.ZodType).safeParse(raw === "" ? undefined : raw);
+    if (parsed.success) out[key] = parsed.data;
+    else problems.push(`${key}: ${parsed.error.issues.map((i) => i.message).join("; ")} (got ${JSON.stringify(raw)})`);
+  }
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  return Object.freeze(out) as Config;
+}

@@ -1,0 +1,103 @@
+/**
+ * Entry points of the runner: wiring only.
+ *   folio run <operation> …        one operation on local files (runner/cli.ts)
+ *   folio runner --spec FILE|-     one job spec (what a Kubernetes pod runs)
+ *   folio runner --worker          long-lived worker: NDJSON specs on stdin, results on stdout,
+ *                                  keeping its LibreOffice instances warm (the embedded pool)
+ */
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { loadConfig, type Config } from "../core/config.js";
+import { EXIT, toJobError } from "../core/errors.js";
+import { createLogger, type Logger } from "../core/logger.js";
+import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.js";
+import { createSoffice } from "./engines/libreoffice.js";
+import { runSpec } from "./run.js";
+
+const print = (line: string): void => {
+  process.stdout.write(line + "\n");
+};
+
+function setup(level?: string): { config: Config; log: Logger } {
+  const config = loadConfig();
+  const log = createLogger({ level: level ?? config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "runner" });
+  return { config, log };
+}
+
+/** `folio run …` */
+export async function runCommand(argv: readonly string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h") {
+    process.stderr.write(RUN_USAGE + "\n");
+    return argv.length === 0 ? EXIT.USAGE : EXIT.OK;
+  }
+  let args;
+  try {
+    args = parseRunArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError) process.stderr.write(RUN_USAGE + "\n");
+    return reportFailure(err, print);
+  }
+  // A one-shot run logs warnings only: its stdout is the result, its stderr stays quiet.
+  const { config, log } = setup(process.env.FOLIO_LOG_LEVEL ? undefined : "warn");
+  const soffice = createSoffice(config, log, 0);
+  try {
+    const spec = {
+      operation: args.operation,
+      options: args.options,
+      inputs: args.inputs,
+      output_dir: args.outDir,
+      ...(args.outputFilename ? { output_filename: args.outputFilename } : {}),
+    };
+    print(JSON.stringify(await runSpec(spec, { config, log, soffice })));
+    return EXIT.OK;
+  } catch (err) {
+    return reportFailure(err, print);
+  } finally {
+    await soffice.close();
+  }
+}
+
+async function workerLoop(config: Config, log: Logger): Promise<number> {
+  const soffice = createSoffice(config, log, Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE));
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      let msg: { id?: unknown; spec?: unknown };
+      try {
+        msg = JSON.parse(line) as typeof msg;
+      } catch {
+        print(JSON.stringify({ id: null, error: { code: "validation_failed", message: "not JSON" } }));
+        continue;
+      }
+      try {
+        print(JSON.stringify({ id: msg.id, result: await runSpec(msg.spec, { config, log, soffice }) }));
+      } catch (err) {
+        print(JSON.stringify({ id: msg.id, error: toJobError(err).toJSON() }));
+      }
+    }
+  } finally {
+    await soffice.close();
+  }
+  return EXIT.OK;
+}
+
+/** `folio runner --spec FILE|-` or `folio runner --worker` */
+export async function runnerCommand(argv: readonly string[]): Promise<number> {
+  const { config, log } = setup();
+  if (argv[0] === "--worker") return workerLoop(config, log);
+  if (argv[0] !== "--spec" || argv[1] === undefined) {
+    process.stderr.write("usage: folio runner --spec FILE|-   or   folio runner --worker\n");
+    return EXIT.USAGE;
+  }
+  const soffice = createSoffice(config, log, 0);
+  try {
+    const text = readFileSync(argv[1] === "-" ? 0 : argv[1], "utf8");
+    print(JSON.stringify(await runSpec(JSON.parse(text) as unknown, { config, log, soffice })));
+    return EXIT.OK;
+  } catch (err) {
+    return reportFailure(err instanceof SyntaxError ? new UsageError("the spec is not valid JSON") : err, print);
+  } finally {
+    await soffice.close();
+  }
+}

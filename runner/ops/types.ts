@@ -1,0 +1,62 @@
+/**
+ * What an operation is: a function from validated options and inspected inputs to output files
+ * and figures. Each operation lives in one file in this folder and calls the engines it needs.
+ */
+import type { Config } from "../../core/config.js";
+import type { Logger } from "../../core/logger.js";
+import type { RunnerLimits } from "../../core/schemas/job.js";
+import type { Operation } from "../../core/schemas/options.js";
+import type { DocKind } from "../../core/sniff.js";
+import type { SofficeProvider } from "../engines/libreoffice.js";
+
+export interface InspectedInput {
+  path: string;
+  filename: string;
+  /** Page ranges for this input (merge), unparsed; the op resolves them against `pages`. */
+  pageSpec?: string;
+  kind: DocKind;
+  size: number;
+  /** Page count, for PDFs. */
+  pages: number | null;
+  /** PDF is encrypted but opens without a password. */
+  encrypted: boolean;
+}
+
+export interface OpContext<O> {
+  options: O;
+  inputs: InspectedInput[];
+  /** Where outputs go; the op writes files here and names them. */
+  outDir: string;
+  /** The base name for outputs (no extension): the client's output_filename or the input's. */
+  baseName: string;
+  /** Private scratch directory, removed after the job. */
+  work: string;
+  limits: RunnerLimits;
+  config: Config;
+  signal: AbortSignal;
+  log: Logger;
+  /** The LibreOffice instances this process may use (warm pool or cold one-shots). */
+  soffice: SofficeProvider;
+}
+
+export interface OpOutputFile {
+  /** Absolute path of a file in outDir. */
+  path: string;
+  /** Name the client downloads it as. */
+  filename: string;
+  content_type: string;
+}
+
+export interface OpResult {
+  files: OpOutputFile[];
+  figures: Record<string, unknown>;
+}
+
+export interface OpDefinition<O> {
+  operation: Operation;
+  /** Inputs accepted: PDFs only, or any document kind (convert). */
+  accepts: "pdf" | "any";
+  minInputs: number;
+  maxInputs: number | "max_merge_files";
+  run(ctx: OpContext<O>): Promise<OpResult>;
+}

@@ -1,0 +1,152 @@
+/**
+ * Runs one job spec: validate the spec and options, sniff and inspect every input before any
+ * engine touches it, run the operation under the job's deadline, then describe the outputs
+ * (size, pages, sha256). Every failure leaves as a JobError with a stable code.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, open, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import type { Config } from "../core/config.js";
+import { JobError, toJobError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.js";
+import { OPTIONS_SCHEMAS } from "../core/schemas/options.js";
+import { SNIFF_BYTES, sniff } from "../core/sniff.js";
+import { ExecAborted } from "./engines/exec.js";
+import type { SofficeProvider } from "./engines/libreoffice.js";
+import { countPages, inspectPdf } from "./engines/qpdf.js";
+import { OPS } from "./ops/index.js";
+import type { InspectedInput, OpContext } from "./ops/types.js";
+
+export interface RunDeps {
+  config: Config;
+  log: Logger;
+  soffice: SofficeProvider;
+}
+
+export function defaultLimits(config: Config): RunnerLimits {
+  return {
+    max_pages: config.FOLIO_MAX_PAGES,
+    max_file_bytes: config.FOLIO_MAX_FILE_BYTES,
+    max_merge_files: config.FOLIO_MAX_MERGE_FILES,
+    max_image_pixels: config.FOLIO_MAX_IMAGE_PIXELS,
+    timeout_ms: config.FOLIO_JOB_TIMEOUT_MS,
+  };
+}
+
+function zodMessage(error: { issues: { path: PropertyKey[]; message: string }[] }): string {
+  return error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
+}
+
+async function readHead(file: string): Promise<Buffer> {
+  const fh = await open(file, "r");
+  try {
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function inspectInput(
+  input: RunnerSpec["inputs"][number],
+  accepts: "pdf" | "any",
+  limits: RunnerLimits,
+  qctx: { qpdf: string; work: string; signal: AbortSignal },
+): Promise<InspectedInput> {
+  const st = await stat(input.path).catch(() => null);
+  if (!st?.isFile()) throw new JobError("invalid_pdf", `Input "${input.filename}" could not be read.`);
+  if (st.size > limits.max_file_bytes) {
+    throw new JobError("limit_exceeded", `Input "${input.filename}" is larger than ${limits.max_file_bytes} bytes.`);
+  }
+  const kind = sniff(await readHead(input.path), input.filename);
+  if (kind === null || (accepts === "pdf" && kind !== "pdf")) {
+    const what = accepts === "pdf" ? "a PDF" : "a PDF or a supported Office document";
+    throw new JobError(accepts === "pdf" ? "invalid_pdf" : "unsupported_input", `Input "${input.filename}" is not ${what}.`);
+  }
+  const base = { path: input.path, filename: input.filename, pageSpec: input.pages, kind, size: st.size };
+  if (kind !== "pdf") return { ...base, pages: null, encrypted: false };
+  const facts = await inspectPdf(qctx, input.path);
+  if (facts.pages > limits.max_pages) {
+    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${facts.pages} pages; the limit is ${limits.max_pages}.`);
+  }
+  return { ...base, pages: facts.pages, encrypted: facts.encrypted };
+}
+
+async function describe(file: { path: string; filename: string; content_type: string }, qctx: { qpdf: string; work: string }): Promise<OutputFile> {
+  const hash = createHash("sha256");
+  let size = 0;
+  for await (const chunk of createReadStream(file.path)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  const pages = file.content_type === "application/pdf" ? await countPages(qctx, file.path) : null;
+  return { filename: file.filename, path: file.path, content_type: file.content_type, size, sha256: hash.digest("hex"), pages };
+}
+
+/** A filename safe to use as a base name: no directories, no extension, no control characters. */
+export function baseNameOf(name: string): string {
+  const leaf = name.split(/[\\/]/).pop() ?? "";
+  const stem = leaf.replace(/\.[^.]{1,8}$/, "").replace(/[\u0000-\u001f\u007f"]/g, "").trim();
+  return stem.slice(0, 200) || "document";
+}
+
+/** Runs a spec (unvalidated JSON is fine) and returns the result; throws JobError. */
+export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerResult> {
+  const started = performance.now();
+  const parsedSpec = RunnerSpec.safeParse(rawSpec);
+  if (!parsedSpec.success) throw new JobError("validation_failed", `Invalid job spec: ${zodMessage(parsedSpec.error)}`);
+  const spec = parsedSpec.data;
+  const def = OPS[spec.operation];
+  const parsedOptions = OPTIONS_SCHEMAS[spec.operation].safeParse(spec.options);
+  if (!parsedOptions.success) throw new JobError("validation_failed", `Invalid options: ${zodMessage(parsedOptions.error)}`);
+  const limits = { ...defaultLimits(deps.config), ...spec.limits };
+  const maxInputs = def.maxInputs === "max_merge_files" ? limits.max_merge_files : def.maxInputs;
+  if (spec.inputs.length < def.minInputs) {
+    throw new JobError("unsupported_input", `${spec.operation} needs at least ${def.minInputs} input${def.minInputs > 1 ? "s" : ""}.`);
+  }
+  if (spec.inputs.length > maxInputs) {
+    const code = def.maxInputs === "max_merge_files" ? "limit_exceeded" : "unsupported_input";
+    throw new JobError(code, `${spec.operation} takes at most ${maxInputs} input${maxInputs > 1 ? "s" : ""}.`);
+  }
+
+  const signal = AbortSignal.timeout(limits.timeout_ms);
+  const work = path.join(deps.config.FOLIO_TMP_DIR, `folio-${spec.job_id ?? "run"}-${randomBytes(6).toString("hex")}`);
+  await mkdir(work, { recursive: true, mode: 0o700 });
+  await mkdir(spec.output_dir, { recursive: true });
+  const qctx = { qpdf: deps.config.FOLIO_QPDF, work, signal };
+  const log = deps.log.child({ job_id: spec.job_id, operation: spec.operation });
+  try {
+    const inputs: InspectedInput[] = [];
+    for (const input of spec.inputs) inputs.push(await inspectInput(input, def.accepts, limits, qctx));
+    const ctx: OpContext<never> = {
+      options: parsedOptions.data as never,
+      inputs,
+      outDir: path.resolve(spec.output_dir),
+      baseName: baseNameOf(spec.output_filename ?? spec.inputs[0]!.filename),
+      work,
+      limits,
+      config: deps.config,
+      signal,
+      log,
+      soffice: deps.soffice,
+    };
+    const result = await def.run(ctx);
+    const outputs: OutputFile[] = [];
+    for (const f of result.files) outputs.push(await describe(f, qctx));
+    const duration_ms = Math.round(performance.now() - started);
+    log.info({ outputs: outputs.length, duration_ms }, "Ran job");
+    return { operation: spec.operation, outputs, figures: result.figures, duration_ms };
+  } catch (err) {
+    if (signal.aborted && (err instanceof ExecAborted || !(err instanceof JobError))) {
+      throw new JobError("timeout", `The job did not finish within ${Math.round(limits.timeout_ms / 1000)} s.`, { cause: err });
+    }
+    const jobError = toJobError(err);
+    if (jobError.code === "internal_error") log.error({ err }, "Job failed with an internal error");
+    throw jobError;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
