@@ -2,8 +2,8 @@
  * The `folio` command: one front door for every process Folio runs. Wiring only; each
  * subcommand lives with the component it starts.
  */
-import { ConfigError } from "../core/config.js";
-import { EXIT } from "../core/errors.js";
+import { ConfigError } from "../core/config.ts";
+import { EXIT } from "../core/errors.ts";
 
 const USAGE = `usage: folio <command> [args]
 
@@ -20,9 +20,9 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "run":
-      return (await import("../runner/main.js")).runCommand(rest);
+      return (await import("../runner/main.ts")).runCommand(rest);
     case "runner":
-      return (await import("../runner/main.js")).runnerCommand(rest);
+      return (await import("../runner/main.ts")).runnerCommand(rest);
     case undefined:
     case "help":
     case "--help":

@@ -62,12 +62,11 @@ export const API_ERROR_CODES = Object.keys(API_ERRORS) as [ApiErrorCode, ...ApiE
  */
 export class JobError extends Error {
   override readonly name = "JobError";
-  constructor(
-    readonly code: JobErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly code: JobErrorCode;
+
+  constructor(code: JobErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.code = code;
   }
 
   get exitCode(): number {

@@ -8,9 +8,9 @@
  * `--permissions.print none`); a merge input may carry pages as `INPUT@1-3,7`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { EXIT, JobError, toJobError } from "../core/errors.js";
-import { Operation } from "../core/schemas/options.js";
-import { parsePageRanges } from "../core/pages.js";
+import { EXIT, JobError, toJobError } from "../core/errors.ts";
+import { Operation } from "../core/schemas/options.ts";
+import { parsePageRanges } from "../core/pages.ts";
 
 export interface ParsedRunArgs {
   operation: Operation;

@@ -7,12 +7,12 @@
  */
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { loadConfig, type Config } from "../core/config.js";
-import { EXIT, toJobError } from "../core/errors.js";
-import { createLogger, type Logger } from "../core/logger.js";
-import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.js";
-import { createSoffice } from "./engines/libreoffice.js";
-import { runSpec } from "./run.js";
+import { loadConfig, type Config } from "../core/config.ts";
+import { EXIT, toJobError } from "../core/errors.ts";
+import { createLogger, type Logger } from "../core/logger.ts";
+import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.ts";
+import { createSoffice } from "./engines/libreoffice.ts";
+import { runSpec } from "./run.ts";
 
 const print = (line: string): void => {
   process.stdout.write(line + "\n");

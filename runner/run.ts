@@ -7,17 +7,17 @@ import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, open, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import type { Config } from "../core/config.js";
-import { JobError, toJobError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.js";
-import { OPTIONS_SCHEMAS } from "../core/schemas/options.js";
-import { SNIFF_BYTES, sniff } from "../core/sniff.js";
-import { ExecAborted } from "./engines/exec.js";
-import type { SofficeProvider } from "./engines/libreoffice.js";
-import { countPages, inspectPdf } from "./engines/qpdf.js";
-import { OPS } from "./ops/index.js";
-import type { InspectedInput, OpContext } from "./ops/types.js";
+import type { Config } from "../core/config.ts";
+import { JobError, toJobError } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
+import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
+import { SNIFF_BYTES, sniff } from "../core/sniff.ts";
+import { ExecAborted } from "./engines/exec.ts";
+import type { SofficeProvider } from "./engines/libreoffice.ts";
+import { countPages, inspectPdf } from "./engines/qpdf.ts";
+import { OPS } from "./ops/index.ts";
+import type { InspectedInput, OpContext } from "./ops/types.ts";
 
 export interface RunDeps {
   config: Config;

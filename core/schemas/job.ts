@@ -4,8 +4,8 @@
  * RunnerResult (or a RunnerFailure) as JSON.
  */
 import { z } from "zod";
-import { JOB_ERROR_CODES } from "../errors.js";
-import { Operation, PageRangeSpec } from "./options.js";
+import { JOB_ERROR_CODES } from "../errors.ts";
+import { Operation, PageRangeSpec } from "./options.ts";
 
 export const RunnerInput = z.strictObject({
   /** Path of the input on the runner's file system. */

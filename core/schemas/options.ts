@@ -4,7 +4,7 @@
  * are generated from them, and the runner re-validates the spec it is given.
  */
 import { z } from "zod";
-import { parsePageRanges } from "../pages.js";
+import { parsePageRanges } from "../pages.ts";
 
 export const OPERATIONS = ["compress", "merge", "split", "convert", "protect"] as const;
 export const Operation = z.enum(OPERATIONS);

@@ -16,8 +16,8 @@ export interface SofficeProvider {
   close(): Promise<void>;
 }
 
-import type { Config } from "../../core/config.js";
-import type { Logger } from "../../core/logger.js";
+import type { Config } from "../../core/config.ts";
+import type { Logger } from "../../core/logger.ts";
 
 /**
  * The provider for this process: a warm pool of `size` instances, or cold one-shot conversions

@@ -8,8 +8,8 @@
 import { randomBytes } from "node:crypto";
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { JobError } from "../../core/errors.js";
-import { exec, type ExecResult } from "./exec.js";
+import { JobError } from "../../core/errors.ts";
+import { exec, type ExecResult } from "./exec.ts";
 
 /** qpdf's documented exit codes (qpdf manual, "Exit Status"). */
 export const QPDF_EXIT = { OK: 0, ERROR: 2, WARNINGS: 3 } as const;
@@ -24,11 +24,13 @@ export interface QpdfContext {
 /** A qpdf run that failed; `stderr` is for logs only and never reaches a client. */
 export class QpdfError extends Error {
   override readonly name = "QpdfError";
-  constructor(
-    readonly code: number,
-    readonly stderr: string,
-  ) {
+  readonly code: number;
+  readonly stderr: string;
+
+  constructor(code: number, stderr: string) {
     super(`qpdf exited with ${code}: ${stderr.trim().split("\n").slice(-3).join(" | ")}`);
+    this.code = code;
+    this.stderr = stderr;
   }
 }
 

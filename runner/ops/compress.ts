@@ -1,7 +1,7 @@
 /** PLACEHOLDER — compress is being implemented. */
-import { JobError } from "../../core/errors.js";
-import type { CompressOptions } from "../../core/schemas/options.js";
-import type { OpDefinition } from "./types.js";
+import { JobError } from "../../core/errors.ts";
+import type { CompressOptions } from "../../core/schemas/options.ts";
+import type { OpDefinition } from "./types.ts";
 
 export const compress: OpDefinition<CompressOptions> = {
   operation: "compress",

@@ -1,7 +1,7 @@
 /** PLACEHOLDER — convert is being implemented. */
-import { JobError } from "../../core/errors.js";
-import type { ConvertOptions } from "../../core/schemas/options.js";
-import type { OpDefinition } from "./types.js";
+import { JobError } from "../../core/errors.ts";
+import type { ConvertOptions } from "../../core/schemas/options.ts";
+import type { OpDefinition } from "./types.ts";
 
 export const convert: OpDefinition<ConvertOptions> = {
   operation: "convert",

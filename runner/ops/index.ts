@@ -1,11 +1,11 @@
 /** The operations, by name. */
-import type { Operation } from "../../core/schemas/options.js";
-import { compress } from "./compress.js";
-import { convert } from "./convert.js";
-import { merge } from "./merge.js";
-import { protect } from "./protect.js";
-import { split } from "./split.js";
-import type { OpDefinition } from "./types.js";
+import type { Operation } from "../../core/schemas/options.ts";
+import { compress } from "./compress.ts";
+import { convert } from "./convert.ts";
+import { merge } from "./merge.ts";
+import { protect } from "./protect.ts";
+import { split } from "./split.ts";
+import type { OpDefinition } from "./types.ts";
 
 export const OPS: Record<Operation, OpDefinition<never>> = {
   compress: compress,

@@ -1,7 +1,7 @@
 /** PLACEHOLDER — merge is being implemented. */
-import { JobError } from "../../core/errors.js";
-import type { MergeOptions } from "../../core/schemas/options.js";
-import type { OpDefinition } from "./types.js";
+import { JobError } from "../../core/errors.ts";
+import type { MergeOptions } from "../../core/schemas/options.ts";
+import type { OpDefinition } from "./types.ts";
 
 export const merge: OpDefinition<MergeOptions> = {
   operation: "merge",

@@ -1,7 +1,7 @@
 /** PLACEHOLDER — protect is being implemented. */
-import { JobError } from "../../core/errors.js";
-import type { ProtectOptions } from "../../core/schemas/options.js";
-import type { OpDefinition } from "./types.js";
+import { JobError } from "../../core/errors.ts";
+import type { ProtectOptions } from "../../core/schemas/options.ts";
+import type { OpDefinition } from "./types.ts";
 
 export const protect: OpDefinition<ProtectOptions> = {
   operation: "protect",

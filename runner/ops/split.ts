@@ -1,7 +1,7 @@
 /** PLACEHOLDER — split is being implemented. */
-import { JobError } from "../../core/errors.js";
-import type { SplitOptions } from "../../core/schemas/options.js";
-import type { OpDefinition } from "./types.js";
+import { JobError } from "../../core/errors.ts";
+import type { SplitOptions } from "../../core/schemas/options.ts";
+import type { OpDefinition } from "./types.ts";
 
 export const split: OpDefinition<SplitOptions> = {
   operation: "split",

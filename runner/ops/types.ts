@@ -2,12 +2,12 @@
  * What an operation is: a function from validated options and inspected inputs to output files
  * and figures. Each operation lives in one file in this folder and calls the engines it needs.
  */
-import type { Config } from "../../core/config.js";
-import type { Logger } from "../../core/logger.js";
-import type { RunnerLimits } from "../../core/schemas/job.js";
-import type { Operation } from "../../core/schemas/options.js";
-import type { DocKind } from "../../core/sniff.js";
-import type { SofficeProvider } from "../engines/libreoffice.js";
+import type { Config } from "../../core/config.ts";
+import type { Logger } from "../../core/logger.ts";
+import type { RunnerLimits } from "../../core/schemas/job.ts";
+import type { Operation } from "../../core/schemas/options.ts";
+import type { DocKind } from "../../core/sniff.ts";
+import type { SofficeProvider } from "../engines/libreoffice.ts";
 
 export interface InspectedInput {
   path: string;

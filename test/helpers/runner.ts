@@ -3,13 +3,13 @@
  * use, with the real engines. Faster than spawning the CLI for every case; the CLI contract itself
  * is tested in test/runner/cli.test.ts.
  */
-import { loadConfig, type Config } from "../../core/config.js";
-import { JobError } from "../../core/errors.js";
-import { createLogger } from "../../core/logger.js";
-import type { RunnerResult } from "../../core/schemas/job.js";
-import { createSoffice } from "../../runner/engines/libreoffice.js";
-import type { SofficeProvider } from "../../runner/engines/libreoffice.js";
-import { runSpec } from "../../runner/run.js";
+import { loadConfig, type Config } from "../../core/config.ts";
+import { JobError } from "../../core/errors.ts";
+import { createLogger } from "../../core/logger.ts";
+import type { RunnerResult } from "../../core/schemas/job.ts";
+import { createSoffice } from "../../runner/engines/libreoffice.ts";
+import type { SofficeProvider } from "../../runner/engines/libreoffice.ts";
+import { runSpec } from "../../runner/run.ts";
 
 export const testConfig: Config = loadConfig({ FOLIO_LOG_LEVEL: "silent" });
 const log = createLogger({ level: "silent" });
