@@ -1,0 +1,40 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { API_ERRORS, EXIT, JOB_ERRORS, JobError, toJobError } from "../../core/errors.ts";
+import { ROOT } from "../helpers/tools.ts";
+
+const apiMd = readFileSync(`${ROOT}/../shared/design/API.md`, "utf8");
+const readme = readFileSync(`${ROOT}/README.md`, "utf8");
+
+describe("error catalogue", () => {
+  it("has every problem code API.md lists, and no other", () => {
+    const section = apiMd.slice(apiMd.indexOf("## Errors"), apiMd.indexOf("## Limits"));
+    const codes = [...section.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]).filter((c) => c !== "errors");
+    expect(new Set(Object.keys(API_ERRORS))).toEqual(new Set(codes));
+  });
+
+  it("has every job error code API.md lists", () => {
+    const line = apiMd.split("\n").find((l) => l.includes("Job error codes"))!;
+    const next = apiMd.split("\n")[apiMd.split("\n").indexOf(line) + 1]!;
+    const codes = [...(line + next).matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
+    expect(codes.length).toBeGreaterThanOrEqual(8);
+    for (const c of codes) expect(Object.keys(JOB_ERRORS)).toContain(c);
+  });
+
+  it("is documented in the README with the runner's exit codes", () => {
+    for (const code of [...Object.keys(API_ERRORS), ...Object.keys(JOB_ERRORS)]) expect(readme, code).toContain(`\`${code}\``);
+    for (const [name, value] of Object.entries(EXIT)) expect(readme, name).toMatch(new RegExp(`\\| ${value} \\|`));
+  });
+
+  it("maps bad input to the exit code podFailurePolicy fails fast on", () => {
+    expect(new JobError("invalid_pdf", "x").exitCode).toBe(EXIT.BAD_INPUT);
+    expect(new JobError("timeout", "x").exitCode).toBe(EXIT.TIMEOUT);
+    expect(new JobError("internal_error", "x").exitCode).toBe(EXIT.INTERNAL);
+  });
+
+  it("turns unknown errors into internal_error without leaking their message", () => {
+    const err = toJobError(new Error("ENOENT: /var/lib/folio/secret/path"));
+    expect(err.code).toBe("internal_error");
+    expect(err.message).not.toContain("/var/lib");
+  });
+});

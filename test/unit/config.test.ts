@@ -1,0 +1,31 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { CONFIG_KEYS, ConfigError, loadConfig } from "../../core/config.ts";
+import { ROOT } from "../helpers/tools.ts";
+
+describe("configuration", () => {
+  it("parses defaults into a frozen object", () => {
+    const cfg = loadConfig({});
+    expect(cfg.FOLIO_MAX_PAGES).toBe(2000);
+    expect(cfg.FOLIO_LOG_LEVEL).toBe("info");
+    expect(Object.isFrozen(cfg)).toBe(true);
+  });
+
+  it("coerces numbers and booleans from the environment", () => {
+    const cfg = loadConfig({ FOLIO_MAX_PAGES: "10", FOLIO_PRETTY_LOGS: "yes", FOLIO_SOFFICE_POOL_SIZE: "0" });
+    expect(cfg.FOLIO_MAX_PAGES).toBe(10);
+    expect(cfg.FOLIO_PRETTY_LOGS).toBe(true);
+    expect(cfg.FOLIO_SOFFICE_POOL_SIZE).toBe(0);
+  });
+
+  it("names every bad variable in one error", () => {
+    const attempt = () => loadConfig({ FOLIO_MAX_PAGES: "lots", FOLIO_LOG_LEVEL: "loud" });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/FOLIO_MAX_PAGES[\s\S]*FOLIO_LOG_LEVEL|FOLIO_LOG_LEVEL[\s\S]*FOLIO_MAX_PAGES/);
+  });
+
+  it("documents every key in the README", () => {
+    const readme = readFileSync(`${ROOT}/README.md`, "utf8");
+    for (const key of Object.keys(CONFIG_KEYS)) expect(readme, key).toContain(`\`${key}\``);
+  });
+});

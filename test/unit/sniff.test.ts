@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { sniff } from "../../core/sniff.ts";
+
+const zipEntry = (name: string, body = ""): Buffer => {
+  // A local file header (APPNOTE 4.3.7) with a stored entry: enough for sniffing.
+  const header = Buffer.alloc(30);
+  header.writeUInt32LE(0x04034b50, 0);
+  header.writeUInt16LE(name.length, 26);
+  return Buffer.concat([header, Buffer.from(name, "latin1"), Buffer.from(body, "latin1")]);
+};
+
+describe("sniffing by bytes, never by name", () => {
+  it.each([
+    ["a PDF", Buffer.from("%PDF-1.7\n%âãÏÓ\n"), "x.bin", "pdf"],
+    ["a PDF with junk before the header", Buffer.concat([Buffer.alloc(500, 0x20), Buffer.from("%PDF-1.4")]), "x", "pdf"],
+    ["DOCX", Buffer.concat([zipEntry("[Content_Types].xml", "<Types/>"), zipEntry("word/document.xml")]), "a.pdf", "docx"],
+    ["XLSX", Buffer.concat([zipEntry("[Content_Types].xml"), zipEntry("xl/workbook.xml")]), "a.docx", "xlsx"],
+    ["PPTX", Buffer.concat([zipEntry("[Content_Types].xml"), zipEntry("ppt/presentation.xml")]), undefined, "pptx"],
+    ["ODT", zipEntry("mimetype", "application/vnd.oasis.opendocument.text"), "a.ods", "odt"],
+    ["ODS", zipEntry("mimetype", "application/vnd.oasis.opendocument.spreadsheet"), undefined, "ods"],
+    ["ODP", zipEntry("mimetype", "application/vnd.oasis.opendocument.presentation"), undefined, "odp"],
+    ["RTF", Buffer.from("{\\rtf1\\ansi hello}"), "a.txt", "rtf"],
+    ["an OLE2 file named .xls", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), "sheet.XLS", "xls"],
+    ["an OLE2 file named .ppt", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), "deck.ppt", "ppt"],
+    ["an OLE2 file with any other name is taken as DOC", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), undefined, "doc"],
+  ])("recognises %s", (_what, bytes, name, kind) => {
+    expect(sniff(bytes, name)).toBe(kind);
+  });
+
+  it.each([
+    ["plain text named .pdf", Buffer.from("hello, I am not a PDF"), "evil.pdf"],
+    ["an empty file", Buffer.alloc(0), "a.pdf"],
+    ["a PDF header past the first KiB", Buffer.concat([Buffer.alloc(2000, 0x20), Buffer.from("%PDF-1.4")]), "a.pdf"],
+    ["an ordinary zip", zipEntry("readme.txt", "hi"), "a.docx"],
+    ["an OpenDocument drawing (not accepted)", zipEntry("mimetype", "application/vnd.oasis.opendocument.graphics"), "a.odt"],
+    ["an ODT template look-alike", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-template"), "a.odt"],
+    ["a PNG", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), "a.pdf"],
+  ])("refuses %s", (_what, bytes, name) => {
+    expect(sniff(bytes, name)).toBeNull();
+  });
+});
