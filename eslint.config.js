@@ -1,7 +1,7 @@
 // Lint as architecture: no floating promises, bounded complexity, no import cycles, and the
 // one-way dependency rule of ARCHITECTURE.md (core imports nothing of api/controller/runner).
 import tseslint from "typescript-eslint";
-import importX from "eslint-plugin-import-x";
+import importX, { createNodeResolver } from "eslint-plugin-import-x";
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", ".tools/**", "crds/**", "helm/**"] },
@@ -11,6 +11,12 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     plugins: { "import-x": importX },
+    settings: {
+      // Sources import each other with .ts specifiers (rewritten to .js by tsc); without a resolver
+      // that knows them, no-cycle silently sees no imports at all.
+      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".js"] })],
+      "import-x/extensions": [".ts", ".js"],
+    },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/no-misused-promises": "error",

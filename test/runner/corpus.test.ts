@@ -1,0 +1,60 @@
+/**
+ * Robustness on qpdf's own test corpus (625 real PDFs: valid, encrypted, damaged, malformed):
+ * every file through every PDF operation ends either in a correct output or in a stable job
+ * error code, within the deadline — never a crash, a hang or an internal error.
+ */
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JobError } from "../../core/errors.ts";
+import { CORPUS, qpdfCheck, tmpDir } from "../helpers/tools.ts";
+import { runOp } from "../helpers/runner.ts";
+
+const files = readdirSync(CORPUS).filter((f) => f.endsWith(".pdf")).sort();
+const EXPECTED = new Set(["invalid_pdf", "encrypted_input", "invalid_page_range", "limit_exceeded", "unsupported_input"]);
+const limits = { timeout_ms: 60_000 };
+
+const CASES: [string, Record<string, unknown>, (f: string) => string[]][] = [
+  ["compress medium", { level: "medium" }, (f) => [f]],
+  ["compress lossless", { level: "lossless" }, (f) => [f]],
+  ["merge with itself", { outline: "keep" }, (f) => [f, f]],
+  ["split every 2", { mode: "every", every: 2 }, (f) => [f]],
+  ["protect", { user_password: "corpus" }, (f) => [f]],
+];
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => ({ dir, cleanup } = await tmpDir("folio-corpus-")));
+afterAll(() => cleanup());
+
+describe(`qpdf corpus (${files.length} files)`, () => {
+  it("has the corpus beside the checkout", () => {
+    expect(files.length).toBeGreaterThan(600);
+  });
+
+  it.concurrent.each(CASES)("%s: every file ends in an output or a stable error", { timeout: 1_800_000 }, async (name, options, inputs) => {
+    const operation = name.split(" ")[0]!;
+    const outcomes = new Map<string, number>();
+    const problems: string[] = [];
+    for (const [i, f] of files.entries()) {
+      const file = path.join(CORPUS, f);
+      const out = path.join(dir, `${operation}-${i}`);
+      const started = Date.now();
+      const res = await runOp(operation, options, inputs(file), out, { limits });
+      const seconds = (Date.now() - started) / 1000;
+      const outcome = res instanceof JobError ? res.code : "ok";
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      if (res instanceof JobError && !EXPECTED.has(res.code)) problems.push(`${f}: ${res.code} ${res.message} ${String((res.cause as Error | undefined)?.message ?? "")}`);
+      if (!(res instanceof JobError)) {
+        for (const o of res.outputs) {
+          if (o.content_type === "application/pdf" && operation !== "protect" && !(await qpdfCheck(o.path))) problems.push(`${f}: output ${o.filename} fails qpdf --check`);
+        }
+      }
+      if (seconds > 30) problems.push(`${f}: took ${seconds.toFixed(1)} s`);
+    }
+    console.log(`${name}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+    expect(problems).toEqual([]);
+    // The corpus is mostly readable: most files must succeed, not just fail cleanly.
+    expect(outcomes.get("ok") ?? 0).toBeGreaterThan(files.length * 0.8);
+  });
+});
