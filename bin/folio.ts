@@ -10,8 +10,11 @@ const USAGE = `usage: folio <command> [args]
   run <operation> ...      run one operation on local files and print the result JSON
   runner --spec FILE|-     run one job spec (Kubernetes pods)
   runner --worker          long-lived runner worker over stdio (the embedded pool)
-  serve                    the HTTPS API, embedded mode            (issue #3)
-  keys | tenants | access-requests   admin commands              (issue #3)
+  serve [--port N] [--data-dir DIR]   the HTTPS API, embedded mode
+  tenants create NAME --plan business|free | list | set-plan | show-secret | rotate-secret
+  keys create|list --tenant NAME | revoke KEY_ID | rotate KEY_ID
+  access-requests list | approve ID | reject ID
+                           admin commands on the data directory (--data-dir DIR, --json)
   controller               the Kubernetes operator                 (issue #4)
 
 Run "folio run --help" for the options of an operation.`;
@@ -23,6 +26,11 @@ async function main(argv: string[]): Promise<number> {
       return (await import("../runner/main.ts")).runCommand(rest);
     case "runner":
       return (await import("../runner/main.ts")).runnerCommand(rest);
+    case "serve":
+    case "keys":
+    case "tenants":
+    case "access-requests":
+      return (await import("../api/main.ts")).apiCommand(command, rest);
     case undefined:
     case "help":
     case "--help":

@@ -41,6 +41,34 @@ export const CONFIG_KEYS = {
   },
   FOLIO_JOB_TIMEOUT_MS: { schema: int(300_000), doc: "Hard limit for one job in the runner (timeout beyond)." },
   FOLIO_PRETTY_LOGS: { schema: bool(false), doc: "Human-readable logs instead of JSON lines." },
+
+  // --- the API (folio serve) ---
+  FOLIO_PORT: { schema: z.coerce.number().int().min(0).max(65535).default(8443), doc: "HTTPS port of `folio serve`." },
+  FOLIO_HOST: { schema: z.string().default("127.0.0.1"), doc: "Address `folio serve` listens on (0.0.0.0 for every interface)." },
+  FOLIO_DATA_DIR: { schema: z.string().default(".data"), doc: "Embedded mode: the SQLite database, stored files and the generated TLS certificate." },
+  FOLIO_TLS_CERT: { schema: z.string().optional(), doc: "PEM certificate to serve (default: one generated on first start in the data directory)." },
+  FOLIO_TLS_KEY: { schema: z.string().optional(), doc: "PEM private key for FOLIO_TLS_CERT." },
+  FOLIO_TRUST_PROXY: {
+    schema: z.string().default(""),
+    doc: "Comma-separated addresses of reverse proxies whose X-Forwarded-Proto/For headers are trusted.",
+  },
+  FOLIO_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Runner worker processes in embedded mode." },
+  FOLIO_RATE_LIMIT_PER_MINUTE: { schema: int(600), doc: "Business plan: requests per minute per API key (token bucket refill)." },
+  FOLIO_RATE_LIMIT_BURST: { schema: int(100), doc: "Business plan: token bucket size (burst)." },
+  FOLIO_MAX_UNFINISHED_JOBS: { schema: int(20), doc: "Business plan: queued or running jobs per tenant (429 too_many_jobs beyond)." },
+  FOLIO_MAX_REQUEST_BYTES: { schema: int(500 * 1024 * 1024), doc: "Bytes per request (413 payload_too_large beyond)." },
+  FOLIO_RETENTION_SECONDS: {
+    schema: z.coerce.number().int().min(1).max(86_400).default(3600),
+    doc: "Outputs and job records live this long after a job ends (≤ 24 h).",
+  },
+  FOLIO_UPLOAD_TTL_SECONDS: { schema: int(3600), doc: "Uploaded files that no job uses expire after this long." },
+  FOLIO_SWEEP_INTERVAL_MS: { schema: int(15_000), doc: "How often expired jobs and files are deleted." },
+  FOLIO_KEY_ROTATION_GRACE_SECONDS: { schema: int(86_400), doc: "How long a rotated API key (or webhook secret) stays valid." },
+  FOLIO_WEBHOOK_ALLOWED_HOSTS: {
+    schema: z.string().default(""),
+    doc: "Comma-separated hosts or addresses webhooks may reach even though they are not public (e.g. 127.0.0.1 for a local receiver).",
+  },
+  FOLIO_ACCESS_REQUESTS_PER_HOUR: { schema: int(10), doc: "Access requests accepted per client address per hour." },
 } as const;
 
 type Keys = typeof CONFIG_KEYS;

@@ -1,0 +1,101 @@
+/**
+ * The Express application: edge middlewares (request id, HTTPS only, metrics), the service
+ * endpoints, and the authenticated /v1 routes. Everything it needs is passed in.
+ */
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { Config } from "../core/config.ts";
+import type { Logger } from "../core/logger.ts";
+import type { ObjectStore } from "../core/storage/store.ts";
+import { renderDocs } from "./docs.ts";
+import { authenticate } from "./http/auth.ts";
+import { httpsOnly, requestId } from "./http/edge.ts";
+import { ApiError, problemHandler, sendProblem } from "./http/problem.ts";
+import { TokenBuckets } from "./http/rate-limit.ts";
+import type { JobBackend } from "./jobs/backend.ts";
+import type { Metrics } from "./metrics.ts";
+import { buildOpenApi } from "./openapi.ts";
+import { accessRequestsRouter } from "./routes/access-requests.ts";
+import { filesRouter } from "./routes/files.ts";
+import { jobsRouter } from "./routes/jobs.ts";
+import { operationsRouter } from "./routes/operations.ts";
+import type { AccessRequestStore } from "./store/access-requests.ts";
+import type { TenantStore } from "./store/tenants.ts";
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  backend: JobBackend;
+  store: ObjectStore;
+  tenants: TenantStore;
+  accessRequests: AccessRequestStore;
+  checkWebhookUrl: (url: string) => Promise<string | null>;
+  version: string;
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const { config, metrics, backend } = deps;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  const trusted = new Set(config.FOLIO_TRUST_PROXY.split(",").map((s) => s.trim()).filter(Boolean));
+  const isTrusted = (addr: string | undefined): boolean => !!addr && (trusted.has(addr) || trusted.has(addr.replace(/^::ffff:/, "")));
+  const clientAddress = (req: Request): string => {
+    const fwd = isTrusted(req.socket.remoteAddress) ? req.get("X-Forwarded-For")?.split(",")[0]?.trim() : undefined;
+    return fwd || req.socket.remoteAddress || "unknown";
+  };
+  const buckets = new TokenBuckets();
+  const openapi = buildOpenApi(deps.version);
+  const docsHtml = renderDocs(openapi);
+
+  app.use(requestId);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      // The route template, never the concrete path: ids must not become label values.
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : "unmatched";
+      const labels = { route, method: req.method, status: String(res.statusCode) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  });
+  app.use(httpsOnly(isTrusted));
+  app.use((_req, res, next) => {
+    res.setHeader("Strict-Transport-Security", "max-age=31536000");
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    next();
+  });
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    const ok = await backend.ready();
+    res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not ready" });
+  });
+  app.get("/metrics", async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  app.get("/v1/openapi.json", (_req, res) => {
+    res.json(openapi);
+  });
+  app.get("/docs", (_req, res) => {
+    res.type("html").setHeader("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'").send(docsHtml);
+  });
+
+  const json = express.json({ limit: "1mb", type: ["application/json", "application/*+json"] });
+  app.use("/v1", json, accessRequestsRouter(deps.accessRequests, buckets, config.FOLIO_ACCESS_REQUESTS_PER_HOUR, clientAddress));
+  const v1 = express.Router();
+  v1.use(authenticate(deps.tenants, config, buckets));
+  v1.use(json);
+  v1.use(filesRouter({ backend, store: deps.store, config }));
+  v1.use(operationsRouter({ backend, store: deps.store, config, checkWebhookUrl: deps.checkWebhookUrl }));
+  v1.use(jobsRouter(backend));
+  app.use("/v1", v1);
+
+  app.use((_req, res) => sendProblem(res, new ApiError("not_found", "No such endpoint.")));
+  app.use(problemHandler(deps.log));
+  return app;
+}

@@ -1,0 +1,164 @@
+/**
+ * Streamed multipart uploads (API.md "Files"). Each `file` part goes straight to storage while
+ * its SHA-256 and size are computed on the way; nothing is buffered whole. Caps per file and per
+ * request end the upload with 413; the content type is sniffed from the first bytes, and a part
+ * Folio does not accept is 415. On any failure every object already stored is deleted.
+ */
+import { createHash } from "node:crypto";
+import { Transform, type TransformCallback } from "node:stream";
+import type { Request } from "express";
+import busboy from "busboy";
+import { CONTENT_TYPES, SNIFF_BYTES, sniff, type DocKind } from "../../core/sniff.ts";
+import type { ObjectStore } from "../../core/storage/store.ts";
+import { ApiError } from "./problem.ts";
+
+export interface UploadedPart {
+  storageKey: string;
+  filename: string;
+  kind: DocKind;
+  contentType: string;
+  size: number;
+  sha256: string;
+  /** Page count for PDFs, when it could be read. */
+  pages?: number | null;
+}
+
+export interface MultipartResult {
+  files: UploadedPart[];
+  fields: Map<string, string>;
+}
+
+export interface UploadLimits {
+  maxFileBytes: number;
+  maxRequestBytes: number;
+  maxFiles: number;
+}
+
+/** Hashes, counts and keeps the first SNIFF_BYTES of what flows through; enforces the caps. */
+class Meter extends Transform {
+  readonly hash = createHash("sha256");
+  size = 0;
+  head: Buffer[] = [];
+  private headLen = 0;
+  private readonly maxFile: number;
+  private readonly budget: { left: number };
+
+  constructor(maxFile: number, budget: { left: number }) {
+    super();
+    this.maxFile = maxFile;
+    this.budget = budget;
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.size += chunk.length;
+    this.budget.left -= chunk.length;
+    if (this.size > this.maxFile) return cb(new ApiError("payload_too_large", `A file is larger than ${this.maxFile} bytes.`));
+    if (this.budget.left < 0) return cb(new ApiError("payload_too_large", "The request is larger than the request size limit."));
+    if (this.headLen < SNIFF_BYTES) {
+      this.head.push(chunk.subarray(0, SNIFF_BYTES - this.headLen));
+      this.headLen += Math.min(chunk.length, SNIFF_BYTES - this.headLen);
+    }
+    this.hash.update(chunk);
+    cb(null, chunk);
+  }
+}
+
+/** A client filename made safe to show and to use in Content-Disposition. */
+export function cleanFilename(name: string | undefined, kind: DocKind): string {
+  const leaf = (name ?? "").split(/[\\/]/).pop() ?? "";
+  const clean = leaf.replace(/[\u0000-\u001f\u007f"]/g, "").trim().slice(0, 255);
+  return clean || `upload.${kind}`;
+}
+
+/**
+ * Reads a multipart request: `file` parts are stored under keys from `newKey`, other fields are
+ * collected as text (bounded). Rejects with ApiError; stored objects are deleted on failure.
+ */
+export function readMultipart(req: Request, store: ObjectStore, newKey: () => string, limits: UploadLimits): Promise<MultipartResult> {
+  const declared = Number(req.get("content-length") ?? "0");
+  if (declared > limits.maxRequestBytes) {
+    return Promise.reject(new ApiError("payload_too_large", `The request is larger than ${limits.maxRequestBytes} bytes.`));
+  }
+  const files: UploadedPart[] = [];
+  const fields = new Map<string, string>();
+  const budget = { left: limits.maxRequestBytes };
+  const pending: Promise<void>[] = [];
+  let failure: ApiError | Error | null = null;
+  let settled = false;
+  const active = new Set<Meter>();
+
+  return new Promise<MultipartResult>((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({ headers: req.headers, limits: { fields: 100, fieldSize: 64 * 1024, parts: 200, files: limits.maxFiles + 1 } });
+    } catch {
+      return reject(new ApiError("unsupported_media_type", "The multipart body has no boundary."));
+    }
+    const finish = (): void => {
+      if (settled) return;
+      settled = true;
+      void Promise.allSettled(pending).then(async () => {
+        if (failure) {
+          await Promise.all(files.map((f) => store.delete(f.storageKey)));
+          return reject(failure);
+        }
+        resolve({ files, fields });
+      });
+    };
+    // On the first failure: stop reading, end the parts in flight (their objects get deleted),
+    // drain what the client still sends, and answer once every part has settled.
+    const fail = (err: Error): void => {
+      if (failure) return;
+      failure = err;
+      req.unpipe(bb);
+      req.resume();
+      for (const m of active) m.destroy(err);
+      finish();
+    };
+    bb.on("file", (name, stream, info) => {
+      if (name !== "file") {
+        stream.resume();
+        return fail(new ApiError("validation_failed", `Unexpected file part "${name}"; send files as parts named "file".`, { errors: [{ path: name, message: "unexpected file part" }] }));
+      }
+      if (files.length + pending.length >= limits.maxFiles) {
+        stream.resume();
+        return fail(new ApiError("payload_too_large", `At most ${limits.maxFiles} files per request.`));
+      }
+      const key = newKey();
+      const meter = new Meter(limits.maxFileBytes, budget);
+      active.add(meter);
+      const task = store
+        .put(key, stream.pipe(meter))
+        .then(async () => {
+          active.delete(meter);
+          const head = Buffer.concat(meter.head);
+          const kind = sniff(head, info.filename);
+          const part = { storageKey: key, filename: cleanFilename(info.filename, kind ?? "pdf"), kind: kind ?? "pdf", contentType: kind ? CONTENT_TYPES[kind] : "", size: meter.size, sha256: meter.hash.digest("hex") };
+          files.push(part);
+          if (!kind) {
+            await store.delete(key);
+            throw new ApiError("unsupported_media_type", `"${part.filename}" is not a PDF or a supported Office document (judged by its content).`);
+          }
+        })
+        .catch(async (err: unknown) => {
+          active.delete(meter);
+          await store.delete(key);
+          meter.destroy();
+          stream.resume();
+          fail(err instanceof Error ? err : new Error(String(err)));
+        });
+      stream.on("limit", () => fail(new ApiError("payload_too_large", `A file is larger than ${limits.maxFileBytes} bytes.`)));
+      pending.push(task);
+    });
+    bb.on("field", (name, value, info) => {
+      if (info.valueTruncated) return fail(new ApiError("payload_too_large", `Field "${name}" is too long.`));
+      fields.set(name, value);
+    });
+    bb.on("filesLimit", () => fail(new ApiError("payload_too_large", `At most ${limits.maxFiles} files per request.`)));
+    bb.on("fieldsLimit", () => fail(new ApiError("payload_too_large", "Too many form fields.")));
+    bb.on("error", (err: Error) => fail(new ApiError("validation_failed", `The multipart body is malformed: ${err.message}`, { errors: [{ path: "(body)", message: "malformed multipart" }] })));
+    bb.on("close", finish);
+    req.on("aborted", () => fail(new Error("client aborted the upload")));
+    req.pipe(bb);
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * What the HTTP routes need from a job backend. Embedded mode implements it over SQLite, the
+ * local disk and the runner worker pool (local.ts); Kubernetes mode over PdfJob resources and S3.
+ */
+import type { Readable } from "node:stream";
+import type { FileObject, JobObject, JobStatus } from "../../core/schemas/api.ts";
+import type { Operation } from "../../core/schemas/options.ts";
+import type { UploadedPart } from "../http/uploads.ts";
+
+export interface NewJobInput {
+  file_id: string;
+  page_spec?: string;
+}
+
+export interface NewJob {
+  tenantId: string;
+  operation: Operation;
+  inputs: NewJobInput[];
+  /** Validated options, secrets included; the backend keeps secrets out of job records. */
+  options: Record<string, unknown>;
+  outputFilename: string | null;
+  webhookUrl: string | null;
+  metadata: Record<string, string>;
+  retentionMs: number;
+}
+
+export type SubmitResult = { kind: "created" | "replayed"; job: JobObject } | { kind: "idempotency_conflict" } | { kind: "unknown_file"; index: number };
+
+export interface FileContent {
+  file: FileObject;
+  body: Readable;
+}
+
+export interface JobBackend {
+  /** Registers uploaded parts as the tenant's files (role upload, expiring if unused). */
+  addUploads(tenantId: string, parts: UploadedPart[]): Promise<FileObject[]>;
+  getFile(tenantId: string, id: string): FileObject | null;
+  openFile(tenantId: string, id: string): Promise<FileContent | null>;
+  deleteFile(tenantId: string, id: string): Promise<boolean>;
+  /** A storage key for a new upload of this tenant. */
+  newUploadKey(tenantId: string): string;
+  deleteUploadedObjects(keys: string[]): Promise<void>;
+
+  submit(job: NewJob, idempotency: { key: string; hash: string } | null): SubmitResult;
+  getJob(tenantId: string, id: string): JobObject | null;
+  listJobs(tenantId: string, q: { status?: JobStatus; operation?: Operation; limit: number; startingAfter?: string }): { data: JobObject[]; has_more: boolean };
+  /** Cancels an unfinished job and purges its inputs, outputs and record. */
+  deleteJob(tenantId: string, id: string): Promise<boolean>;
+  /** Resolves when the job has ended or `ms` have passed, with the job as it is then. */
+  waitFor(tenantId: string, id: string, ms: number): Promise<JobObject | null>;
+  countUnfinished(tenantId: string): number;
+
+  ready(): Promise<boolean>;
+  start(): void;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,145 @@
+/**
+ * A bounded pool of runner worker processes (`folio runner --worker`), each taking one job at a
+ * time as a line of JSON on stdin and answering with a line on stdout. A crashing or runaway
+ * engine never takes the API down: a worker that dies fails only its own job and is replaced;
+ * cancelling a job kills its worker. The API imports nothing of runner/ but this contract.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import type { Logger } from "../../core/logger.ts";
+import type { RunnerResult, RunnerSpec } from "../../core/schemas/job.ts";
+
+export type WorkerAnswer = { result: RunnerResult } | { error: { code: string; message: string } };
+
+/** Thrown when a job's worker died or was killed (cancel) before answering. */
+export class WorkerLost extends Error {
+  override readonly name = "WorkerLost";
+}
+
+interface Slot {
+  child: ChildProcess;
+  startedAt: number;
+  busy: { jobId: string; resolve: (a: WorkerAnswer) => void; reject: (e: Error) => void } | null;
+  jobs: number;
+}
+
+/** The command that starts a worker: this checkout's `folio` entry point, compiled or not. */
+export function defaultWorkerCommand(): string[] {
+  const compiled = fileURLToPath(new URL("../../bin/folio.js", import.meta.url));
+  const source = fileURLToPath(new URL("../../bin/folio.ts", import.meta.url));
+  return [process.execPath, existsSync(compiled) ? compiled : source, "runner", "--worker"];
+}
+
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly waiters: (() => void)[] = [];
+  private closed = false;
+  /** Consecutive workers that died young; drives the respawn backoff. */
+  private crashStreak = 0;
+  private readonly command: string[];
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly log: Logger;
+  readonly size: number;
+
+  constructor(opts: { size: number; command?: string[]; env: NodeJS.ProcessEnv; log: Logger }) {
+    this.size = opts.size;
+    this.command = opts.command ?? defaultWorkerCommand();
+    this.env = opts.env;
+    this.log = opts.log;
+    for (let i = 0; i < opts.size; i++) this.slots.push(this.spawnSlot());
+  }
+
+  private spawnSlot(): Slot {
+    const [cmd, ...args] = this.command;
+    const child = spawn(cmd!, args, { stdio: ["pipe", "pipe", "inherit"], env: this.env });
+    const slot: Slot = { child, startedAt: Date.now(), busy: null, jobs: 0 };
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      const busy = slot.busy;
+      if (!busy) return;
+      slot.busy = null;
+      try {
+        busy.resolve(JSON.parse(line) as WorkerAnswer);
+      } catch {
+        busy.reject(new WorkerLost("the worker answered with something that is not JSON"));
+      }
+      this.release();
+    });
+    child.on("exit", (code, signal) => {
+      const busy = slot.busy;
+      slot.busy = null;
+      if (busy) busy.reject(new WorkerLost(`the worker exited (${signal ?? code}) during the job`));
+      if (this.closed) return;
+      // A worker that dies within seconds of starting (a broken install) must not respawn in a
+      // tight loop: back off exponentially up to 30 s, and reset once one lives long enough.
+      this.crashStreak = Date.now() - slot.startedAt < 5000 ? this.crashStreak + 1 : 0;
+      const delay = this.crashStreak > 1 ? Math.min(30_000, 250 * 2 ** this.crashStreak) : 0;
+      this.log.warn({ code, signal, respawn_in_ms: delay }, "Runner worker exited; starting a new one");
+      const timer = setTimeout(() => {
+        const i = this.slots.indexOf(slot);
+        if (i >= 0 && !this.closed) this.slots[i] = this.spawnSlot();
+        this.release();
+      }, delay);
+      timer.unref();
+    });
+    child.stdin!.on("error", () => {
+      /* the exit handler deals with a dead worker */
+    });
+    return slot;
+  }
+
+  private release(): void {
+    this.waiters.shift()?.();
+  }
+
+  /** How many workers are running a job now. */
+  get busyCount(): number {
+    return this.slots.filter((s) => s.busy).length;
+  }
+
+  get idleCount(): number {
+    return this.slots.filter((s) => !s.busy).length;
+  }
+
+  /** Runs a spec on the next idle worker (waiting for one if all are busy). */
+  async run(jobId: string, spec: RunnerSpec): Promise<WorkerAnswer> {
+    for (;;) {
+      if (this.closed) throw new WorkerLost("the pool is closed");
+      const slot = this.slots.find((s) => !s.busy && s.child.exitCode === null);
+      if (slot) {
+        return new Promise<WorkerAnswer>((resolve, reject) => {
+          slot.busy = { jobId, resolve, reject };
+          slot.jobs++;
+          slot.child.stdin!.write(JSON.stringify({ id: jobId, spec }) + "\n");
+        });
+      }
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+
+  /** Kills the worker running `jobId` (its job rejects with WorkerLost); true if one was. */
+  cancel(jobId: string): boolean {
+    const slot = this.slots.find((s) => s.busy?.jobId === jobId);
+    if (!slot) return false;
+    slot.child.kill("SIGKILL");
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      this.slots.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
+            s.child.once("exit", () => resolve());
+            s.child.stdin!.end();
+            setTimeout(() => s.child.kill("SIGKILL"), 5000).unref();
+          }),
+      ),
+    );
+    for (const w of this.waiters.splice(0)) w();
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * `folio serve` (embedded mode) and the admin commands: wiring only. Parses the configuration,
+ * opens the data directory, starts the runner pool, the webhook queue and the HTTPS server.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { loadConfig, type Config } from "../core/config.ts";
+import { EXIT } from "../core/errors.ts";
+import { createLogger } from "../core/logger.ts";
+import { FsObjectStore } from "../core/storage/fs-store.ts";
+import { adminCommand, parseFlags } from "./admin.ts";
+import { createApp } from "./app.ts";
+import { LocalBackend } from "./jobs/local.ts";
+import { WorkerPool } from "./jobs/worker-pool.ts";
+import { Metrics } from "./metrics.ts";
+import { createDualServer } from "./server.ts";
+import { AccessRequestStore } from "./store/access-requests.ts";
+import { openDb } from "./store/db.ts";
+import { TenantStore } from "./store/tenants.ts";
+import { loadOrCreateTls } from "./tls.ts";
+import { createWebhooks } from "./webhooks/wiring.ts";
+
+const VERSION = "0.1.0";
+
+/** The sealing key for secrets at rest, created once (0600) in the data directory. */
+function sealKey(dataDir: string): Buffer {
+  const file = path.join(dataDir, "seal.key");
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32), { mode: 0o600, flag: "wx" });
+  return readFileSync(file);
+}
+
+async function samplePdfs(dir: string): Promise<[string, string]> {
+  await mkdir(dir, { recursive: true });
+  const files: [string, string] = [path.join(dir, "hello.pdf"), path.join(dir, "world.pdf")];
+  for (const [i, file] of files.entries()) {
+    if (existsSync(file)) continue;
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    doc.addPage([595, 842]).drawText(i === 0 ? "Hello from Folio (page 1 of the merge)" : "World (page 2 of the merge)", { x: 72, y: 760, size: 20, font });
+    await writeFile(file, await doc.save());
+  }
+  return files;
+}
+
+function banner(cfg: Config, dataDir: string, certPath: string, first: { key: string; secret: string } | null, samples: [string, string]): string {
+  const host = cfg.FOLIO_HOST === "0.0.0.0" || cfg.FOLIO_HOST === "::" ? "localhost" : cfg.FOLIO_HOST === "127.0.0.1" ? "localhost" : cfg.FOLIO_HOST;
+  const base = `https://${host}:${cfg.FOLIO_PORT}`;
+  const lines = [`Folio ${VERSION} (embedded) listening on ${base}  —  reference: ${base}/docs`, `data directory: ${dataDir}`];
+  if (first) {
+    lines.push(
+      "",
+      "First start: created tenant \"dev\" on the business plan. These are shown ONCE:",
+      `  API key:        ${first.key}`,
+      `  webhook secret: ${first.secret}`,
+      "",
+      "Merge two sample PDFs and download the result (copy and paste):",
+      `  KEY=${first.key}`,
+      `  curl -s --cacert ${certPath} -H "Authorization: Bearer $KEY" -H "Prefer: wait=60" \\`,
+      `    -F file=@${samples[0]} -F file=@${samples[1]} ${base}/v1/pdf/merge \\`,
+      `  | grep -o '/v1/files/file_[A-Za-z0-9]*/content' | head -n1 \\`,
+      `  | xargs -I{} curl -s --cacert ${certPath} -H "Authorization: Bearer $KEY" -o merged.pdf ${base}{} && echo "wrote merged.pdf"`,
+    );
+  }
+  return lines.join("\n");
+}
+
+async function serve(argv: readonly string[]): Promise<number> {
+  const p = parseFlags(argv);
+  const overrides: Record<string, string> = {};
+  if (typeof p.flags.get("port") === "string") overrides.FOLIO_PORT = p.flags.get("port") as string;
+  if (typeof p.flags.get("data-dir") === "string") overrides.FOLIO_DATA_DIR = p.flags.get("data-dir") as string;
+  if (typeof p.flags.get("host") === "string") overrides.FOLIO_HOST = p.flags.get("host") as string;
+  const config = loadConfig({ ...process.env, ...overrides });
+  const log = createLogger({ level: config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "api" });
+  const dataDir = path.resolve(config.FOLIO_DATA_DIR);
+  const db = openDb(dataDir);
+  const tenants = new TenantStore(db);
+  let first: { key: string; secret: string } | null = null;
+  if (tenants.list().length === 0) {
+    const t = tenants.create("dev", "business");
+    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret };
+  }
+  const store = new FsObjectStore(path.join(dataDir, "files"));
+  const metrics = new Metrics();
+  const pool = new WorkerPool({ size: config.FOLIO_WORKERS, env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) }, log });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants });
+  const backend = new LocalBackend({ db, store, pool, config, log, metrics, webhooks: webhooks.sink, sealKey: sealKey(dataDir), workDir: path.join(dataDir, "work") });
+  const app = createApp({ config, log, metrics, backend, store, tenants, accessRequests: new AccessRequestStore(db), checkWebhookUrl: webhooks.check, version: VERSION });
+  const tls = await loadOrCreateTls(dataDir, { cert: config.FOLIO_TLS_CERT, key: config.FOLIO_TLS_KEY });
+  const server = createDualServer(app, tls, app);
+  backend.start();
+  webhooks.start();
+  await new Promise<void>((resolve, reject) => {
+    server.server.once("error", reject);
+    server.server.listen(config.FOLIO_PORT, config.FOLIO_HOST, resolve);
+  });
+  const samples = await samplePdfs(path.join(dataDir, "samples"));
+  process.stdout.write(banner(config, dataDir, tls.certPath, first, samples) + "\n");
+  log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info({ signal }, "Stopping");
+      void (async () => {
+        await server.close();
+        await webhooks.stop();
+        await backend.stop();
+        db.close();
+        resolve(EXIT.OK);
+      })();
+    };
+    process.once("SIGINT", () => stop("SIGINT"));
+    process.once("SIGTERM", () => stop("SIGTERM"));
+  });
+}
+
+/** `folio serve …`, `folio tenants …`, `folio keys …`, `folio access-requests …` */
+export async function apiCommand(command: string, argv: readonly string[]): Promise<number> {
+  if (command === "serve") return serve(argv);
+  const config = loadConfig();
+  return adminCommand(command as "tenants" | "keys" | "access-requests", argv, config, {
+    out: (l) => process.stdout.write(l + "\n"),
+    err: (l) => process.stderr.write(l + "\n"),
+  });
+}

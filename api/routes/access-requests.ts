@@ -1,0 +1,27 @@
+/** POST /v1/access_requests: unauthenticated, validated, rate-limited per client address. */
+import { Router } from "express";
+import { AccessRequestBody } from "../../core/schemas/api.ts";
+import { rfc3339 } from "../../core/time.ts";
+import { ApiError, fieldErrors, validationFailed } from "../http/problem.ts";
+import { rateLimitHeaders, type TokenBuckets } from "../http/rate-limit.ts";
+import type { AccessRequestStore } from "../store/access-requests.ts";
+
+export function accessRequestsRouter(store: AccessRequestStore, buckets: TokenBuckets, perHour: number, clientAddress: (req: Parameters<Parameters<Router["post"]>[1]>[0]) => string): Router {
+  const r = Router();
+  r.post("/access_requests", (req, res) => {
+    // Burst of the hourly allowance, refilled over the hour.
+    const policy = { perMinute: perHour / 60, burst: perHour };
+    const taken = buckets.take(`addr:${clientAddress(req)}`, policy);
+    const headers = rateLimitHeaders(policy, taken);
+    headers["RateLimit-Policy"] = `"access";q=${perHour};w=3600`;
+    headers.RateLimit = headers.RateLimit!.replace('"default"', '"access"');
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    if (!taken.allowed) throw new ApiError("rate_limited", `Too many access requests from this address; retry after ${taken.retryAfterSeconds} s.`, { headers });
+    if (!req.is("application/json")) throw new ApiError("unsupported_media_type", "Send the request as application/json.");
+    const body = AccessRequestBody.safeParse(req.body);
+    if (!body.success) throw validationFailed(fieldErrors(body.error));
+    const row = store.create(body.data);
+    res.status(202).json({ id: row.id, object: "access_request", status: "pending", created_at: rfc3339(row.created_at) });
+  });
+  return r;
+}

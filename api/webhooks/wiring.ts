@@ -1,0 +1,38 @@
+/** Builds the webhook queue and SSRF guard from the configuration, for `folio serve`. */
+import type { Config } from "../../core/config.ts";
+import type { Logger } from "../../core/logger.ts";
+import { SsrfGuard } from "../../core/net/ssrf.ts";
+import type { WebhookSink } from "../jobs/local.ts";
+import type { Metrics } from "../metrics.ts";
+import type { Db } from "../store/db.ts";
+import type { TenantStore } from "../store/tenants.ts";
+import { WebhookDelivery } from "./delivery.ts";
+
+export interface Webhooks {
+  sink: WebhookSink;
+  /** null when the URL may receive webhooks, else why not (for a 422 at submission). */
+  check: (url: string) => Promise<string | null>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createWebhooks(deps: { db: Db; config: Config; log: Logger; metrics: Metrics; tenants: TenantStore }): Webhooks {
+  const allowed = deps.config.FOLIO_WEBHOOK_ALLOWED_HOSTS.split(",").map((s) => s.trim()).filter(Boolean);
+  const guard = new SsrfGuard(allowed);
+  const delivery = new WebhookDelivery({
+    db: deps.db,
+    tenants: deps.tenants,
+    guard,
+    log: deps.log,
+    onOutcome: (outcome) => deps.metrics.webhooks.inc({ outcome }),
+  });
+  return {
+    sink: delivery,
+    check: async (url) => {
+      const res = await guard.check(url);
+      return res.ok ? null : res.reason;
+    },
+    start: () => delivery.start(),
+    stop: () => delivery.stop(),
+  };
+}

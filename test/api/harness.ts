@@ -1,0 +1,211 @@
+/**
+ * API test harness: starts the real `folio serve` (a child process, embedded mode) on a free
+ * loopback port with its own data directory, and talks to it over real HTTPS with node:https,
+ * trusting the certificate the server generated on first start.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import https from "node:https";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { ROOT } from "../helpers/tools.ts";
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  text: string;
+  json: any;
+}
+
+export interface Server {
+  port: number;
+  base: string;
+  dataDir: string;
+  /** The dev tenant's API key and webhook secret printed on first start. */
+  key: string;
+  webhookSecret: string;
+  ca: Buffer;
+  /** Everything the server printed (stdout and stderr), for the secret-leak check. */
+  logs: () => string;
+  request(method: string, urlPath: string, opts?: RequestOptions): Promise<HttpResponse>;
+  folio(args: string[]): Promise<{ code: number; stdout: string; stderr: string; json: any }>;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  headers?: Record<string, string>;
+  json?: unknown;
+  body?: Buffer | string | AsyncIterable<Buffer>;
+  form?: FormData;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Serialises FormData the way fetch would (boundary included). */
+export async function encodeForm(form: FormData): Promise<{ body: Buffer; contentType: string }> {
+  const req = new Request("https://localhost/", { method: "POST", body: form });
+  return { body: Buffer.from(await req.arrayBuffer()), contentType: req.headers.get("content-type")! };
+}
+
+export function httpsRequest(base: string, ca: Buffer, method: string, urlPath: string, headers: Record<string, string>, body?: Buffer | string | AsyncIterable<Buffer>): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(new URL(urlPath, base), { method, headers, ca, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const buf = Buffer.concat(chunks);
+        const text = buf.toString("utf8");
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buf, text, json });
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    if (body === undefined || typeof body === "string" || Buffer.isBuffer(body)) req.end(body);
+    else
+      void (async () => {
+        try {
+          for await (const chunk of body) if (!req.write(chunk)) await new Promise((r) => req.once("drain", r));
+          req.end();
+        } catch (e) {
+          req.destroy(e as Error);
+        }
+      })();
+  });
+}
+
+export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "folio-api-"));
+  const port = await freePort();
+  let output = "";
+  let child: ChildProcess | null = null;
+  let key = "";
+  let webhookSecret = "";
+
+  const launch = async (): Promise<void> => {
+    child = spawn(process.execPath, [path.join(ROOT, "bin/folio.ts"), "serve", "--port", String(port), "--data-dir", dataDir], {
+      env: { ...process.env, FOLIO_LOG_LEVEL: "info", FOLIO_WORKERS: "2", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const ready = new Promise<void>((resolve, reject) => {
+      const onData = (b: Buffer): void => {
+        output += b.toString();
+        if (/listening on/.test(output.slice(-4000)) && /Started server/.test(output.slice(-4000))) resolve();
+      };
+      child!.stdout!.on("data", onData);
+      child!.stderr!.on("data", onData);
+      child!.once("exit", (code) => reject(new Error(`folio serve exited with ${code}:\n${output}`)));
+      setTimeout(() => reject(new Error(`folio serve did not start:\n${output}`)), 30_000).unref();
+    });
+    await ready;
+    key ||= /API key:\s+(\S+)/.exec(output)?.[1] ?? "";
+    webhookSecret ||= /webhook secret:\s+(\S+)/.exec(output)?.[1] ?? "";
+  };
+  await launch();
+  const ca = await readFile(path.join(dataDir, "tls-cert.pem"));
+  const base = `https://127.0.0.1:${port}`;
+
+  const stop = async (): Promise<void> => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      c.once("exit", () => resolve());
+      c.kill("SIGTERM");
+      setTimeout(() => c.kill("SIGKILL"), 10_000).unref();
+    });
+  };
+
+  const server: Server = {
+    port,
+    base,
+    dataDir,
+    get key() {
+      return key;
+    },
+    get webhookSecret() {
+      return webhookSecret;
+    },
+    ca,
+    logs: () => output,
+    async request(method, urlPath, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      const k = opts.key === undefined ? key : opts.key;
+      if (k !== null) headers.Authorization ??= `Bearer ${k}`;
+      let body = opts.body;
+      if (opts.json !== undefined) {
+        body = JSON.stringify(opts.json);
+        headers["Content-Type"] ??= "application/json";
+      }
+      if (opts.form) {
+        const enc = await encodeForm(opts.form);
+        body = enc.body;
+        headers["Content-Type"] = enc.contentType;
+      }
+      return httpsRequest(base, ca, method, urlPath, headers, body);
+    },
+    async folio(args) {
+      return new Promise((resolve) => {
+        const c = spawn(process.execPath, [path.join(ROOT, "bin/folio.ts"), ...args, "--data-dir", dataDir], { env: process.env });
+        let stdout = "";
+        let stderr = "";
+        c.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+        c.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+        c.on("close", (code) => {
+          let json: unknown;
+          try {
+            json = JSON.parse(stdout);
+          } catch {
+            json = undefined;
+          }
+          resolve({ code: code ?? -1, stdout, stderr, json });
+        });
+      });
+    },
+    stop,
+    async restart() {
+      await stop();
+      await launch();
+    },
+    async cleanup() {
+      await stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+/** A File/Blob for FormData from bytes. */
+export function blob(bytes: Uint8Array | string, type = "application/octet-stream"): Blob {
+  return new Blob([typeof bytes === "string" ? bytes : Buffer.from(bytes)], { type });
+}
+
+/** Polls GET /v1/jobs/{id} until the job has ended. */
+export async function waitForJob(server: Server, id: string, timeoutMs = 60_000, key?: string): Promise<any> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await server.request("GET", `/v1/jobs/${id}`, key ? { key } : {});
+    if (res.status !== 200) throw new Error(`GET job ${id}: ${res.status} ${res.text}`);
+    if (!["queued", "running"].includes(res.json.status)) return res.json;
+    if (Date.now() > end) throw new Error(`job ${id} still ${res.json.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
