@@ -91,12 +91,20 @@ async function serve(argv: readonly string[]): Promise<number> {
   const app = createApp({ config, log, metrics, backend, store, tenants, accessRequests: new AccessRequestStore(db), checkWebhookUrl: webhooks.check, version: VERSION });
   const tls = await loadOrCreateTls(dataDir, { cert: config.FOLIO_TLS_CERT, key: config.FOLIO_TLS_KEY });
   const server = createDualServer(app, tls, app);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.server.once("error", reject);
+      server.server.listen(config.FOLIO_PORT, config.FOLIO_HOST, resolve);
+    });
+  } catch (err) {
+    // Nothing may keep running when the port cannot be had (e.g. EADDRINUSE).
+    log.fatal({ err }, "Could not listen");
+    await pool.close();
+    db.close();
+    return EXIT.INTERNAL;
+  }
   backend.start();
   webhooks.start();
-  await new Promise<void>((resolve, reject) => {
-    server.server.once("error", reject);
-    server.server.listen(config.FOLIO_PORT, config.FOLIO_HOST, resolve);
-  });
   const samples = await samplePdfs(path.join(dataDir, "samples"));
   process.stdout.write(banner(config, dataDir, tls.certPath, first, samples) + "\n");
   log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");

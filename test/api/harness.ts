@@ -29,6 +29,10 @@ export interface Server {
   ca: Buffer;
   /** Everything the server printed (stdout and stderr), for the secret-leak check. */
   logs: () => string;
+  /** The server process id (for memory measurements). */
+  pid: () => number;
+  /** Stops the server abruptly, as a crash or an OOM kill would. */
+  kill: () => Promise<void>;
   request(method: string, urlPath: string, opts?: RequestOptions): Promise<HttpResponse>;
   folio(args: string[]): Promise<{ code: number; stdout: string; stderr: string; json: any }>;
   stop(): Promise<void>;
@@ -101,15 +105,19 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
   let key = "";
   let webhookSecret = "";
 
+  const exited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
   const launch = async (): Promise<void> => {
-    child = spawn(process.execPath, [path.join(ROOT, "bin/folio.ts"), "serve", "--port", String(port), "--data-dir", dataDir], {
+    const from = output.length;
+    // The same Node flags bin/folio gives `folio serve`.
+    child = spawn(process.execPath, ["--max-semi-space-size=4", path.join(ROOT, "bin/folio.ts"), "serve", "--port", String(port), "--data-dir", dataDir], {
       env: { ...process.env, FOLIO_LOG_LEVEL: "info", FOLIO_WORKERS: "2", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const ready = new Promise<void>((resolve, reject) => {
       const onData = (b: Buffer): void => {
         output += b.toString();
-        if (/listening on/.test(output.slice(-4000)) && /Started server/.test(output.slice(-4000))) resolve();
+        const fresh = output.slice(from);
+        if (/listening on/.test(fresh) && /Started server/.test(fresh)) resolve();
       };
       child!.stdout!.on("data", onData);
       child!.stderr!.on("data", onData);
@@ -126,7 +134,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
 
   const stop = async (): Promise<void> => {
     const c = child;
-    if (!c || c.exitCode !== null) return;
+    if (!c || exited(c)) return;
     await new Promise<void>((resolve) => {
       c.once("exit", () => resolve());
       c.kill("SIGTERM");
@@ -146,6 +154,15 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
     },
     ca,
     logs: () => output,
+    pid: () => (child as ChildProcess | null)?.pid ?? 0,
+    async kill() {
+      const c = child as ChildProcess | null;
+      if (!c || exited(c)) return;
+      await new Promise<void>((resolve) => {
+        c.once("exit", () => resolve());
+        c.kill("SIGKILL");
+      });
+    },
     async request(method, urlPath, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       const k = opts.key === undefined ? key : opts.key;
