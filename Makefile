@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
 
-.PHONY: help setup build run test lint typecheck unit bench-runner clean
+.PHONY: help setup build run test lint typecheck unit bench-runner bench-api clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,6 +41,9 @@ test: build typecheck lint ## The whole suite: type-check, lint, then every test
 
 bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
 	node bench/runner.ts
+
+bench-api: build ## Benchmark the API: GET job throughput/latency, merges end to end, RSS during a 1 GB upload
+	node bench/api.ts
 
 clean: ## Remove build output (keeps .tools and node_modules)
 	rm -rf dist

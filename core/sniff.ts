@@ -28,12 +28,15 @@ const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 const ZIP = Buffer.from("PK\x03\x04", "latin1");
 
 function sniffZip(head: Buffer): DocKind | null {
-  // ODF: the first entry is an uncompressed "mimetype" file (ODF 1.2 part 3, §3.3).
   const text = head.toString("latin1");
-  if (text.startsWith("mimetype", 30)) {
-    const odf = /application\/vnd\.oasis\.opendocument\.(text|spreadsheet|presentation)(?![-\w.])/.exec(text.slice(38, 120));
-    if (odf) return ({ text: "odt", spreadsheet: "ods", presentation: "odp" } as const)[odf[1] as "text"];
-    return null;
+  // ODF: the first entry is an uncompressed "mimetype" file (ODF 1.2 part 3, §3.3). Its bytes
+  // start after the local file header's name and extra field (APPNOTE 4.3.7) and run for its
+  // stored size; the next entry's header follows at once.
+  if (text.startsWith("mimetype", 30) && head.length >= 30) {
+    const start = 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
+    const mime = text.slice(start, start + Math.min(head.readUInt32LE(18), 100));
+    const odf = /^application\/vnd\.oasis\.opendocument\.(text|spreadsheet|presentation)$/.exec(mime);
+    return odf ? ({ text: "odt", spreadsheet: "ods", presentation: "odp" } as const)[odf[1] as "text"] : null;
   }
   // OOXML: the part names in the local file headers tell the document type.
   if (!text.includes("[Content_Types].xml")) return null;

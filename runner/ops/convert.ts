@@ -1,14 +1,80 @@
-/** PLACEHOLDER — convert is being implemented. */
+/**
+ * convert (API.md): Office documents (DOCX/DOC/ODT/RTF, XLSX/XLS/ODS, PPTX/PPT/ODP) → PDF with
+ * LibreOffice — warm pool or cold one-shot, whichever the process was given. PDF → DOCX/XLSX is
+ * issue #6; until then those directions answer `unsupported_input` with a message that says so.
+ *
+ * LibreOffice's word on success is worth nothing (exit 0 and IPC "done" on failures too), so the
+ * PDF is verified twice: the provider checks it exists and starts with %PDF-, and here qpdf must
+ * open it and count at least one page.
+ */
+import { copyFile, rename, rm } from "node:fs/promises";
+import path from "node:path";
 import { JobError } from "../../core/errors.ts";
 import type { ConvertOptions } from "../../core/schemas/options.ts";
-import type { OpDefinition } from "./types.ts";
+import { CONTENT_TYPES, OFFICE_KINDS, type DocKind } from "../../core/sniff.ts";
+import { isPasswordProtected } from "../engines/office-encryption.ts";
+import { qpdf } from "../engines/qpdf.ts";
+import type { OpContext, OpDefinition } from "./types.ts";
+
+const TARGET_NAMES = { docx: "Word (DOCX)", xlsx: "Excel (XLSX)", pdf: "PDF" } as const;
+
+/** Refuses the directions that are not (yet) available, with a message a client can act on. */
+function checkDirection(kind: DocKind, to: ConvertOptions["to"]): void {
+  if (kind === "pdf" && to === "pdf") throw new JobError("unsupported_input", "The input is already a PDF; there is nothing to convert.");
+  if (kind === "pdf") {
+    throw new JobError("unsupported_input", `PDF → ${TARGET_NAMES[to]} conversion is not available yet. Office documents can be converted to PDF with "to": "pdf".`);
+  }
+  if (to !== "pdf") {
+    throw new JobError("unsupported_input", `A ${kind.toUpperCase()} document can only be converted to PDF ("to": "pdf"); ${TARGET_NAMES[to]} output takes a PDF input, and PDF → ${TARGET_NAMES[to]} is not available yet.`);
+  }
+  if (!OFFICE_KINDS.includes(kind)) throw new JobError("unsupported_input", `${kind.toUpperCase()} documents cannot be converted to PDF.`);
+}
+
+/** Pages of the PDF LibreOffice wrote, by qpdf; a PDF qpdf cannot open is a failed conversion. */
+async function verifiedPages(ctx: OpContext<ConvertOptions>, pdf: string): Promise<number> {
+  let pages = Number.NaN;
+  try {
+    const res = await qpdf({ qpdf: ctx.config.FOLIO_QPDF, work: ctx.work, signal: ctx.signal }, ["--show-npages", pdf]);
+    pages = Number.parseInt(res.stdout.trim(), 10);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.log.info({ err }, "LibreOffice wrote a PDF qpdf cannot open");
+  }
+  if (!(pages >= 1)) throw new JobError("conversion_failed", "LibreOffice produced an unreadable PDF for this document.");
+  return pages;
+}
+
+async function moveInto(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch {
+    // Work and output directories may be on different file systems (EXDEV).
+    await copyFile(from, to);
+    await rm(from, { force: true });
+  }
+}
 
 export const convert: OpDefinition<ConvertOptions> = {
   operation: "convert",
-  accepts: "pdf",
+  accepts: "any",
   minInputs: 1,
   maxInputs: 1,
-  run() {
-    return Promise.reject(new JobError("unsupported_input", "convert is not implemented yet."));
+  async run(ctx) {
+    const input = ctx.inputs[0]!;
+    checkDirection(input.kind, ctx.options.to);
+    if (await isPasswordProtected(input.path, input.kind, ctx.limits.max_file_bytes)) {
+      throw new JobError("encrypted_input", "The document is password-protected; remove the password and try again.");
+    }
+    const started = performance.now();
+    const pdf = await ctx.soffice.toPdf(input.path, { work: ctx.work, signal: ctx.signal, ext: input.kind });
+    const convert_ms = Math.round(performance.now() - started);
+    const pages = await verifiedPages(ctx, pdf);
+    const out = path.join(ctx.outDir, `${ctx.baseName}.pdf`);
+    await moveInto(pdf, out);
+    ctx.log.info({ source_format: input.kind, pages, engine: ctx.soffice.engine, convert_ms }, "Converted document to PDF");
+    return {
+      files: [{ path: out, filename: `${ctx.baseName}.pdf`, content_type: CONTENT_TYPES.pdf }],
+      figures: { source_format: input.kind, pages, engine: ctx.soffice.engine, convert_ms },
+    };
   },
 };

@@ -117,7 +117,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
       const onData = (b: Buffer): void => {
         output += b.toString();
         const fresh = output.slice(from);
-        if (/listening on/.test(fresh) && /Started server/.test(fresh)) resolve();
+        if (/listening on/.test(fresh)) resolve();
       };
       child!.stdout!.on("data", onData);
       child!.stderr!.on("data", onData);

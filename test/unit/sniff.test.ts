@@ -5,6 +5,8 @@ const zipEntry = (name: string, body = ""): Buffer => {
   // A local file header (APPNOTE 4.3.7) with a stored entry: enough for sniffing.
   const header = Buffer.alloc(30);
   header.writeUInt32LE(0x04034b50, 0);
+  header.writeUInt32LE(body.length, 18); // compressed (= stored) size
+  header.writeUInt32LE(body.length, 22);
   header.writeUInt16LE(name.length, 26);
   return Buffer.concat([header, Buffer.from(name, "latin1"), Buffer.from(body, "latin1")]);
 };
@@ -18,6 +20,8 @@ describe("sniffing by bytes, never by name", () => {
     ["PPTX", Buffer.concat([zipEntry("[Content_Types].xml"), zipEntry("ppt/presentation.xml")]), undefined, "pptx"],
     ["ODT", zipEntry("mimetype", "application/vnd.oasis.opendocument.text"), "a.ods", "odt"],
     ["ODS", zipEntry("mimetype", "application/vnd.oasis.opendocument.spreadsheet"), undefined, "ods"],
+    // As LibreOffice writes it: the next entry's header follows the mimetype at once.
+    ["ODT with the next entry right after", Buffer.concat([zipEntry("mimetype", "application/vnd.oasis.opendocument.text"), zipEntry("content.xml", "<x/>")]), undefined, "odt"],
     ["ODP", zipEntry("mimetype", "application/vnd.oasis.opendocument.presentation"), undefined, "odp"],
     ["RTF", Buffer.from("{\\rtf1\\ansi hello}"), "a.txt", "rtf"],
     ["an OLE2 file named .xls", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), "sheet.XLS", "xls"],
