@@ -54,7 +54,8 @@ export function createApp(deps: AppDeps): express.Express {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       // The route template, never the concrete path: ids must not become label values.
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : "unmatched";
+      const matched = req.route as { path: string } | undefined;
+      const route = matched ? `${req.baseUrl}${matched.path}` : "unmatched";
       const labels = { route, method: req.method, status: String(res.statusCode) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);

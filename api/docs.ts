@@ -2,54 +2,91 @@
  * GET /docs: a readable API reference rendered on the server from the OpenAPI document — no
  * scripts, no CDN (self-hosted installs are often offline), just HTML and a little CSS.
  */
-type Json = Record<string, any>;
-
-const esc = (s: unknown): string =>
-  String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-
-function resolve(doc: Json, schema: Json | undefined): Json {
-  const ref = schema?.$ref as string | undefined;
-  return ref ? (doc.components.schemas[ref.split("/").pop()!] as Json) : (schema ?? {});
+/** The parts of an OpenAPI 3.1 document this page reads. */
+interface Schema {
+  $ref?: string;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  type?: string;
+  items?: Schema;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  description?: string;
+  default?: unknown;
+}
+interface Param {
+  name: string;
+  in: string;
+  schema?: Schema;
+  description?: string;
+}
+interface Op {
+  operationId: string;
+  summary?: string;
+  parameters?: Param[];
+  requestBody?: { content?: Record<string, { schema?: Schema } | undefined> };
+  responses: Record<string, { description?: string }>;
+}
+interface Doc {
+  info: { title: string; version: string; description: string };
+  paths: Record<string, Record<string, Op>>;
+  components: { schemas: Record<string, Schema> };
+  "x-problem-codes": Record<string, { status: number; title: string }>;
+  "x-job-error-codes": Record<string, string>;
 }
 
-function typeOf(doc: Json, s: Json): string {
-  if (s.$ref) return `<a href="#schema-${esc(s.$ref.split("/").pop())}">${esc(s.$ref.split("/").pop())}</a>`;
-  if (s.enum) return s.enum.map((v: unknown) => `<code>${esc(JSON.stringify(v))}</code>`).join(" | ");
+const esc = (s: string | number | undefined): string =>
+  String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+const refName = (ref: string): string => ref.split("/").pop() ?? ref;
+
+function resolve(doc: Doc, schema: Schema | undefined): Schema {
+  return schema?.$ref ? (doc.components.schemas[refName(schema.$ref)] ?? {}) : (schema ?? {});
+}
+
+function typeOf(s: Schema): string {
+  if (s.$ref) return `<a href="#schema-${esc(refName(s.$ref))}">${esc(refName(s.$ref))}</a>`;
+  if (s.enum) return s.enum.map((v) => `<code>${esc(JSON.stringify(v))}</code>`).join(" | ");
   if (s.const !== undefined) return `<code>${esc(JSON.stringify(s.const))}</code>`;
-  if (s.anyOf || s.oneOf) return (s.anyOf ?? s.oneOf).map((x: Json) => typeOf(doc, x)).join(" | ");
-  if (s.type === "array") return `array of ${typeOf(doc, s.items ?? {})}`;
+  const union = s.anyOf ?? s.oneOf;
+  if (union) return union.map(typeOf).join(" | ");
+  if (s.type === "array") return `array of ${typeOf(s.items ?? {})}`;
   return esc(s.type ?? "any");
 }
 
-function propertiesTable(doc: Json, schema: Json): string {
+function propertiesTable(doc: Doc, schema: Schema): string {
   const s = resolve(doc, schema);
-  const branches = (s.oneOf ?? s.anyOf) as Json[] | undefined;
+  const branches = s.oneOf ?? s.anyOf;
   if (branches && !s.properties) return branches.map((b, i) => `<p class="branch">Variant ${i + 1}</p>${propertiesTable(doc, b)}`).join("");
-  const props = Object.entries((s.properties ?? {}) as Json);
+  const props = Object.entries(s.properties ?? {});
   if (!props.length) return "";
-  const required = new Set((s.required ?? []) as string[]);
+  const required = new Set(s.required ?? []);
   const rows = props
-    .map(([name, p]: [string, Json]) => {
-      const d = [p.description, p.default !== undefined ? `Default: <code>${esc(JSON.stringify(p.default))}</code>` : ""].filter(Boolean);
-      return `<tr><td><code>${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ""}</td><td>${typeOf(doc, p)}</td><td>${d.map((x) => (x.startsWith("Default") ? x : esc(x))).join("<br>")}</td></tr>`;
+    .map(([name, p]) => {
+      const meaning = [p.description ? esc(p.description) : "", p.default !== undefined ? `Default: <code>${esc(JSON.stringify(p.default))}</code>` : ""].filter(Boolean);
+      return `<tr><td><code>${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ""}</td><td>${typeOf(p)}</td><td>${meaning.join("<br>")}</td></tr>`;
     })
     .join("");
   return `<table><tr><th>field</th><th>type</th><th>meaning</th></tr>${rows}</table>`;
 }
 
-export function renderDocs(doc: Json): string {
+/** The reference page for an OpenAPI document built by buildOpenApi(). */
+export function renderDocs(openapi: Record<string, unknown>): string {
+  const doc = openapi as unknown as Doc;
   const ops: string[] = [];
   const toc: string[] = [];
-  for (const [path, methods] of Object.entries(doc.paths as Json)) {
-    for (const [method, op] of Object.entries(methods as Json) as [string, Json][]) {
-      const anchor = `op-${op.operationId as string}`;
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const anchor = `op-${op.operationId}`;
       toc.push(`<li><a href="#${anchor}"><span class="m ${method}">${method.toUpperCase()}</span> ${esc(path)}</a></li>`);
-      const params = ((op.parameters ?? []) as Json[])
-        .map((p) => `<tr><td><code>${esc(p.name)}</code> <small>${esc(p.in)}</small></td><td>${typeOf(doc, p.schema ?? {})}</td><td>${esc(p.description)}</td></tr>`)
+      const params = (op.parameters ?? [])
+        .map((p) => `<tr><td><code>${esc(p.name)}</code> <small>${esc(p.in)}</small></td><td>${typeOf(p.schema ?? {})}</td><td>${esc(p.description)}</td></tr>`)
         .join("");
-      const json = op.requestBody?.content?.["application/json"]?.schema as Json | undefined;
-      const responses = Object.entries(op.responses as Json)
-        .map(([code, r]: [string, Json]) => `<tr><td><code>${esc(code)}</code></td><td>${esc(r.description)}</td></tr>`)
+      const json = op.requestBody?.content?.["application/json"]?.schema;
+      const responses = Object.entries(op.responses)
+        .map(([code, r]) => `<tr><td><code>${esc(code)}</code></td><td>${esc(r.description)}</td></tr>`)
         .join("");
       ops.push(`<section id="${anchor}"><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${esc(path)}</code></h3>
 <p>${esc(op.summary)}</p>
@@ -61,12 +98,12 @@ ${op.requestBody?.content?.["multipart/form-data"] && json ? "<p><small>Or multi
   }
   const schemas = ["Job", "File", "ResultFile", "Problem", "Permissions"]
     .filter((n) => doc.components.schemas[n])
-    .map((n) => `<section id="schema-${n}"><h3>${n}</h3>${propertiesTable(doc, doc.components.schemas[n] as Json)}</section>`)
+    .map((n) => `<section id="schema-${n}"><h3>${n}</h3>${propertiesTable(doc, doc.components.schemas[n] ?? {})}</section>`)
     .join("");
-  const codes = Object.entries(doc["x-problem-codes"] as Json)
-    .map(([c, v]: [string, Json]) => `<tr><td><code>${esc(c)}</code></td><td>${esc(v.status)}</td><td>${esc(v.title)}</td></tr>`)
+  const codes = Object.entries(doc["x-problem-codes"])
+    .map(([c, v]) => `<tr><td><code>${esc(c)}</code></td><td>${esc(v.status)}</td><td>${esc(v.title)}</td></tr>`)
     .join("");
-  const jobCodes = Object.entries(doc["x-job-error-codes"] as Json)
+  const jobCodes = Object.entries(doc["x-job-error-codes"])
     .map(([c, t]) => `<tr><td><code>${esc(c)}</code></td><td>${esc(t)}</td></tr>`)
     .join("");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -66,7 +66,7 @@ async function upload1G(s: Server): Promise<{ growthMiB: number; seconds: number
   const boundary = "----folio-bench";
   const size = 1024 ** 3;
   const chunk = Buffer.alloc(1024 * 1024, 0x20);
-  async function* body(): AsyncGenerator<Buffer> {
+  function* body(): Generator<Buffer> {
     yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\n\r\n%PDF-1.7\n`);
     for (let sent = 9; sent < size; sent += chunk.length) yield sent + chunk.length > size ? chunk.subarray(0, size - sent) : chunk;
     yield Buffer.from(`\r\n--${boundary}--\r\n`);

@@ -78,7 +78,7 @@ export function problemHandler(log: Logger) {
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") {
       return sendProblem(res, new ApiError("unsupported_media_type", "The body's encoding is not supported."));
     }
-    log.error({ err, method: req.method, route: req.route?.path as unknown }, "Request failed with an internal error");
+    log.error({ err, method: req.method, route: (req.route as { path: string } | undefined)?.path }, "Request failed with an internal error");
     sendProblem(res, new ApiError("internal_error", "Something went wrong on our side; the request id helps us find it."));
   };
 }

@@ -79,7 +79,9 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
   if (declared > limits.maxRequestBytes) {
     return Promise.reject(new ApiError("payload_too_large", `The request is larger than ${limits.maxRequestBytes} bytes.`));
   }
-  const files: UploadedPart[] = [];
+  // Parts are written concurrently and may finish in any order; `index` keeps the client's order.
+  const files: (UploadedPart & { index: number })[] = [];
+  let nextIndex = 0;
   const fields = new Map<string, string>();
   const budget = { left: limits.maxRequestBytes };
   const pending: Promise<void>[] = [];
@@ -102,7 +104,7 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
           await Promise.all(files.map((f) => store.delete(f.storageKey)));
           return reject(failure);
         }
-        resolve({ files, fields });
+        resolve({ files: files.sort((x, y) => x.index - y.index).map(({ index: _i, ...part }) => part), fields });
       });
     };
     // On the first failure: stop reading, end the parts in flight (their objects get deleted),
@@ -125,6 +127,7 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
         return fail(new ApiError("payload_too_large", `At most ${limits.maxFiles} files per request.`));
       }
       const key = newKey();
+      const index = nextIndex++;
       const meter = new Meter(limits.maxFileBytes, budget);
       active.add(meter);
       const task = store
@@ -133,7 +136,7 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
           active.delete(meter);
           const head = Buffer.concat(meter.head);
           const kind = sniff(head, info.filename);
-          const part = { storageKey: key, filename: cleanFilename(info.filename, kind ?? "pdf"), kind: kind ?? "pdf", contentType: kind ? CONTENT_TYPES[kind] : "", size: meter.size, sha256: meter.hash.digest("hex") };
+          const part = { index, storageKey: key, filename: cleanFilename(info.filename, kind ?? "pdf"), kind: kind ?? "pdf", contentType: kind ? CONTENT_TYPES[kind] : "", size: meter.size, sha256: meter.hash.digest("hex") };
           files.push(part);
           if (!kind) {
             await store.delete(key);

@@ -17,7 +17,7 @@ import { seal, unseal } from "../../core/seal.ts";
 import type { FsObjectStore } from "../../core/storage/fs-store.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import type { Metrics } from "../metrics.ts";
-import { transaction, type Db } from "../store/db.ts";
+import { sql, transaction, type Db } from "../store/db.ts";
 import { fileObject, FileStore, type FileRow } from "../store/files.ts";
 import { jobObject, JobStore, type JobRow, type WebhookState } from "../store/jobs.ts";
 import type { FileContent, JobBackend, NewJob, SubmitResult } from "./backend.ts";
@@ -130,7 +130,7 @@ export class LocalBackend implements JobBackend {
     const now = this.now();
     return transaction(this.d.db, (): SubmitResult => {
       if (idem) {
-        const prior = this.d.db.prepare("SELECT request_hash, job_id FROM idempotency WHERE tenant_id = ? AND key = ?").get(nj.tenantId, idem.key) as
+        const prior = sql(this.d.db, "SELECT request_hash, job_id FROM idempotency WHERE tenant_id = ? AND key = ?").get(nj.tenantId, idem.key) as
           | { request_hash: string; job_id: string }
           | undefined;
         if (prior && prior.request_hash !== idem.hash) return { kind: "idempotency_conflict" };
@@ -177,7 +177,7 @@ export class LocalBackend implements JobBackend {
       const secrets = Object.fromEntries(SECRET_FIELDS.filter((k) => nj.options[k] !== undefined).map((k) => [k, nj.options[k]]));
       if (Object.keys(secrets).length) this.jobs.putSecret(job.id, seal(this.d.sealKey, JSON.stringify(secrets)));
       // While a job is unfinished its input files must not expire under it.
-      for (const i of inputs) this.d.db.prepare("UPDATE files SET expires_at = NULL WHERE id = ?").run(i.file_id);
+      for (const i of inputs) sql(this.d.db, "UPDATE files SET expires_at = NULL WHERE id = ?").run(i.file_id);
       if (idem) {
         this.d.db
           .prepare("INSERT OR REPLACE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)")
@@ -262,7 +262,7 @@ export class LocalBackend implements JobBackend {
   }
 
   private queuedCount(): number {
-    return (this.d.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'").get() as { n: number }).n;
+    return (sql(this.d.db, "SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'").get() as { n: number }).n;
   }
 
   private specFor(job: JobRow, outDir: string): RunnerSpec {
@@ -397,7 +397,7 @@ export class LocalBackend implements JobBackend {
 
   async ready(): Promise<boolean> {
     try {
-      this.d.db.prepare("SELECT 1").get();
+      sql(this.d.db, "SELECT 1").get();
       return await this.d.store.ready();
     } catch {
       return false;

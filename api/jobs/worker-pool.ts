@@ -55,7 +55,7 @@ export class WorkerPool {
     const [cmd, ...args] = this.command;
     const child = spawn(cmd!, args, { stdio: ["pipe", "pipe", "inherit"], env: this.env });
     const slot: Slot = { child, startedAt: Date.now(), busy: null, jobs: 0 };
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
       const busy = slot.busy;
       if (!busy) return;
@@ -84,7 +84,7 @@ export class WorkerPool {
       }, delay);
       timer.unref();
     });
-    child.stdin!.on("error", () => {
+    child.stdin.on("error", () => {
       /* the exit handler deals with a dead worker */
     });
     return slot;

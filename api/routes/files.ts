@@ -16,7 +16,8 @@ export async function receiveUploads(req: Request, res: Response, deps: FilesDep
   const { files, fields } = await readMultipart(req, store, () => backend.newUploadKey(tenant.id), {
     maxFileBytes: limits.maxFileBytes,
     maxRequestBytes: limits.maxRequestBytes,
-    maxFiles: Math.max(limits.maxMergeFiles, 1),
+    // Merge counts its inputs itself (limit_exceeded, API.md "Limits"); this only bounds parsing.
+    maxFiles: 200,
   });
   for (const f of files) {
     const p = f.kind === "pdf" ? store.localPath?.(f.storageKey) : undefined;

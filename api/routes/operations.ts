@@ -7,14 +7,15 @@ import { createHash } from "node:crypto";
 import { Router, type Request, type Response } from "express";
 import type { Config } from "../../core/config.ts";
 import { highestExplicitPage, parsePageRanges } from "../../core/pages.ts";
+import type { FileObject, JobObject } from "../../core/schemas/api.ts";
 import { Operation } from "../../core/schemas/options.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
-import type { JobBackend, NewJobInput } from "../jobs/backend.ts";
+import type { JobBackend, NewJob, NewJobInput } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
 import { ApiError, validationFailed, type FieldError } from "../http/problem.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { receiveUploads } from "./files.ts";
-import { fieldsToBody, parseOperationBody } from "./request-body.ts";
+import { fieldsToBody, parseOperationBody, type CommonFields } from "./request-body.ts";
 
 export interface OperationsDeps {
   backend: JobBackend;
@@ -25,11 +26,6 @@ export interface OperationsDeps {
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-/** How many inputs each operation takes. */
-function inputBounds(op: Operation, maxMergeFiles: number): [number, number] {
-  return op === "merge" ? [2, maxMergeFiles] : [1, 1];
-}
 
 /** `Prefer: wait=N` in seconds, at most 60 (a larger N is honoured as 60). */
 export function preferWait(header: string | undefined): number | null {
@@ -46,8 +42,76 @@ function requestHash(op: Operation, body: unknown, parts: UploadedPart[]): strin
     .digest("hex");
 }
 
+/** The request's body and inline files, whichever way they came. */
+async function readRequest(req: Request, res: Response, deps: OperationsDeps): Promise<{ body: unknown; parts: UploadedPart[]; fieldErrs: FieldError[] }> {
+  if (req.is("multipart/form-data")) {
+    const got = await receiveUploads(req, res, deps);
+    const converted = fieldsToBody(got.fields);
+    return { body: converted.body, parts: got.parts, fieldErrs: converted.errors };
+  }
+  if (req.is("application/json")) return { body: req.body as unknown, parts: [], fieldErrs: [] };
+  throw new ApiError("unsupported_media_type", "Send application/json (with uploaded file ids) or multipart/form-data (with the files).");
+}
+
+/** Inline uploads (with per-input pages from an `inputs` field) or the body's file ids. */
+function jobInputs(uploaded: FileObject[], bodyInputs: NonNullable<CommonFields["inputs"]>): NewJobInput[] {
+  if (uploaded.length && bodyInputs.some((i) => i.file_id)) {
+    throw validationFailed([{ path: "inputs", message: "send either file parts or file ids, not both" }]);
+  }
+  const withPages = (file_id: string, pages: string | undefined): NewJobInput => ({ file_id, ...(pages ? { page_spec: pages } : {}) });
+  return uploaded.length ? uploaded.map((f, i) => withPages(f.id, bodyInputs[i]?.pages)) : bodyInputs.map((i) => withPages(i.file_id, i.pages));
+}
+
+/** Too few inputs is invalid; too many merge inputs is the job's limit_exceeded (API.md "Limits"). */
+function checkInputCount(operation: Operation, count: number): void {
+  if (count >= (operation === "merge" ? 2 : 1) && (operation === "merge" || count === 1)) return;
+  const want = operation === "merge" ? "at least 2 inputs" : "exactly 1 input";
+  throw validationFailed([{ path: "inputs", message: `${operation} takes ${want}; got ${count}` }]);
+}
+
+function commonJobFields(common: CommonFields): Pick<NewJob, "outputFilename" | "webhookUrl" | "metadata"> {
+  return { outputFilename: common.output_filename ?? null, webhookUrl: common.webhook_url ?? null, metadata: common.metadata ?? {} };
+}
+
+/** Everything about the inputs that can be known at submission (API.md: ranges → 422 when known). */
+function checkInputs(backend: JobBackend, tenantId: string, operation: Operation, options: Record<string, unknown>, inputs: NewJobInput[]): FieldError[] {
+  const errors: FieldError[] = [];
+  const beyond = (spec: string, pages: number | null): boolean => {
+    const ranges = parsePageRanges(spec);
+    return typeof ranges !== "string" && pages !== null && highestExplicitPage(ranges) > pages;
+  };
+  for (const [i, input] of inputs.entries()) {
+    const file = backend.getFile(tenantId, input.file_id);
+    if (!file) {
+      errors.push({ path: `inputs.${i}.file_id`, message: "no such file" });
+      continue;
+    }
+    const isPdf = file.content_type === "application/pdf";
+    if (operation !== "convert" && !isPdf) errors.push({ path: `inputs.${i}`, message: `${operation} takes PDFs; this is ${file.content_type}` });
+    if (operation === "convert" && options.to !== "pdf" && !isPdf) errors.push({ path: "to", message: `converting to ${String(options.to)} takes a PDF` });
+    if (input.page_spec && beyond(input.page_spec, file.pages)) errors.push({ path: `inputs.${i}.pages`, message: `the document has ${file.pages} pages` });
+    if (operation === "split" && options.mode === "ranges" && beyond(String(options.ranges), file.pages)) {
+      errors.push({ path: "ranges", message: `the document has ${file.pages} pages` });
+    }
+  }
+  return errors;
+}
+
+/** 202 with the job, or with Prefer: wait, 200 once it has ended in time (RFC 7240). */
+async function respond(req: Request, res: Response, backend: JobBackend, tenantId: string, submitted: JobObject): Promise<void> {
+  let job = submitted;
+  const wait = preferWait(req.get("Prefer"));
+  if (wait !== null) {
+    job = (await backend.waitFor(tenantId, job.id, wait * 1000)) ?? job;
+    res.setHeader("Preference-Applied", `wait=${wait}`);
+  }
+  res.setHeader("Location", `/v1/jobs/${job.id}`);
+  const finished = job.status !== "queued" && job.status !== "running";
+  res.status(finished ? 200 : 202).json(job);
+}
+
 export function operationsRouter(deps: OperationsDeps): Router {
-  const { backend, config } = deps;
+  const { backend } = deps;
   const r = Router();
 
   r.post("/pdf/:operation", async (req: Request, res: Response) => {
@@ -59,25 +123,12 @@ export function operationsRouter(deps: OperationsDeps): Router {
     if (idemKey !== undefined && !IDEMPOTENCY_KEY.test(idemKey)) {
       throw validationFailed([{ path: "Idempotency-Key", message: "must be 1–255 visible ASCII characters" }]);
     }
+    const atCap = (): boolean => backend.countUnfinished(tenant.id) >= limits.maxUnfinishedJobs;
+    const tooMany = (): ApiError => new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
     // Refuse before reading a large body when the tenant is at its cap (checked again at submit).
-    if (backend.countUnfinished(tenant.id) >= limits.maxUnfinishedJobs) {
-      throw new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
-    }
+    if (atCap()) throw tooMany();
 
-    let body: unknown;
-    let parts: UploadedPart[] = [];
-    const fieldErrs: FieldError[] = [];
-    if (req.is("multipart/form-data")) {
-      const got = await receiveUploads(req, res, deps);
-      parts = got.parts;
-      const converted = fieldsToBody(got.fields);
-      fieldErrs.push(...converted.errors);
-      body = converted.body;
-    } else if (req.is("application/json")) {
-      body = req.body as unknown;
-    } else {
-      throw new ApiError("unsupported_media_type", "Send application/json (with uploaded file ids) or multipart/form-data (with the files).");
-    }
+    const { body, parts, fieldErrs } = await readRequest(req, res, deps);
     let uploadedIds: string[] = [];
     // On any failure, the inline uploads of this request go away: registered files and bytes.
     const discard = async (): Promise<void> => {
@@ -88,62 +139,20 @@ export function operationsRouter(deps: OperationsDeps): Router {
       const parsed = parseOperationBody(operation, body);
       if (!parsed.ok || fieldErrs.length) throw validationFailed([...fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
       const { common, options } = parsed;
-
-      // Inline parts become the tenant's files; per-input pages may come in an `inputs` field.
       const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
       uploadedIds = uploaded.map((f) => f.id);
-      const bodyInputs = common.inputs ?? [];
-      if (uploaded.length && bodyInputs.some((i) => i.file_id)) {
-        throw validationFailed([{ path: "inputs", message: "send either file parts or file ids, not both" }]);
-      }
-      const inputs: NewJobInput[] = uploaded.length
-        ? uploaded.map((f, i) => ({ file_id: f.id, ...(bodyInputs[i]?.pages ? { page_spec: bodyInputs[i].pages } : {}) }))
-        : bodyInputs.map((i) => ({ file_id: i.file_id, ...(i.pages ? { page_spec: i.pages } : {}) }));
-      const [min, max] = inputBounds(operation, limits.maxMergeFiles);
-      if (inputs.length < min || inputs.length > max) {
-        const want = min === max ? `exactly ${min} input` : `${min} to ${max} inputs`;
-        throw validationFailed([{ path: "inputs", message: `${operation} takes ${want}; got ${inputs.length}` }]);
-      }
-      const errors: FieldError[] = [];
-      for (const [i, input] of inputs.entries()) {
-        const file = backend.getFile(tenant.id, input.file_id);
-        if (!file) {
-          errors.push({ path: `inputs.${i}.file_id`, message: "no such file" });
-          continue;
-        }
-        if (operation !== "convert" && file.content_type !== "application/pdf") errors.push({ path: `inputs.${i}`, message: `${operation} takes PDFs; this is ${file.content_type}` });
-        if (operation === "convert" && options.to !== "pdf" && file.content_type !== "application/pdf") errors.push({ path: "to", message: `converting to ${String(options.to)} takes a PDF` });
-        const ranges = input.page_spec ? parsePageRanges(input.page_spec) : null;
-        if (ranges && typeof ranges !== "string" && file.pages && highestExplicitPage(ranges) > file.pages) {
-          errors.push({ path: `inputs.${i}.pages`, message: `the document has ${file.pages} pages` });
-        }
-        if (file.pages && file.pages > limits.maxPages) errors.push({ path: `inputs.${i}`, message: `more than ${limits.maxPages} pages` });
-      }
-      if (operation === "split" && options.mode === "ranges") {
-        const file = backend.getFile(tenant.id, inputs[0]!.file_id);
-        const ranges = parsePageRanges(String(options.ranges));
-        if (file?.pages && typeof ranges !== "string" && highestExplicitPage(ranges) > file.pages) errors.push({ path: "ranges", message: `the document has ${file.pages} pages` });
-      }
+      const inputs = jobInputs(uploaded, common.inputs ?? []);
+      checkInputCount(operation, inputs.length);
+      const errors = checkInputs(backend, tenant.id, operation, options, inputs);
       if (common.webhook_url) {
         const reason = await deps.checkWebhookUrl(common.webhook_url);
         if (reason) errors.push({ path: "webhook_url", message: reason });
       }
       if (errors.length) throw validationFailed(errors);
-      if (backend.countUnfinished(tenant.id) >= limits.maxUnfinishedJobs) {
-        throw new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
-      }
+      if (atCap()) throw tooMany();
 
       const submitted = backend.submit(
-        {
-          tenantId: tenant.id,
-          operation,
-          inputs,
-          options,
-          outputFilename: common.output_filename ?? null,
-          webhookUrl: common.webhook_url ?? null,
-          metadata: common.metadata ?? {},
-          retentionMs: limits.retentionMs,
-        },
+        { tenantId: tenant.id, operation, inputs, options, retentionMs: limits.retentionMs, ...commonJobFields(common) },
         idemKey ? { key: idemKey, hash: requestHash(operation, body, parts) } : null,
       );
       if (submitted.kind === "idempotency_conflict") {
@@ -151,19 +160,12 @@ export function operationsRouter(deps: OperationsDeps): Router {
       }
       if (submitted.kind === "unknown_file") throw validationFailed([{ path: `inputs.${submitted.index}.file_id`, message: "no such file" }]);
       if (submitted.kind === "replayed") {
+        // The first request's job stands; this request's copies of the files are not needed.
         await discard();
         res.setHeader("Idempotent-Replayed", "true");
       }
       uploadedIds = [];
-      let job = submitted.job;
-      const wait = preferWait(req.get("Prefer"));
-      if (wait !== null) {
-        job = (await backend.waitFor(tenant.id, job.id, wait * 1000)) ?? job;
-        res.setHeader("Preference-Applied", `wait=${wait}`);
-      }
-      res.setHeader("Location", `/v1/jobs/${job.id}`);
-      const finished = job.status !== "queued" && job.status !== "running";
-      res.status(finished ? 200 : 202).json(job);
+      await respond(req, res, backend, tenant.id, submitted.job);
     } catch (err) {
       await discard();
       throw err;

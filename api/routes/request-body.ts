@@ -70,5 +70,5 @@ export function parseOperationBody(
   const options = OPTIONS_SCHEMAS[operation].safeParse(optionsIn);
   const errors = [...(common.success ? [] : fieldErrors(common.error)), ...(options.success ? [] : fieldErrors(options.error))];
   if (!common.success || !options.success) return { ok: false, errors };
-  return { ok: true, common: common.data, options: options.data as Record<string, unknown> };
+  return { ok: true, common: common.data, options: options.data };
 }

@@ -1,7 +1,7 @@
 /** Early-access requests (API.md "Access requests"), decided by operators with the admin CLI. */
 import { newId } from "../../core/ids.ts";
 import type { AccessRequestBody } from "../../core/schemas/api.ts";
-import type { Db } from "./db.ts";
+import { sql, type Db } from "./db.ts";
 
 export interface AccessRequestRow extends Omit<AccessRequestBody, "file_types" | "needs_dpa"> {
   id: string;
@@ -35,18 +35,18 @@ export class AccessRequestStore {
   }
 
   get(id: string): AccessRequestRow | undefined {
-    const r = this.db.prepare("SELECT * FROM access_requests WHERE id = ?").get(id) as Raw | undefined;
+    const r = sql(this.db, "SELECT * FROM access_requests WHERE id = ?").get(id) as Raw | undefined;
     return r && parse(r);
   }
 
   list(status?: string): AccessRequestRow[] {
     const rows = (status
-      ? this.db.prepare("SELECT * FROM access_requests WHERE status = ? ORDER BY created_at").all(status)
-      : this.db.prepare("SELECT * FROM access_requests ORDER BY created_at").all()) as unknown as Raw[];
+      ? sql(this.db, "SELECT * FROM access_requests WHERE status = ? ORDER BY created_at").all(status)
+      : sql(this.db, "SELECT * FROM access_requests ORDER BY created_at").all()) as unknown as Raw[];
     return rows.map(parse);
   }
 
   decide(id: string, status: "approved" | "rejected", tenantId: string | null, now = Date.now()): boolean {
-    return this.db.prepare("UPDATE access_requests SET status = ?, decided_at = ?, tenant_id = ? WHERE id = ? AND status = 'pending'").run(status, now, tenantId, id).changes > 0;
+    return sql(this.db, "UPDATE access_requests SET status = ?, decided_at = ?, tenant_id = ? WHERE id = ? AND status = 'pending'").run(status, now, tenantId, id).changes > 0;
   }
 }

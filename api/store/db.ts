@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE tenants (
@@ -133,4 +133,21 @@ export function transaction<T>(db: Db, fn: () => T): T {
     db.exec("ROLLBACK");
     throw err;
   }
+}
+
+const cache = new WeakMap<Db, Map<string, StatementSync>>();
+
+/**
+ * A prepared statement for `sql`, compiled once per database and reused: compiling SQL costs
+ * more than running these small queries, and the hot paths (auth, GET job) run a few each.
+ */
+export function sql(db: Db, text: string): StatementSync {
+  let byText = cache.get(db);
+  if (!byText) {
+    byText = new Map<string, StatementSync>();
+    cache.set(db, byText);
+  }
+  let stmt = byText.get(text);
+  if (!stmt) byText.set(text, (stmt = db.prepare(text)));
+  return stmt;
 }

@@ -1,7 +1,7 @@
 /** File records (uploads and job outputs) of the embedded store; the bytes live in the ObjectStore. */
 import { rfc3339 } from "../../core/time.ts";
 import type { FileObject } from "../../core/schemas/api.ts";
-import type { Db } from "./db.ts";
+import { sql, type Db } from "./db.ts";
 
 export interface FileRow {
   id: string;
@@ -56,19 +56,19 @@ export class FileStore {
   }
 
   byJob(jobId: string): FileRow[] {
-    return this.db.prepare("SELECT * FROM files WHERE job_id = ? ORDER BY rowid").all(jobId) as unknown as FileRow[];
+    return sql(this.db, "SELECT * FROM files WHERE job_id = ? ORDER BY rowid").all(jobId) as unknown as FileRow[];
   }
 
   delete(id: string): void {
-    this.db.prepare("DELETE FROM files WHERE id = ?").run(id);
+    sql(this.db, "DELETE FROM files WHERE id = ?").run(id);
   }
 
   setExpiry(jobId: string, expiresAt: number): void {
-    this.db.prepare("UPDATE files SET expires_at = ? WHERE job_id = ?").run(expiresAt, jobId);
+    sql(this.db, "UPDATE files SET expires_at = ? WHERE job_id = ?").run(expiresAt, jobId);
   }
 
   /** Files whose time is up (uploads never used, outputs past their job's retention). */
   expired(now: number, limit = 500): FileRow[] {
-    return this.db.prepare("SELECT * FROM files WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(now, limit) as unknown as FileRow[];
+    return sql(this.db, "SELECT * FROM files WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(now, limit) as unknown as FileRow[];
   }
 }

@@ -5,7 +5,7 @@
 import type { JobObject, JobStatus } from "../../core/schemas/api.ts";
 import type { Operation } from "../../core/schemas/options.ts";
 import { rfc3339 } from "../../core/time.ts";
-import type { Db } from "./db.ts";
+import { sql, type Db } from "./db.ts";
 import { fileObject, type FileRow } from "./files.ts";
 
 export interface JobInput {
@@ -116,12 +116,12 @@ export class JobStore {
 
   /** A tenant's job; another tenant's id is simply not found. */
   get(tenantId: string, id: string): JobRow | undefined {
-    const r = this.db.prepare("SELECT * FROM jobs WHERE id = ? AND tenant_id = ?").get(id, tenantId) as RawRow | undefined;
+    const r = sql(this.db, "SELECT * FROM jobs WHERE id = ? AND tenant_id = ?").get(id, tenantId) as RawRow | undefined;
     return r && parse(r);
   }
 
   byId(id: string): JobRow | undefined {
-    const r = this.db.prepare("SELECT * FROM jobs WHERE id = ?").get(id) as RawRow | undefined;
+    const r = sql(this.db, "SELECT * FROM jobs WHERE id = ?").get(id) as RawRow | undefined;
     return r && parse(r);
   }
 
@@ -129,10 +129,13 @@ export class JobStore {
   list(tenantId: string, q: { status?: JobStatus; operation?: Operation; limit: number; startingAfter?: string }): { rows: JobRow[]; hasMore: boolean } {
     const where = ["tenant_id = ?"];
     const args: (string | number)[] = [tenantId];
-    if (q.status) where.push("status = ?"), args.push(q.status);
-    if (q.operation) where.push("operation = ?"), args.push(q.operation);
+    for (const [column, value] of [["status", q.status], ["operation", q.operation]] as const) {
+      if (!value) continue;
+      where.push(`${column} = ?`);
+      args.push(value);
+    }
     if (q.startingAfter) {
-      const cursor = this.db.prepare("SELECT created_at, id FROM jobs WHERE id = ? AND tenant_id = ?").get(q.startingAfter, tenantId) as
+      const cursor = sql(this.db, "SELECT created_at, id FROM jobs WHERE id = ? AND tenant_id = ?").get(q.startingAfter, tenantId) as
         | { created_at: number; id: string }
         | undefined;
       if (!cursor) return { rows: [], hasMore: false };
@@ -146,25 +149,25 @@ export class JobStore {
   }
 
   countUnfinished(tenantId: string): number {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')").get(tenantId) as { n: number }).n;
+    return (sql(this.db, "SELECT COUNT(*) AS n FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')").get(tenantId) as { n: number }).n;
   }
 
   /** Queued jobs, oldest first. */
   queued(limit: number): JobRow[] {
-    return (this.db.prepare("SELECT * FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT ?").all(limit) as unknown as RawRow[]).map(parse);
+    return (sql(this.db, "SELECT * FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT ?").all(limit) as unknown as RawRow[]).map(parse);
   }
 
   byStatus(status: JobStatus): JobRow[] {
-    return (this.db.prepare("SELECT * FROM jobs WHERE status = ?").all(status) as unknown as RawRow[]).map(parse);
+    return (sql(this.db, "SELECT * FROM jobs WHERE status = ?").all(status) as unknown as RawRow[]).map(parse);
   }
 
   /** queued → running, only if still queued (so a job never starts twice). */
   markRunning(id: string, now: number): boolean {
-    return this.db.prepare("UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued'").run(now, id).changes > 0;
+    return sql(this.db, "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued'").run(now, id).changes > 0;
   }
 
   requeue(id: string): void {
-    this.db.prepare("UPDATE jobs SET status = 'queued', started_at = NULL WHERE id = ? AND status = 'running'").run(id);
+    sql(this.db, "UPDATE jobs SET status = 'queued', started_at = NULL WHERE id = ? AND status = 'running'").run(id);
   }
 
   /** running → succeeded/failed, only if still running; sets the expiry. */
@@ -177,24 +180,24 @@ export class JobStore {
   }
 
   delete(id: string): void {
-    this.db.prepare("DELETE FROM jobs WHERE id = ?").run(id);
-    this.db.prepare("DELETE FROM job_secrets WHERE job_id = ?").run(id);
+    sql(this.db, "DELETE FROM jobs WHERE id = ?").run(id);
+    sql(this.db, "DELETE FROM job_secrets WHERE job_id = ?").run(id);
   }
 
   expired(now: number, limit = 500): JobRow[] {
-    return (this.db.prepare("SELECT * FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(now, limit) as unknown as RawRow[]).map(parse);
+    return (sql(this.db, "SELECT * FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(now, limit) as unknown as RawRow[]).map(parse);
   }
 
   putSecret(jobId: string, sealed: Buffer): void {
-    this.db.prepare("INSERT OR REPLACE INTO job_secrets (job_id, sealed) VALUES (?, ?)").run(jobId, sealed);
+    sql(this.db, "INSERT OR REPLACE INTO job_secrets (job_id, sealed) VALUES (?, ?)").run(jobId, sealed);
   }
 
   getSecret(jobId: string): Buffer | undefined {
-    const r = this.db.prepare("SELECT sealed FROM job_secrets WHERE job_id = ?").get(jobId) as { sealed: Uint8Array } | undefined;
+    const r = sql(this.db, "SELECT sealed FROM job_secrets WHERE job_id = ?").get(jobId) as { sealed: Uint8Array } | undefined;
     return r ? Buffer.from(r.sealed) : undefined;
   }
 
   deleteSecret(jobId: string): void {
-    this.db.prepare("DELETE FROM job_secrets WHERE job_id = ?").run(jobId);
+    sql(this.db, "DELETE FROM job_secrets WHERE job_id = ?").run(jobId);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { newId, randomBase62 } from "../../core/ids.ts";
-import { transaction, type Db } from "./db.ts";
+import { sql, transaction, type Db } from "./db.ts";
 
 export const PLANS = ["business", "free"] as const;
 export type Plan = (typeof PLANS)[number];
@@ -59,19 +59,19 @@ export class TenantStore {
   }
 
   byName(name: string): Tenant | undefined {
-    return this.db.prepare("SELECT * FROM tenants WHERE name = ?").get(name) as Tenant | undefined;
+    return sql(this.db, "SELECT * FROM tenants WHERE name = ?").get(name) as Tenant | undefined;
   }
 
   byId(id: string): Tenant | undefined {
-    return this.db.prepare("SELECT * FROM tenants WHERE id = ?").get(id) as Tenant | undefined;
+    return sql(this.db, "SELECT * FROM tenants WHERE id = ?").get(id) as Tenant | undefined;
   }
 
   list(): Tenant[] {
-    return this.db.prepare("SELECT * FROM tenants ORDER BY created_at").all() as unknown as Tenant[];
+    return sql(this.db, "SELECT * FROM tenants ORDER BY created_at").all() as unknown as Tenant[];
   }
 
   setPlan(id: string, plan: Plan): void {
-    this.db.prepare("UPDATE tenants SET plan = ? WHERE id = ?").run(plan, id);
+    sql(this.db, "UPDATE tenants SET plan = ? WHERE id = ?").run(plan, id);
   }
 
   /** A new signing secret; the old one keeps signing too until `graceMs` from now. */
@@ -115,7 +115,7 @@ export class TenantStore {
 
   /** Revocation is immediate. */
   revokeKey(keyId: string, now = Date.now()): boolean {
-    return this.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL").run(now, keyId).changes > 0;
+    return sql(this.db, "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL").run(now, keyId).changes > 0;
   }
 
   /** A new key for the same tenant; the old one stays valid for `graceMs`. */
@@ -124,7 +124,7 @@ export class TenantStore {
       const old = this.keyById(keyId);
       if (!old || old.revoked_at !== null) throw new Error(`no active key ${keyId}`);
       const expires = Math.min(old.expires_at ?? Infinity, now + graceMs);
-      this.db.prepare("UPDATE api_keys SET expires_at = ? WHERE key_id = ?").run(expires, keyId);
+      sql(this.db, "UPDATE api_keys SET expires_at = ? WHERE key_id = ?").run(expires, keyId);
       return this.createKey(old.tenant_id, now);
     });
   }
@@ -136,7 +136,7 @@ export class TenantStore {
   authenticate(presented: string, now = Date.now()): { tenant: Tenant; keyId: string } | null {
     const m = KEY_PATTERN.exec(presented);
     const keyId = m?.[1] ?? "";
-    const row = this.db.prepare("SELECT * FROM api_keys WHERE key_id = ?").get(keyId) as (ApiKeyRow & { secret_hash: Uint8Array }) | undefined;
+    const row = sql(this.db, "SELECT * FROM api_keys WHERE key_id = ?").get(keyId) as (ApiKeyRow & { secret_hash: Uint8Array }) | undefined;
     const want = row ? Buffer.from(row.secret_hash) : Buffer.alloc(32);
     const match = timingSafeEqual(want, hashSecret(m?.[2] ?? ""));
     if (!m || !row || !match || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= now)) return null;
@@ -144,7 +144,7 @@ export class TenantStore {
     if (!tenant) return null;
     // last_used_at is informational; update it at most once a minute to spare the writer.
     if (!row.last_used_at || now - row.last_used_at > 60_000) {
-      this.db.prepare("UPDATE api_keys SET last_used_at = ? WHERE key_id = ?").run(now, keyId);
+      sql(this.db, "UPDATE api_keys SET last_used_at = ? WHERE key_id = ?").run(now, keyId);
     }
     return { tenant, keyId };
   }

@@ -4,7 +4,7 @@
  * the state it expects, so a delivery is attempted by one worker at a time even when two processes
  * share the database file, and a crash mid-attempt only delays the next try until the claim lapses.
  */
-import type { Db } from "./db.ts";
+import { sql, type Db } from "./db.ts";
 import type { WebhookState } from "./jobs.ts";
 
 export type DeliveryStatus = WebhookState["status"];
@@ -44,12 +44,12 @@ export class WebhookStore {
   }
 
   get(id: string): DeliveryRow | undefined {
-    return this.db.prepare("SELECT * FROM webhook_deliveries WHERE id = ?").get(id) as DeliveryRow | undefined;
+    return sql(this.db, "SELECT * FROM webhook_deliveries WHERE id = ?").get(id) as DeliveryRow | undefined;
   }
 
   /** The delivery of one event of one job, if it was already enqueued (enqueue is idempotent). */
   byJobEvent(jobId: string, type: WebhookEventType): DeliveryRow | undefined {
-    return this.db.prepare("SELECT * FROM webhook_deliveries WHERE job_id = ? AND event_type = ? LIMIT 1").get(jobId, type) as DeliveryRow | undefined;
+    return sql(this.db, "SELECT * FROM webhook_deliveries WHERE job_id = ? AND event_type = ? LIMIT 1").get(jobId, type) as DeliveryRow | undefined;
   }
 
   /** The job's most recent delivery: what the Job object shows as `webhook`. */
@@ -100,16 +100,16 @@ export class WebhookStore {
 
   /** No attempt was made (circuit open, worker stopping): try again at `at`, attempts unchanged. */
   defer(id: string, at: number): void {
-    this.db.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status IN ('pending', 'failing')").run(at, id);
+    sql(this.db, "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status IN ('pending', 'failing')").run(at, id);
   }
 
   /** Gives up without an attempt (e.g. the tenant no longer exists, or the circuit stayed open too long). */
   giveUp(id: string, error: string): void {
-    this.db.prepare("UPDATE webhook_deliveries SET status = 'gave_up', last_error = ?, next_attempt_at = NULL WHERE id = ?").run(error, id);
+    sql(this.db, "UPDATE webhook_deliveries SET status = 'gave_up', last_error = ?, next_attempt_at = NULL WHERE id = ?").run(error, id);
   }
 
   /** Deletes finished deliveries created before `before` (their payload holds a copy of the job). */
   purgeFinished(before: number): number {
-    return Number(this.db.prepare("DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'gave_up') AND created_at < ?").run(before).changes);
+    return Number(sql(this.db, "DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'gave_up') AND created_at < ?").run(before).changes);
   }
 }

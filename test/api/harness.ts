@@ -44,7 +44,7 @@ export interface RequestOptions {
   key?: string | null;
   headers?: Record<string, string>;
   json?: unknown;
-  body?: Buffer | string | AsyncIterable<Buffer>;
+  body?: Buffer | string | Iterable<Buffer> | AsyncIterable<Buffer>;
   form?: FormData;
 }
 
@@ -65,7 +65,7 @@ export async function encodeForm(form: FormData): Promise<{ body: Buffer; conten
   return { body: Buffer.from(await req.arrayBuffer()), contentType: req.headers.get("content-type")! };
 }
 
-export function httpsRequest(base: string, ca: Buffer, method: string, urlPath: string, headers: Record<string, string>, body?: Buffer | string | AsyncIterable<Buffer>): Promise<HttpResponse> {
+export function httpsRequest(base: string, ca: Buffer, method: string, urlPath: string, headers: Record<string, string>, body?: Buffer | string | Iterable<Buffer> | AsyncIterable<Buffer>): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const req = https.request(new URL(urlPath, base), { method, headers, ca, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -154,9 +154,9 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
     },
     ca,
     logs: () => output,
-    pid: () => (child as ChildProcess | null)?.pid ?? 0,
+    pid: () => child?.pid ?? 0,
     async kill() {
-      const c = child as ChildProcess | null;
+      const c = child;
       if (!c || exited(c)) return;
       await new Promise<void>((resolve) => {
         c.once("exit", () => resolve());
