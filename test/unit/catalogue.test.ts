@@ -38,3 +38,20 @@ describe("error catalogue", () => {
     expect(err.message).not.toContain("/var/lib");
   });
 });
+
+describe("catalogue, OpenAPI document and README agree", () => {
+  it("describes every problem code and job error code in the OpenAPI document, with the catalogue's status", async () => {
+    const { buildOpenApi } = await import("../../api/openapi.ts");
+    const doc = buildOpenApi("test") as any;
+    expect(Object.keys(doc["x-problem-codes"]).sort()).toEqual(Object.keys(API_ERRORS).sort());
+    for (const [code, v] of Object.entries(API_ERRORS)) expect(doc["x-problem-codes"][code].status, code).toBe(v.status);
+    const jobCodes = Object.keys(JOB_ERRORS).filter((c) => c !== "validation_failed");
+    expect(Object.keys(doc["x-job-error-codes"]).sort()).toEqual(jobCodes.sort());
+    expect(doc.components.schemas.Job.properties.error.anyOf[0].properties.code.enum).toEqual(expect.arrayContaining(jobCodes));
+    // Every problem response an operation documents points at the Problem schema.
+    const merge = doc.paths["/v1/pdf/merge"].post.responses;
+    for (const status of ["401", "403", "409", "413", "415", "422", "429", "500"]) {
+      expect(merge[status].content["application/problem+json"].schema.$ref, status).toBe("#/components/schemas/Problem");
+    }
+  });
+});
