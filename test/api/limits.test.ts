@@ -45,6 +45,23 @@ describe("rate limit: 60/min with a burst of 5", () => {
   });
 });
 
+describe("access requests are rate-limited per client address", () => {
+  let s: Server;
+  beforeAll(async () => {
+    s = await startServer({ FOLIO_ACCESS_REQUESTS_PER_HOUR: "2" });
+  }, 60_000);
+  afterAll(() => s.cleanup());
+
+  it("accepts the hourly allowance, then answers 429 with Retry-After", async () => {
+    const body = { email: "a@example.com", company: "A", use_case: "other", description: "d", expected_monthly_volume: 1, file_types: [], needs_dpa: false };
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push(await s.request("POST", "/v1/access_requests", { key: null, json: body }));
+    expect(statuses.map((r) => r.status)).toEqual([202, 202, 429]);
+    expect(statuses[2]!.json.code).toBe("rate_limited");
+    expect(Number(statuses[2]!.headers["retry-after"])).toBeGreaterThan(60);
+  });
+});
+
 describe("concurrent job cap and size caps", () => {
   let s: Server;
   beforeAll(async () => {
