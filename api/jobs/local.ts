@@ -179,8 +179,7 @@ export class LocalBackend implements JobBackend {
       // While a job is unfinished its input files must not expire under it.
       for (const i of inputs) sql(this.d.db, "UPDATE files SET expires_at = NULL WHERE id = ?").run(i.file_id);
       if (idem) {
-        this.d.db
-          .prepare("INSERT OR REPLACE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)")
+        sql(this.d.db, "INSERT OR REPLACE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)")
           .run(nj.tenantId, idem.key, idem.hash, job.id, now);
       }
       queueMicrotask(() => this.pump());
@@ -337,8 +336,7 @@ export class LocalBackend implements JobBackend {
   /** Inputs are deleted as soon as their job ends (API.md "Retention"), unless another unfinished job uses them. */
   private async purgeInputs(job: JobRow): Promise<void> {
     for (const i of job.inputs) {
-      const users = this.d.db
-        .prepare("SELECT COUNT(*) AS n FROM jobs WHERE id != ? AND status IN ('queued', 'running') AND inputs LIKE ?")
+      const users = sql(this.d.db, "SELECT COUNT(*) AS n FROM jobs WHERE id != ? AND status IN ('queued', 'running') AND inputs LIKE ?")
         .get(job.id, `%"${i.file_id}"%`) as { n: number };
       if (users.n > 0) continue;
       this.files.delete(i.file_id);

@@ -25,9 +25,7 @@ export class AccessRequestStore {
 
   create(body: AccessRequestBody, now = Date.now()): AccessRequestRow {
     const id = newId("areq");
-    this.db
-      .prepare(
-        `INSERT INTO access_requests (id, email, company, use_case, description, expected_monthly_volume, file_types, needs_dpa, status, created_at)
+    sql(this.db, `INSERT INTO access_requests (id, email, company, use_case, description, expected_monthly_volume, file_types, needs_dpa, status, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
       )
       .run(id, body.email, body.company, body.use_case, body.description, body.expected_monthly_volume, JSON.stringify(body.file_types), body.needs_dpa ? 1 : 0, now);

@@ -40,9 +40,7 @@ export class FileStore {
   }
 
   insert(f: FileRow): void {
-    this.db
-      .prepare(
-        `INSERT INTO files (id, tenant_id, role, job_id, filename, content_type, size, sha256, pages, storage_key, created_at, expires_at)
+    sql(this.db, `INSERT INTO files (id, tenant_id, role, job_id, filename, content_type, size, sha256, pages, storage_key, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(f.id, f.tenant_id, f.role, f.job_id, f.filename, f.content_type, f.size, f.sha256, f.pages, f.storage_key, f.created_at, f.expires_at);
@@ -50,8 +48,7 @@ export class FileStore {
 
   /** A tenant's file; another tenant's id is simply not found. */
   get(tenantId: string, id: string, now = Date.now()): FileRow | undefined {
-    return this.db
-      .prepare("SELECT * FROM files WHERE id = ? AND tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)")
+    return sql(this.db, "SELECT * FROM files WHERE id = ? AND tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)")
       .get(id, tenantId, now) as FileRow | undefined;
   }
 

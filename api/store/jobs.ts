@@ -101,9 +101,7 @@ export class JobStore {
   }
 
   insert(j: JobRow): void {
-    this.db
-      .prepare(
-        `INSERT INTO jobs (id, tenant_id, operation, status, created_at, started_at, completed_at, expires_at, inputs, options,
+    sql(this.db, `INSERT INTO jobs (id, tenant_id, operation, status, created_at, started_at, completed_at, expires_at, inputs, options,
            output_filename, result, error, webhook_url, metadata, attempts, retention_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -142,8 +140,7 @@ export class JobStore {
       where.push("(created_at < ? OR (created_at = ? AND id < ?))");
       args.push(cursor.created_at, cursor.created_at, cursor.id);
     }
-    const rows = this.db
-      .prepare(`SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
+    const rows = sql(this.db, `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
       .all(...args, q.limit + 1) as unknown as RawRow[];
     return { rows: rows.slice(0, q.limit).map(parse), hasMore: rows.length > q.limit };
   }
@@ -173,8 +170,7 @@ export class JobStore {
   /** running → succeeded/failed, only if still running; sets the expiry. */
   finish(id: string, status: "succeeded" | "failed", now: number, fields: { result?: JobRow["result"]; error?: JobRow["error"] }): boolean {
     return (
-      this.db
-        .prepare("UPDATE jobs SET status = ?, completed_at = ?, expires_at = ? + retention_ms, result = ?, error = ? WHERE id = ? AND status IN ('running', 'queued')")
+      sql(this.db, "UPDATE jobs SET status = ?, completed_at = ?, expires_at = ? + retention_ms, result = ?, error = ? WHERE id = ? AND status IN ('running', 'queued')")
         .run(status, now, now, fields.result ? JSON.stringify(fields.result) : null, fields.error ? JSON.stringify(fields.error) : null, id).changes > 0
     );
   }

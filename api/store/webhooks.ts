@@ -35,9 +35,7 @@ export class WebhookStore {
   }
 
   insert(r: DeliveryRow): void {
-    this.db
-      .prepare(
-        `INSERT INTO webhook_deliveries (id, job_id, tenant_id, url, event_type, payload, status, attempts, next_attempt_at,
+    sql(this.db, `INSERT INTO webhook_deliveries (id, job_id, tenant_id, url, event_type, payload, status, attempts, next_attempt_at,
            last_attempt_at, last_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(r.id, r.job_id, r.tenant_id, r.url, r.event_type, r.payload, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.created_at);
@@ -54,16 +52,13 @@ export class WebhookStore {
 
   /** The job's most recent delivery: what the Job object shows as `webhook`. */
   latestForJob(jobId: string): DeliveryRow | undefined {
-    return this.db
-      .prepare("SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1")
+    return sql(this.db, "SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1")
       .get(jobId) as DeliveryRow | undefined;
   }
 
   /** Unfinished deliveries whose next attempt is due, oldest due first (uses deliveries_due). */
   due(now: number, limit: number): DeliveryRow[] {
-    return this.db
-      .prepare(
-        `SELECT * FROM webhook_deliveries WHERE status IN ('pending', 'failing') AND next_attempt_at <= ?
+    return sql(this.db, `SELECT * FROM webhook_deliveries WHERE status IN ('pending', 'failing') AND next_attempt_at <= ?
          ORDER BY next_attempt_at, rowid LIMIT ?`,
       )
       .all(now, limit) as unknown as DeliveryRow[];
@@ -75,24 +70,20 @@ export class WebhookStore {
    */
   claim(row: DeliveryRow, leaseUntil: number): boolean {
     return (
-      this.db
-        .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status IN ('pending', 'failing') AND next_attempt_at = ?")
+      sql(this.db, "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status IN ('pending', 'failing') AND next_attempt_at = ?")
         .run(leaseUntil, row.id, row.next_attempt_at).changes > 0
     );
   }
 
   /** A 2xx: done. */
   delivered(id: string, now: number): void {
-    this.db
-      .prepare("UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_attempt_at = ?, last_error = NULL, next_attempt_at = NULL WHERE id = ?")
+    sql(this.db, "UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_attempt_at = ?, last_error = NULL, next_attempt_at = NULL WHERE id = ?")
       .run(now, id);
   }
 
   /** A failed attempt: retried at `nextAttemptAt`, or given up when that is null. */
   failed(id: string, now: number, error: string, nextAttemptAt: number | null): void {
-    this.db
-      .prepare(
-        `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ?
+    sql(this.db, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ?
          WHERE id = ?`,
       )
       .run(nextAttemptAt === null ? "gave_up" : "failing", now, error, nextAttemptAt, id);

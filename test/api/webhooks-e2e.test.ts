@@ -4,14 +4,13 @@
  * receiver gets the same webhook-id again; a delivery pending at a restart is delivered after it;
  * the job shows the delivery state.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
+import { loadOrCreateTls } from "../../api/tls.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blob, startServer, waitForJob, type Server } from "./harness.ts";
 import { textPdf } from "./fixtures.ts";
@@ -71,15 +70,13 @@ async function submit(webhookUrl: string): Promise<string> {
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "folio-hook-"));
-  await promisify(execFile)("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem"),
-  ]);
-  cert = await readFile(path.join(dir, "cert.pem"));
-  key = await readFile(path.join(dir, "key.pem"));
+  // The same self-signed localhost certificate `folio serve` makes on first start.
+  const tls = await loadOrCreateTls(dir, {});
+  cert = tls.cert;
+  key = tls.key;
   const port = await startReceiver();
   receiverUrl = `https://127.0.0.1:${port}/hooks/folio`;
-  s = await startServer({ FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", NODE_EXTRA_CA_CERTS: path.join(dir, "cert.pem") });
+  s = await startServer({ FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", NODE_EXTRA_CA_CERTS: tls.certPath });
 }, 60_000);
 afterAll(async () => {
   await s?.cleanup();

@@ -5,15 +5,14 @@
  * every request. Schedules are shortened to milliseconds; time is otherwise real, because the
  * library checks `webhook-timestamp` against the clock.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
-import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
+import { loadOrCreateTls } from "../../api/tls.ts";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../../core/logger.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
@@ -64,6 +63,7 @@ class Receiver {
 
 let dir: string;
 let cert: Buffer;
+let tlsKey: Buffer;
 let db: Db;
 let tenants: TenantStore;
 let receiver: Receiver;
@@ -120,12 +120,11 @@ const waitFor = (fn: () => void, timeout = 10_000): Promise<void> => vi.waitFor(
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "folio-webhooks-"));
-  await promisify(execFile)("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem"),
-  ]);
-  cert = await readFile(path.join(dir, "cert.pem"));
-  receiver = new Receiver(await readFile(path.join(dir, "key.pem")), cert);
+  // The same self-signed localhost certificate `folio serve` makes on first start.
+  const tls = await loadOrCreateTls(dir, {});
+  cert = tls.cert;
+  tlsKey = tls.key;
+  receiver = new Receiver(tls.key, cert);
   base = await receiver.listen();
   db = openDb(path.join(dir, "data"));
   tenants = new TenantStore(db);
@@ -223,7 +222,7 @@ describe("webhook delivery", () => {
   });
 
   it("should not follow a redirect: a 302 to another URL is a failed attempt and the target gets nothing", async () => {
-    const target = new Receiver(await readFile(path.join(dir, "key.pem")), cert);
+    const target = new Receiver(tlsKey, cert);
     const targetUrl = await target.listen();
     try {
       const t = tenant();
@@ -243,7 +242,7 @@ describe("webhook delivery", () => {
   it("should connect to the address the guard checked, not re-resolve the name, and verify the certificate by name", async () => {
     // A second receiver on 127.0.0.2, same port. The guard's (injected) resolver says localhost is
     // 127.0.0.2; the system resolver would say 127.0.0.1 or ::1. Only a pinned connection lands here.
-    const pinned = new Receiver(await readFile(path.join(dir, "key.pem")), cert);
+    const pinned = new Receiver(tlsKey, cert);
     const port = new URL(base).port;
     await pinned.listen(Number(port), "127.0.0.2");
     try {
