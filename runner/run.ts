@@ -17,7 +17,7 @@ import { ExecAborted } from "./engines/exec.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
 import { countPages, inspectPdf } from "./engines/qpdf.ts";
 import { OPS } from "./ops/index.ts";
-import type { InspectedInput, OpContext } from "./ops/types.ts";
+import type { InspectedInput, OpContext, OpOutputFile } from "./ops/types.ts";
 
 export interface RunDeps {
   config: Config;
@@ -75,14 +75,14 @@ async function inspectInput(
   return { ...base, pages: facts.pages, encrypted: facts.encrypted };
 }
 
-async function describe(file: { path: string; filename: string; content_type: string }, qctx: { qpdf: string; work: string }): Promise<OutputFile> {
+async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }): Promise<OutputFile> {
   const hash = createHash("sha256");
   let size = 0;
   for await (const chunk of createReadStream(file.path)) {
     hash.update(chunk as Buffer);
     size += (chunk as Buffer).length;
   }
-  const pages = file.content_type === "application/pdf" ? await countPages(qctx, file.path) : null;
+  const pages = file.content_type === "application/pdf" ? (file.pages ?? (await countPages(qctx, file.path))) : null;
   return { filename: file.filename, path: file.path, content_type: file.content_type, size, sha256: hash.digest("hex"), pages };
 }
 
@@ -119,8 +119,13 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   const qctx = { qpdf: deps.config.FOLIO_QPDF, work, signal };
   const log = deps.log.child({ job_id: spec.job_id, operation: spec.operation });
   try {
-    const inputs: InspectedInput[] = [];
-    for (const input of spec.inputs) inputs.push(await inspectInput(input, def.accepts, limits, qctx));
+    // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
+    const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
+    let next = 0;
+    const inspectNext = async (): Promise<void> => {
+      for (let i = next++; i < spec.inputs.length; i = next++) inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx);
+    };
+    const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
     const ctx: OpContext<never> = {
       options: parsedOptions.data as never,
       inputs,
@@ -133,7 +138,7 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
       log,
       soffice: deps.soffice,
     };
-    const result = await def.run(ctx);
+    const result = await op.run(ctx);
     const outputs: OutputFile[] = [];
     for (const f of result.files) outputs.push(await describe(f, qctx));
     const duration_ms = Math.round(performance.now() - started);

@@ -6,7 +6,7 @@
  * (a 0600 file in the job's private work directory) so that they never appear on a command line.
  */
 import { randomBytes } from "node:crypto";
-import { rm, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { JobError } from "../../core/errors.ts";
 import { exec, type ExecResult } from "./exec.ts";
@@ -65,28 +65,61 @@ export interface PdfFacts {
 }
 
 /**
- * Opens a PDF the way every operation will and reports its page count. A password-protected
- * file is `encrypted_input`; anything qpdf cannot open (even after its own repair) is `invalid_pdf`.
+ * Opens a PDF the way every operation will and reports its page count and encryption, in one qpdf
+ * run (`--show-npages --show-encryption`). A file that needs a password makes qpdf print
+ * "Incorrect password supplied" instead of a page count: `encrypted_input`. Anything qpdf cannot
+ * open, even after its own repair, is `invalid_pdf`.
  */
 export async function inspectPdf(ctx: QpdfContext, file: string): Promise<PdfFacts> {
-  const res = await exec(ctx.qpdf, ["--no-warn", "--show-npages", file], { signal: ctx.signal });
+  const res = await exec(ctx.qpdf, ["--no-warn", "--show-npages", "--show-encryption", file], { signal: ctx.signal });
+  const out = res.stdout;
+  if (/invalid password|incorrect password supplied/i.test(out + res.stderr)) {
+    throw new JobError("encrypted_input", "The PDF is password-protected; remove the password first.");
+  }
   if (res.code !== QPDF_EXIT.OK && res.code !== QPDF_EXIT.WARNINGS) {
-    if (/invalid password/i.test(res.stderr)) {
-      throw new JobError("encrypted_input", "The PDF is password-protected; remove the password first.");
-    }
     throw new JobError("invalid_pdf", "The file is not a readable PDF, even after repair.");
   }
-  const pages = Number.parseInt(res.stdout.trim(), 10);
-  if (!Number.isFinite(pages) || pages < 1) {
-    throw new JobError("invalid_pdf", "The PDF has no pages.");
-  }
-  const enc = await exec(ctx.qpdf, ["--requires-password", file], { signal: ctx.signal });
-  // --requires-password: 0 = needs one (ruled out above), 2 = not encrypted, 3 = encrypted, opens without.
-  return { pages, encrypted: enc.code === 3 };
+  const pages = Number.parseInt(out.split("\n", 1)[0] ?? "", 10);
+  if (!Number.isFinite(pages) || pages < 1) throw new JobError("invalid_pdf", "The PDF has no pages.");
+  return { pages, encrypted: !out.includes("File is not encrypted") };
 }
 
 /** Page count of a PDF that Folio itself wrote. */
 export async function countPages(ctx: QpdfContext, file: string): Promise<number> {
   const res = await qpdf(ctx, ["--show-npages", file]);
   return Number.parseInt(res.stdout.trim(), 10);
+}
+
+/**
+ * Runs `qpdf --json=2 ARGS… INPUT` (qpdf manual, "qpdf JSON") and parses the JSON; for reading a
+ * document's structure (outlines, pages), never for anything carrying a secret. qpdf writes the
+ * JSON to a file in the work directory rather than to a pipe: it emits tens of thousands of tiny
+ * writes, and waking Node for each costs more than a third of the run on large outlines.
+ */
+export async function qpdfJson(ctx: QpdfContext, args: readonly string[], input: string): Promise<unknown> {
+  const file = path.join(ctx.work, `qpdf-json-${randomBytes(8).toString("hex")}.json`);
+  try {
+    await qpdf(ctx, ["--json=2", ...args, input, file]);
+    const text = await readFile(file, "utf8");
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw new QpdfError(QPDF_EXIT.ERROR, `qpdf wrote ${text.length} characters that are not JSON (${String(err)})`);
+    }
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+/**
+ * A qpdf failure caused by one of the inputs, as the client's error. qpdf names the file it was
+ * reading when it gives up ("qpdf: /in/a.pdf (object 3 0): Loop detected in /Pages structure"):
+ * damage that --show-npages tolerated but copying pages does not. A failure that names an input
+ * is invalid_pdf for that input; anything else is returned unchanged (an internal error).
+ */
+export function blameInput(err: unknown, inputs: readonly { path: string; filename: string }[]): unknown {
+  if (!(err instanceof QpdfError)) return err;
+  const culprit = inputs.find((i) => err.stderr.includes(`qpdf: ${path.resolve(i.path)}`));
+  if (!culprit) return err;
+  return new JobError("invalid_pdf", `Input "${culprit.filename}" is damaged in a way that cannot be repaired.`, { cause: err });
 }

@@ -1,16 +1,16 @@
-/** The operations, by name. */
+/**
+ * The operations, by name. Each is loaded only when a job needs it: a one-shot `folio run merge`
+ * then does not pay for loading sharp (compress) or the LibreOffice pool (convert).
+ */
 import type { Operation } from "../../core/schemas/options.ts";
-import { compress } from "./compress.ts";
-import { convert } from "./convert.ts";
-import { merge } from "./merge.ts";
-import { protect } from "./protect.ts";
-import { split } from "./split.ts";
-import type { OpDefinition } from "./types.ts";
+import type { OpDefinition, OpShape } from "./types.ts";
 
-export const OPS: Record<Operation, OpDefinition<never>> = {
-  compress: compress,
-  merge: merge,
-  split: split,
-  convert: convert,
-  protect: protect,
+type Loader = () => Promise<OpDefinition<never>>;
+
+export const OPS: Record<Operation, OpShape & { load: Loader }> = {
+  compress: { operation: "compress", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./compress.ts")).compress },
+  merge: { operation: "merge", accepts: "pdf", minInputs: 2, maxInputs: "max_merge_files", load: async () => (await import("./merge.ts")).merge },
+  split: { operation: "split", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./split.ts")).split },
+  convert: { operation: "convert", accepts: "any", minInputs: 1, maxInputs: 1, load: async () => (await import("./convert.ts")).convert },
+  protect: { operation: "protect", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./protect.ts")).protect },
 };

@@ -45,6 +45,8 @@ export interface OpOutputFile {
   /** Name the client downloads it as. */
   filename: string;
   content_type: string;
+  /** Page count, when the op knows it (saves a qpdf run, and works for encrypted outputs). */
+  pages?: number;
 }
 
 export interface OpResult {
@@ -52,11 +54,15 @@ export interface OpResult {
   figures: Record<string, unknown>;
 }
 
-export interface OpDefinition<O> {
+/** What the runner must know of an operation before loading it. */
+export interface OpShape {
   operation: Operation;
   /** Inputs accepted: PDFs only, or any document kind (convert). */
   accepts: "pdf" | "any";
   minInputs: number;
   maxInputs: number | "max_merge_files";
+}
+
+export interface OpDefinition<O> extends OpShape {
   run(ctx: OpContext<O>): Promise<OpResult>;
 }

@@ -98,6 +98,15 @@ describe("transport and auth", () => {
     expect(JSON.stringify(list)).not.toContain(rotated.key.split("_").pop());
   });
 
+  it("stores keys only as hashes: the database holds no key secret", async () => {
+    const { readFileSync } = await import("node:fs");
+    const db = Buffer.concat([readFileSync(path.join(s.dataDir, "folio.db")), readFileSync(path.join(s.dataDir, "folio.db-wal"))]);
+    for (const key of [s.key, other.key]) {
+      const secret = key.split("_").pop()!;
+      expect(db.includes(Buffer.from(secret))).toBe(false);
+    }
+  });
+
   it("returns rate limit headers in the IETF draft form on every response", async () => {
     const res = await s.request("GET", "/v1/jobs");
     expect(res.headers["ratelimit-policy"]).toBe('"default";q=600;w=60');
@@ -379,6 +388,28 @@ describe("service endpoints", () => {
     const html = (await s.request("GET", "/docs", { key: null })).text;
     expect(html).toContain("/v1/pdf/compress");
     expect(html).toContain("idempotency_conflict");
+  });
+});
+
+describe("protect through the API", () => {
+  it("encrypts, and the passwords appear in no job record, response or log", async () => {
+    const userPw = "--Pässwörd \"with\" spaces-7731";
+    const ownerPw = "owner-secret-5c1f0e";
+    secrets.push(userPw, ownerPw);
+    const up = (await upload(s, [[a, "alpha.pdf"]])).json.data;
+    const res = await s.request("POST", "/v1/pdf/protect", {
+      json: { inputs: [{ file_id: up[0].id }], user_password: userPw, owner_password: ownerPw, permissions: { print: "low", copy: false } },
+      headers: { Prefer: "wait=30" },
+    });
+    expect(res.json.status, res.text).toBe("succeeded");
+    expect(res.text).not.toContain(userPw);
+    expect(res.json.options).toEqual({ encryption: "aes-256", permissions: { print: "low", modify: true, copy: false, annotate: true, fill_forms: true, assemble: true, accessibility: true } });
+    const file = path.join(s.dataDir, "check-protect.pdf");
+    await writeFile(file, (await s.request("GET", res.json.result.files[0].download_url)).body);
+    expect(await pdftotext(file, userPw)).toContain("alpha 1");
+    await expect(pdftotext(file)).rejects.toThrow();
+    const db = await import("node:fs").then((fs) => fs.readFileSync(path.join(s.dataDir, "folio.db")));
+    expect(db.includes(Buffer.from(userPw))).toBe(false);
   });
 });
 
