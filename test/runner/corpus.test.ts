@@ -7,6 +7,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobError } from "../../core/errors.ts";
+import type { RunnerResult } from "../../core/schemas/job.ts";
 import { CORPUS, qpdfCheck, tmpDir } from "../helpers/tools.ts";
 import { runOp } from "../helpers/runner.ts";
 
@@ -21,6 +22,18 @@ const CASES: [string, Record<string, unknown>, (f: string) => string[]][] = [
   ["split every 2", { mode: "every", every: 2 }, (f) => [f]],
   ["protect", { user_password: "corpus" }, (f) => [f]],
 ];
+
+/**
+ * Outputs that fail qpdf --check although their input passes it. Some corpus files fail the check
+ * themselves, and copying their pages copies their broken streams; protect outputs need a password.
+ */
+async function brokenOutputs(name: string, input: string, operation: string, outputs: RunnerResult["outputs"]): Promise<string[]> {
+  const pdfs = outputs.filter((o) => o.content_type === "application/pdf" && operation !== "protect");
+  if (!pdfs.length || !(await qpdfCheck(input))) return [];
+  const broken: string[] = [];
+  for (const o of pdfs) if (!(await qpdfCheck(o.path))) broken.push(`${name}: output ${o.filename} fails qpdf --check`);
+  return broken;
+}
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -45,14 +58,7 @@ describe(`qpdf corpus (${files.length} files)`, () => {
       const outcome = res instanceof JobError ? res.code : "ok";
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
       if (res instanceof JobError && !EXPECTED.has(res.code)) problems.push(`${f}: ${res.code} ${res.message} ${String((res.cause as Error | undefined)?.message ?? "")}`);
-      if (!(res instanceof JobError)) {
-        // Some corpus files fail qpdf --check themselves, and copying pages copies their broken
-        // streams; an output must be clean whenever its input was.
-        const pdfs = res.outputs.filter((o) => o.content_type === "application/pdf" && operation !== "protect");
-        if (pdfs.length && (await qpdfCheck(file))) {
-          for (const o of pdfs) if (!(await qpdfCheck(o.path))) problems.push(`${f}: output ${o.filename} fails qpdf --check`);
-        }
-      }
+      if (!(res instanceof JobError)) problems.push(...(await brokenOutputs(f, file, operation, res.outputs)));
       if (seconds > 30) problems.push(`${f}: took ${seconds.toFixed(1)} s`);
     }
     console.log(`${name}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
