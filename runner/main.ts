@@ -11,8 +11,24 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT, toJobError } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.ts";
-import { createSoffice } from "./engines/libreoffice.ts";
+import type { SofficeProvider } from "./engines/soffice-job.ts";
 import { runSpec } from "./run.ts";
+
+/**
+ * A cold (one-shot) LibreOffice provider whose modules load on first use: a `folio run merge`
+ * or a pod running split never pays for loading the office machinery.
+ */
+function lazyColdSoffice(config: Config, log: Logger): SofficeProvider {
+  let real: Promise<SofficeProvider> | null = null;
+  const get = (): Promise<SofficeProvider> => (real ??= import("./engines/libreoffice.ts").then((m) => m.createSoffice(config, log, 0)));
+  return {
+    engine: "cold",
+    toPdf: async (input, opts) => (await get()).toPdf(input, opts),
+    close: async () => {
+      if (real) await (await real).close();
+    },
+  };
+}
 
 const print = (line: string): void => {
   process.stdout.write(line + "\n");
@@ -39,7 +55,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   }
   // A one-shot run logs warnings only: its stdout is the result, its stderr stays quiet.
   const { config, log } = setup(process.env.FOLIO_LOG_LEVEL ? undefined : "warn");
-  const soffice = createSoffice(config, log, 0);
+  const soffice = lazyColdSoffice(config, log);
   try {
     const spec = {
       operation: args.operation,
@@ -58,6 +74,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
 }
 
 async function workerLoop(config: Config, log: Logger): Promise<number> {
+  const { createSoffice } = await import("./engines/libreoffice.ts");
   const soffice = createSoffice(config, log, Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE));
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   try {
@@ -90,7 +107,7 @@ export async function runnerCommand(argv: readonly string[]): Promise<number> {
     process.stderr.write("usage: folio runner --spec FILE|-   or   folio runner --worker\n");
     return EXIT.USAGE;
   }
-  const soffice = createSoffice(config, log, 0);
+  const soffice = lazyColdSoffice(config, log);
   try {
     const text = readFileSync(argv[1] === "-" ? 0 : argv[1], "utf8");
     print(JSON.stringify(await runSpec(JSON.parse(text) as unknown, { config, log, soffice })));
