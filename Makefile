@@ -37,7 +37,8 @@ unit: build ## Run the test suite only (no lint)
 	vitest run
 
 test: build typecheck lint ## The whole suite: type-check, lint, then every test on real engines
-	vitest run
+	status=0; vitest run --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
+	node test/summary.ts dist/test-results.json; exit $$status
 
 bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
 	node bench/runner.ts
