@@ -1,38 +1,29 @@
 /**
  * The embedded job backend: jobs and files in SQLite, bytes on the local disk, operations run by
- * the runner worker pool. node:sqlite is synchronous, so every check-then-write below that has no
- * `await` in between is atomic within this single process (idempotency, the queued → running
- * claim, finishing a job exactly once).
+ * the runner worker pool (scheduler.ts), expiry by retention.ts. node:sqlite is synchronous, so
+ * every check-then-write below that has no `await` in between is atomic within this single
+ * process (idempotency: concurrent identical requests create one job).
  */
 import { EventEmitter } from "node:events";
-import { mkdir, rm } from "node:fs/promises";
-import path from "node:path";
 import type { Config } from "../../core/config.ts";
 import { newId } from "../../core/ids.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { FileObject, JobObject, JobStatus } from "../../core/schemas/api.ts";
-import type { RunnerSpec } from "../../core/schemas/job.ts";
 import { redactOptions, type Operation } from "../../core/schemas/options.ts";
-import { seal, unseal } from "../../core/seal.ts";
+import { seal } from "../../core/seal.ts";
+import { rfc3339 } from "../../core/time.ts";
 import type { FsObjectStore } from "../../core/storage/fs-store.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import type { Metrics } from "../metrics.ts";
 import { sql, transaction, type Db } from "../store/db.ts";
 import { fileObject, FileStore, type FileRow } from "../store/files.ts";
-import { jobObject, JobStore, type JobRow, type WebhookState } from "../store/jobs.ts";
+import { jobObject, JobStore, type JobRow } from "../store/jobs.ts";
 import type { FileContent, JobBackend, NewJob, SubmitResult } from "./backend.ts";
-import { WorkerLost, type WorkerPool } from "./worker-pool.ts";
+import { sweepExpired } from "./retention.ts";
+import { JobScheduler, type WebhookSink } from "./scheduler.ts";
+import type { WorkerPool } from "./worker-pool.ts";
 
-export type WebhookEvent = "job.succeeded" | "job.failed" | "job.canceled";
-
-/** Where finished jobs are announced (the durable webhook queue). */
-export interface WebhookSink {
-  enqueue(tenantId: string, jobId: string, url: string, type: WebhookEvent, job: JobObject): void;
-  stateForJob(jobId: string): WebhookState | null;
-}
-
-/** A job interrupted by restarts this many times fails instead of running again. */
-const MAX_ATTEMPTS = 2;
+export type { WebhookEvent, WebhookSink } from "./scheduler.ts";
 const SECRET_FIELDS = ["user_password", "owner_password"];
 
 export interface LocalBackendDeps {
@@ -55,9 +46,8 @@ export class LocalBackend implements JobBackend {
   private readonly files: FileStore;
   private readonly ended = new EventEmitter();
   private readonly now: () => number;
+  private readonly scheduler: JobScheduler;
   private sweeper: NodeJS.Timeout | null = null;
-  private inFlight = new Set<Promise<void>>();
-  private stopping = false;
 
   constructor(deps: LocalBackendDeps) {
     this.d = deps;
@@ -65,6 +55,7 @@ export class LocalBackend implements JobBackend {
     this.files = new FileStore(deps.db);
     this.now = deps.now ?? Date.now;
     this.ended.setMaxListeners(0);
+    this.scheduler = new JobScheduler({ ...deps, jobs: this.jobs, files: this.files, now: this.now, view: (job) => this.view(job), ended: this.ended });
   }
 
   // --- files ---------------------------------------------------------------------------------
@@ -182,7 +173,7 @@ export class LocalBackend implements JobBackend {
         sql(this.d.db, "INSERT OR REPLACE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)")
           .run(nj.tenantId, idem.key, idem.hash, job.id, now);
       }
-      queueMicrotask(() => this.pump());
+      queueMicrotask(() => this.scheduler.pump());
       return { kind: "created", job: this.view(job) };
     });
   }
@@ -210,13 +201,12 @@ export class LocalBackend implements JobBackend {
     // Delete the record first: a running job's result then has nowhere to land.
     this.jobs.delete(job.id);
     for (const f of outputs) this.files.delete(f.id);
-    if (job.status === "running") this.d.pool.cancel(job.id);
-    await this.purgeInputs(job);
+    await this.scheduler.cancel(job);
     await Promise.all(outputs.map((f) => this.d.store.delete(f.storage_key)));
     if (unfinished) {
       this.d.metrics.jobs.inc({ operation: job.operation, outcome: "canceled" });
       if (job.webhook_url) {
-        const canceled = { ...snapshot, status: "canceled" as const, completed_at: new Date(this.now()).toISOString().replace(/\.\d{3}Z$/, "Z") };
+        const canceled = { ...snapshot, status: "canceled" as const, completed_at: rfc3339(this.now()) };
         this.d.webhooks.enqueue(tenantId, job.id, job.webhook_url, "job.canceled", canceled);
       }
       this.ended.emit(job.id);
@@ -239,158 +229,24 @@ export class LocalBackend implements JobBackend {
     return this.getJob(tenantId, id);
   }
 
-  // --- running -------------------------------------------------------------------------------
-
-  /** Claims queued jobs while workers are idle; each claim is atomic (queued → running). */
-  private pump(): void {
-    if (this.stopping) return;
-    this.d.metrics.queueDepth.set(this.queuedCount());
-    let idle = this.d.pool.size - this.inFlight.size;
-    if (idle <= 0) return;
-    for (const job of this.jobs.queued(idle)) {
-      if (!this.jobs.markRunning(job.id, this.now())) continue;
-      const task = this.execute({ ...job, status: "running", started_at: this.now(), attempts: job.attempts + 1 }).finally(() => {
-        this.inFlight.delete(task);
-        this.pump();
-      });
-      this.inFlight.add(task);
-      if (--idle <= 0) break;
-    }
-    this.d.metrics.queueDepth.set(this.queuedCount());
-    this.d.metrics.running.set(this.inFlight.size);
-  }
-
-  private queuedCount(): number {
-    return (sql(this.d.db, "SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'").get() as { n: number }).n;
-  }
-
-  private specFor(job: JobRow, outDir: string): RunnerSpec {
-    const sealed = this.jobs.getSecret(job.id);
-    const secrets = sealed ? (JSON.parse(unseal(this.d.sealKey, sealed)) as Record<string, unknown>) : {};
-    const limits = { max_pages: this.d.config.FOLIO_MAX_PAGES, max_file_bytes: this.d.config.FOLIO_MAX_FILE_BYTES, max_merge_files: this.d.config.FOLIO_MAX_MERGE_FILES };
-    return {
-      job_id: job.id,
-      operation: job.operation,
-      inputs: job.inputs.map((i) => ({ path: this.d.store.localPath(i.storage_key), filename: i.filename, ...(i.page_spec ? { pages: i.page_spec } : {}) })),
-      options: { ...job.options, ...secrets },
-      output_dir: outDir,
-      ...(job.output_filename ? { output_filename: job.output_filename } : {}),
-      limits,
-    };
-  }
-
-  private async execute(job: JobRow): Promise<void> {
-    const started = this.now();
-    this.d.metrics.jobWait.observe({ operation: job.operation }, (started - job.created_at) / 1000);
-    const outDir = path.join(this.d.workDir, job.id);
-    await mkdir(outDir, { recursive: true, mode: 0o700 });
-    try {
-      const answer = await this.d.pool.run(job.id, this.specFor(job, outDir));
-      if ("result" in answer) await this.succeed(job, answer.result);
-      else this.fail(job, answer.error);
-    } catch (err) {
-      if (err instanceof WorkerLost && !this.jobs.byId(job.id)) return; // deleted (canceled) while running
-      if (err instanceof WorkerLost && this.stopping) return; // left running: requeued at next start
-      this.d.log.error({ err, job_id: job.id }, "Job failed with an internal error");
-      this.fail(job, { code: "internal_error", message: "The job failed because of an internal error." });
-    } finally {
-      await rm(outDir, { recursive: true, force: true });
-      this.d.metrics.jobDuration.observe({ operation: job.operation, outcome: this.jobs.byId(job.id)?.status ?? "canceled" }, (this.now() - started) / 1000);
-    }
-  }
-
-  private async succeed(job: JobRow, result: { outputs: { path: string; filename: string; content_type: string; size: number; sha256: string; pages: number | null }[]; figures: Record<string, unknown> }): Promise<void> {
-    const now = this.now();
-    const rows: FileRow[] = result.outputs.map((o) => {
-      const id = newId("file");
-      return { id, tenant_id: job.tenant_id, role: "output", job_id: job.id, filename: o.filename, content_type: o.content_type, size: o.size, sha256: o.sha256, pages: o.pages, storage_key: `${job.tenant_id}/${id}`, created_at: now, expires_at: now + job.retention_ms };
-    });
-    for (const [i, o] of result.outputs.entries()) await this.d.store.putFile(rows[i]!.storage_key, o.path);
-    const finished = transaction(this.d.db, () => {
-      if (!this.jobs.finish(job.id, "succeeded", now, { result: { figures: result.figures } })) return false;
-      for (const r of rows) this.files.insert(r);
-      return true;
-    });
-    if (!finished) {
-      // Canceled meanwhile: the outputs have no job to belong to.
-      await Promise.all(rows.map((r) => this.d.store.delete(r.storage_key)));
-      return;
-    }
-    await this.ended_(job, "succeeded", "job.succeeded");
-  }
-
-  private fail(job: JobRow, error: { code: string; message: string }): void {
-    if (!this.jobs.finish(job.id, "failed", this.now(), { error })) return;
-    void this.ended_(job, error.code, "job.failed");
-  }
-
-  private async ended_(job: JobRow, outcome: string, event: WebhookEvent): Promise<void> {
-    this.jobs.deleteSecret(job.id);
-    this.d.metrics.jobs.inc({ operation: job.operation, outcome });
-    await this.purgeInputs(job);
-    const fresh = this.jobs.byId(job.id);
-    if (fresh?.webhook_url) this.d.webhooks.enqueue(fresh.tenant_id, fresh.id, fresh.webhook_url, event, this.view(fresh));
-    this.ended.emit(job.id);
-  }
-
-  /** Inputs are deleted as soon as their job ends (API.md "Retention"), unless another unfinished job uses them. */
-  private async purgeInputs(job: JobRow): Promise<void> {
-    for (const i of job.inputs) {
-      const users = sql(this.d.db, "SELECT COUNT(*) AS n FROM jobs WHERE id != ? AND status IN ('queued', 'running') AND inputs LIKE ?")
-        .get(job.id, `%"${i.file_id}"%`) as { n: number };
-      if (users.n > 0) continue;
-      this.files.delete(i.file_id);
-      await this.d.store.delete(i.storage_key);
-    }
-  }
-
   // --- lifecycle -----------------------------------------------------------------------------
 
-  /** Deletes what has expired: job records with their outputs, and unused uploads. */
-  async sweep(): Promise<{ jobs: number; files: number }> {
-    const now = this.now();
-    let jobs = 0;
-    let files = 0;
-    for (const job of this.jobs.expired(now)) {
-      for (const f of this.files.byJob(job.id)) {
-        this.files.delete(f.id);
-        await this.d.store.delete(f.storage_key);
-        files++;
-      }
-      this.jobs.delete(job.id);
-      jobs++;
-    }
-    for (const f of this.files.expired(now)) {
-      this.files.delete(f.id);
-      await this.d.store.delete(f.storage_key);
-      files++;
-    }
-    return { jobs, files };
+  /** Deletes what has expired (see retention.ts). */
+  sweep(): Promise<{ jobs: number; files: number }> {
+    return sweepExpired({ jobs: this.jobs, files: this.files, store: this.d.store }, this.now());
   }
 
-  /**
-   * Recovers from a restart: jobs left `running` ran in workers that are gone; they are queued
-   * again, or failed once they have been interrupted MAX_ATTEMPTS times. No result was recorded
-   * for them, so none has run to completion.
-   */
   start(): void {
-    this.stopping = false;
-    for (const job of this.jobs.byStatus("running")) {
-      if (job.attempts >= MAX_ATTEMPTS) this.fail(job, { code: "internal_error", message: "The job was interrupted by restarts and did not complete." });
-      else this.jobs.requeue(job.id);
-    }
+    this.scheduler.start();
     this.sweeper = setInterval(() => {
       this.sweep().catch((err: unknown) => this.d.log.error({ err }, "Retention sweep failed"));
     }, this.d.config.FOLIO_SWEEP_INTERVAL_MS);
     this.sweeper.unref();
-    this.pump();
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
     if (this.sweeper) clearInterval(this.sweeper);
-    await this.d.pool.close();
-    await Promise.allSettled([...this.inFlight]);
+    await this.scheduler.stop();
   }
 
   async ready(): Promise<boolean> {
