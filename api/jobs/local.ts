@@ -5,38 +5,23 @@
  * process (idempotency: concurrent identical requests create one job).
  */
 import { EventEmitter } from "node:events";
-import type { Config } from "../../core/config.ts";
 import { newId } from "../../core/ids.ts";
-import type { Logger } from "../../core/logger.ts";
 import type { FileObject, JobObject, JobStatus } from "../../core/schemas/api.ts";
 import { redactOptions, type Operation } from "../../core/schemas/options.ts";
 import { seal } from "../../core/seal.ts";
 import { rfc3339 } from "../../core/time.ts";
-import type { FsObjectStore } from "../../core/storage/fs-store.ts";
 import type { UploadedPart } from "../http/uploads.ts";
-import type { Metrics } from "../metrics.ts";
-import { sql, transaction, type Db } from "../store/db.ts";
+import { sql, transaction } from "../store/db.ts";
 import { fileObject, FileStore, type FileRow } from "../store/files.ts";
 import { jobObject, JobStore, type JobRow } from "../store/jobs.ts";
 import type { FileContent, JobBackend, NewJob, SubmitResult } from "./backend.ts";
 import { sweepExpired } from "./retention.ts";
-import { JobScheduler, type WebhookSink } from "./scheduler.ts";
-import type { WorkerPool } from "./worker-pool.ts";
+import { JobScheduler, type EmbeddedDeps } from "./scheduler.ts";
 
 export type { WebhookEvent, WebhookSink } from "./scheduler.ts";
 const SECRET_FIELDS = ["user_password", "owner_password"];
 
-export interface LocalBackendDeps {
-  db: Db;
-  store: FsObjectStore;
-  pool: WorkerPool;
-  config: Config;
-  log: Logger;
-  metrics: Metrics;
-  webhooks: WebhookSink;
-  /** Key sealing protect passwords of queued jobs (32 bytes). */
-  sealKey: Buffer;
-  workDir: string;
+export interface LocalBackendDeps extends EmbeddedDeps {
   now?: () => number;
 }
 

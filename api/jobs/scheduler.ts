@@ -31,18 +31,23 @@ export interface WebhookSink {
 /** A job interrupted by restarts this many times fails instead of running again. */
 const MAX_ATTEMPTS = 2;
 
-export interface SchedulerDeps {
+/** What the embedded backend is built from (LocalBackend takes these; the scheduler shares them). */
+export interface EmbeddedDeps {
   db: Db;
-  jobs: JobStore;
-  files: FileStore;
   store: FsObjectStore;
   pool: WorkerPool;
   config: Config;
   log: Logger;
   metrics: Metrics;
   webhooks: WebhookSink;
+  /** Key sealing protect passwords of queued jobs (32 bytes). */
   sealKey: Buffer;
   workDir: string;
+}
+
+export interface SchedulerDeps extends EmbeddedDeps {
+  jobs: JobStore;
+  files: FileStore;
   now: () => number;
   /** The API's Job object for a record (for webhook payloads). */
   view: (job: JobRow) => JobObject;
