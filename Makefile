@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
 
-.PHONY: help setup build run test lint typecheck unit bench-runner bench-api clean
+.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,6 +39,9 @@ unit: build ## Run the test suite only (no lint)
 test: build typecheck lint ## The whole suite: type-check, lint, then every test on real engines
 	status=0; vitest run --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
 	node test/summary.ts dist/test-results.json; exit $$status
+
+crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schemas (a test fails when it is stale)
+	node controller/gen-crd.ts
 
 bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
 	node bench/runner.ts

@@ -25,6 +25,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { SsrfGuard, UrlCheck } from "../../core/net/ssrf.ts";
 import type { JobObject } from "../../core/schemas/api.ts";
 import { rfc3339 } from "../../core/time.ts";
+import { RETRY_JITTER, RETRY_SCHEDULE_MS, retryDelay } from "../../core/webhooks/schedule.ts";
 import { signHeaders, unixSeconds } from "../../core/webhooks/sign.ts";
 import type { Db } from "../store/db.ts";
 import type { WebhookState } from "../store/jobs.ts";
@@ -32,12 +33,11 @@ import type { Tenant } from "../store/tenants.ts";
 import { WebhookStore, type DeliveryRow, type WebhookEventType } from "../store/webhooks.ts";
 import { postWebhook, type PostOutcome, type TlsTrust } from "./http.ts";
 
+export { RETRY_SCHEDULE_MS, retryDelay } from "../../core/webhooks/schedule.ts";
+
 const S = 1000;
 const MIN = 60 * S;
 const H = 60 * MIN;
-
-/** Delays before the 2nd, 3rd, … attempt (Standard Webhooks' suggested schedule, as Svix uses). */
-export const RETRY_SCHEDULE_MS: readonly number[] = [5 * S, 5 * MIN, 30 * MIN, 2 * H, 5 * H, 10 * H, 10 * H];
 
 /** Per attempt one of delivered | failed | blocked (the guard refused the URL); gave_up once more at the end. */
 export type WebhookOutcome = "delivered" | "failed" | "gave_up" | "blocked";
@@ -83,12 +83,6 @@ export interface WebhookDeliveryOptions {
   onOutcome?: (outcome: WebhookOutcome) => void;
 }
 
-/** The delay before the next attempt after `attempts` failed ones, jittered; null = give up. */
-export function retryDelay(attempts: number, schedule: readonly number[], jitter: number, random: () => number): number | null {
-  const base = schedule[attempts - 1];
-  if (base === undefined) return null;
-  return Math.round(base * (1 + (random() * 2 - 1) * jitter));
-}
 
 /** An answer that says the host is unwell: counted by the breaker, then unwrapped again. */
 class Unhealthy extends Error {
@@ -127,7 +121,7 @@ export class WebhookDelivery {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.schedule = options.schedule ?? RETRY_SCHEDULE_MS;
-    this.jitter = options.jitter ?? 0.2;
+    this.jitter = options.jitter ?? RETRY_JITTER;
     this.timeoutMs = options.timeoutMs ?? 15 * S;
     this.breakerOpts = { volumeThreshold: 5, errorThresholdPercentage: 50, resetTimeoutMs: MIN, rollingWindowMs: 10 * MIN, ...options.breaker };
   }

@@ -1,0 +1,288 @@
+/**
+ * The reconciler's brain: a pure `decide(pdfJob, observedJob, now, opts)` that returns what to
+ * do (ARCHITECTURE.md "Controller rules"; controller-runtime's level-based reconcile). It reads
+ * the world as it is — the PdfJob, its child Job, the runner pod's termination message — never
+ * the event that woke it, and returns the same actions for the same inputs; once the status
+ * reflects the world it returns nothing (at most a requeue for the next due time).
+ *
+ * Phases: Pending (Job created) → Running (the Job has a pod) → Succeeded | Failed, or Canceled
+ * when the PdfJob is deleted before it ended. A terminal status is final: nothing re-reads the Job.
+ *
+ * The apply layer performs the actions in order and stops at the first error (the key is then
+ * requeued with backoff; the next reconcile recomputes everything):
+ * - createJob: 409 AlreadyExists is success (the name is deterministic);
+ * - updateStatus: writes the whole status through the status subresource (at most one per list;
+ *   a 409 Conflict requeues like any error);
+ * - deliverWebhook: one attempt, then writes `recordWebhookAttempt(pdfJob.status, …)` (controller/
+ *   ledger.ts) and requeues after its delay. It only ever comes from a ledger already in the
+ *   PdfJob's status, never in the same list as an updateStatus;
+ * - deleteStorage: deletes the keys and everything under the prefixes; absent objects are fine;
+ * - deleteJob: foreground propagation, so the runner has stopped before storage is deleted;
+ * - requeueAfter: at most one, always last.
+ */
+import type { V1Job } from "@kubernetes/client-node";
+import { jobIdOf, pdfJobToApiJob } from "../core/pdfjob-view.ts";
+import type { JobObject } from "../core/schemas/api.ts";
+import {
+  jobStoragePrefix,
+  PDFJOB_FINALIZER,
+  TERMINAL_PHASES,
+  validatePdfJobSpec,
+  type PdfJob,
+  type PdfJobSpec,
+  type PdfJobStatus,
+  type WebhookEventType,
+} from "../core/schemas/pdfjob.ts";
+import { rfc3339 } from "../core/time.ts";
+import { buildJob, childJobName, runnerPodSpec, RUNNER_SPEC_MAX_BYTES, type JobTemplateOptions } from "./job-template.ts";
+import { camelReason, newLedger, nextAttemptMs, settled, SUCCEEDED, withCondition } from "./ledger.ts";
+import { jobFinished, jobStarted, ownedBy, readOutcome, toMs, type ObservedPod, type Outcome } from "./observe.ts";
+
+export type { ObservedPod } from "./observe.ts";
+
+export type EventType = "Normal" | "Warning";
+
+/** One Standard Webhooks message to attempt. */
+export interface WebhookDelivery {
+  url: string;
+  tenant: string;
+  /** `webhook-id`: the same on every attempt. */
+  messageId: string;
+  eventType: WebhookEventType;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** The body: the Job object as of the event (its webhook field as before any attempt). */
+  payload: { type: WebhookEventType; timestamp: string; data: JobObject };
+}
+
+export type Action =
+  | { action: "addFinalizer" }
+  | { action: "createJob"; job: V1Job }
+  | { action: "deleteJob"; name: string }
+  | { action: "updateStatus"; status: PdfJobStatus }
+  | { action: "recordEvent"; type: EventType; reason: string; message: string }
+  | { action: "deliverWebhook"; delivery: WebhookDelivery }
+  | { action: "deleteStorage"; keys: string[]; prefixes: string[] }
+  | { action: "deletePdfJob" }
+  | { action: "removeFinalizer" }
+  | { action: "requeueAfter"; ms: number };
+
+export interface DecideOptions {
+  template: JobTemplateOptions;
+  /** The runner container's last termination (the newest pod of the Job), if any. */
+  observedPod?: ObservedPod;
+  /** Input keys that other unfinished PdfJobs still use: never deleted from under them. */
+  inputKeysInUse?: ReadonlySet<string>;
+}
+
+/** How long to wait for a deleted Job's runner to stop before looking again. */
+export const JOB_GONE_POLL_MS = 5000;
+const INTERNAL_MESSAGE = "The job failed because of an internal error.";
+
+interface Ctx {
+  pj: PdfJob;
+  status: PdfJobStatus;
+  now: number;
+  generation: number;
+  opts: DecideOptions;
+}
+
+const event = (type: EventType, reason: string, message: string): Action => ({ action: "recordEvent", type, reason, message });
+const isTerminal = (s: PdfJobStatus): boolean => s.phase !== undefined && TERMINAL_PHASES.includes(s.phase);
+
+/** Order-insensitive deep equality of JSON values. */
+function sameJson(a: unknown, b: unknown): boolean {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canon) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, x]) => [k, canon(x)])) : v;
+  return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
+}
+
+function updateIfChanged(ctx: Ctx, next: PdfJobStatus): Action[] {
+  return sameJson(ctx.status, next) ? [] : [{ action: "updateStatus", status: next }];
+}
+
+/** What to do for this PdfJob now; see the module comment. */
+export function decide(pj: PdfJob, observedJob: V1Job | null, now: Date, opts: DecideOptions): Action[] {
+  const ctx: Ctx = { pj, status: pj.status ?? {}, now: now.getTime(), generation: pj.metadata.generation ?? 0, opts };
+  if (pj.metadata.deletionTimestamp) return finalize(ctx, observedJob);
+  // The finalizer first, alone: the metadata write wakes the next reconcile.
+  if (!pj.metadata.finalizers?.includes(PDFJOB_FINALIZER)) return [{ action: "addFinalizer" }];
+  if (isTerminal(ctx.status)) return afterEnd(ctx);
+  const checked = validatePdfJobSpec(pj.spec);
+  if (!checked.ok) return end(ctx, { phase: "Failed", error: { code: "validation_failed", message: checked.message } });
+  return run(ctx, checked.spec, observedJob);
+}
+
+// --- pending and running ---------------------------------------------------------------------------
+
+function progress(ctx: Ctx, phase: "Pending" | "Running", jobName: string, startTime?: string): PdfJobStatus {
+  const message = phase === "Running" ? `Job ${jobName} is running.` : `Job ${jobName} was created.`;
+  return {
+    ...ctx.status,
+    phase,
+    observedGeneration: ctx.generation,
+    jobName,
+    ...(startTime ? { startTime } : {}),
+    conditions: withCondition(ctx.status.conditions, { type: SUCCEEDED, status: "Unknown", reason: phase, message }, ctx.now, ctx.generation),
+  };
+}
+
+function create(ctx: Ctx, spec: PdfJobSpec, name: string): Action[] {
+  if (JSON.stringify(runnerPodSpec(ctx.pj, spec, ctx.opts.template.limits)).length > RUNNER_SPEC_MAX_BYTES) {
+    return end(ctx, { phase: "Failed", error: { code: "limit_exceeded", message: "The job has too many inputs or page ranges that are too long." } });
+  }
+  const actions: Action[] = [{ action: "createJob", job: buildJob(ctx.pj, spec, ctx.opts.template) }];
+  // A Running PdfJob without its Job: the Job was deleted from under it (or expired by its TTL
+  // while no controller ran). Running it again is safe: outputs go to deterministic keys.
+  const phase = ctx.status.phase === "Running" ? "Running" : "Pending";
+  actions.push(...updateIfChanged(ctx, progress(ctx, phase, name)));
+  if (!ctx.status.jobName) actions.push(event("Normal", "JobCreated", `Created Job ${name}`));
+  else if (phase === "Running") actions.push(event("Warning", "JobRecreated", `Re-created Job ${name}, which had disappeared`));
+  return actions;
+}
+
+function run(ctx: Ctx, spec: PdfJobSpec, job: V1Job | null): Action[] {
+  const name = childJobName(ctx.pj);
+  if (!job) return create(ctx, spec, name);
+  if (!ownedBy(job, ctx.pj)) {
+    return end(ctx, { phase: "Failed", error: { code: "internal_error", message: INTERNAL_MESSAGE }, detail: `Job ${name} exists and is not controlled by this PdfJob` });
+  }
+  const outcome = readOutcome(job, ctx.opts.observedPod, spec, jobStoragePrefix(spec.tenant, jobIdOf(ctx.pj)));
+  if (outcome) return end(ctx, { ...outcome, startTime: toMs(job.status?.startTime) });
+  // Phases never go back: a re-created Job of a Running PdfJob keeps it Running.
+  if (!jobStarted(job)) return updateIfChanged(ctx, progress(ctx, ctx.status.phase === "Running" ? "Running" : "Pending", name));
+  const startTime = ctx.status.startTime ?? rfc3339(toMs(job.status?.startTime) ?? ctx.now);
+  const next = progress(ctx, "Running", name, startTime);
+  const actions = updateIfChanged(ctx, next);
+  if (ctx.status.phase !== "Running") actions.push(event("Normal", "Started", `Job ${name} started`));
+  return actions;
+}
+
+// --- the end ----------------------------------------------------------------------------------------
+
+type Ending = Outcome & { startTime?: number | null; completionTime?: number | null };
+
+const EVENT_TYPES: Readonly<Record<string, WebhookEventType>> = { Succeeded: "job.succeeded", Failed: "job.failed", Canceled: "job.canceled" };
+
+/** The terminal status of an ending (completion time, expiry, ledger, condition). */
+function terminalStatus(ctx: Ctx, e: Ending): PdfJobStatus {
+  const completion = e.completionTime ?? ctx.now;
+  const reason = e.phase === "Failed" ? camelReason(e.error.code) : e.phase;
+  const message = e.phase === "Failed" ? e.error.message : e.phase === "Canceled" ? "The PdfJob was deleted before the job ended." : "The job succeeded.";
+  const { error: _e, outputs: _o, figures: _f, ...rest } = ctx.status;
+  const url = ctx.pj.spec.webhook?.url;
+  const retentionMs = (typeof ctx.pj.spec.retentionSeconds === "number" ? ctx.pj.spec.retentionSeconds : 3600) * 1000;
+  const startTime = ctx.status.startTime ?? (e.startTime ? rfc3339(e.startTime) : undefined);
+  return {
+    ...rest,
+    phase: e.phase,
+    observedGeneration: ctx.generation,
+    ...(startTime ? { startTime } : {}),
+    completionTime: rfc3339(completion),
+    ...(e.phase === "Succeeded" ? { outputs: e.outputs, figures: e.figures } : {}),
+    ...(e.phase === "Failed" ? { error: e.error } : {}),
+    ...(e.phase === "Canceled" ? {} : { expireTime: rfc3339(completion + retentionMs) }),
+    ...(url && !ctx.status.webhook ? { webhook: newLedger(jobIdOf(ctx.pj), EVENT_TYPES[e.phase]!, completion) } : {}),
+    conditions: withCondition(ctx.status.conditions, { type: SUCCEEDED, status: e.phase === "Succeeded" ? "True" : "False", reason, message }, ctx.now, ctx.generation),
+  };
+}
+
+function endEvent(ctx: Ctx, e: Ending): Action {
+  const job = ctx.status.jobName ?? childJobName(ctx.pj);
+  if (e.phase === "Succeeded") return event("Normal", "Succeeded", `Job ${job} succeeded with ${e.outputs.length} output(s)`);
+  if (e.phase === "Canceled") return event("Normal", "Canceled", "Canceled: the PdfJob is being deleted");
+  return event("Warning", camelReason(e.error.code), `Job failed: ${e.error.message}${e.detail ? ` (${e.detail})` : ""}`);
+}
+
+function inputKeys(ctx: Ctx): string[] {
+  const inUse = ctx.opts.inputKeysInUse ?? new Set<string>();
+  const keys = (Array.isArray(ctx.pj.spec.inputs) ? ctx.pj.spec.inputs : []).map((i) => i.key).filter((k) => typeof k === "string" && !inUse.has(k));
+  return [...new Set(keys)];
+}
+
+/** The job ended: delete its inputs (API.md "Retention"), then record the terminal status. */
+function end(ctx: Ctx, e: Ending): Action[] {
+  const keys = inputKeys(ctx);
+  const status = { ...terminalStatus(ctx, e), inputsDeletedTime: rfc3339(ctx.now) };
+  return [...(keys.length ? [{ action: "deleteStorage" as const, keys, prefixes: [] }] : []), { action: "updateStatus", status }, endEvent(ctx, e)];
+}
+
+// --- after the end: webhook and retention -------------------------------------------------------------
+
+function deliver(ctx: Ctx): Action | null {
+  const w = ctx.status.webhook;
+  const url = ctx.pj.spec.webhook?.url;
+  if (!w || !url || settled(w) || (nextAttemptMs(w) ?? Infinity) > ctx.now) return null;
+  const { webhook: _w, ...rest } = ctx.status;
+  const data = pdfJobToApiJob({ ...ctx.pj, status: rest });
+  const timestamp = data.completed_at ?? rfc3339(ctx.now);
+  const delivery: WebhookDelivery = { url, tenant: ctx.pj.spec.tenant, messageId: w.messageId, eventType: w.eventType, attempt: w.attempts + 1, payload: { type: w.eventType, timestamp, data } };
+  return { action: "deliverWebhook", delivery };
+}
+
+function requeueAt(ctx: Ctx, times: (number | null | undefined)[]): Action[] {
+  const future = times.filter((t): t is number => typeof t === "number" && t > ctx.now);
+  return future.length ? [{ action: "requeueAfter", ms: Math.min(...future) - ctx.now }] : [];
+}
+
+function allStorage(ctx: Ctx): Action {
+  const tenant = ctx.pj.spec.tenant;
+  const keys = [...inputKeys(ctx), ...(ctx.status.outputs ?? []).map((o) => o.key)];
+  return { action: "deleteStorage", keys: [...new Set(keys)], prefixes: [jobStoragePrefix(tenant, jobIdOf(ctx.pj))] };
+}
+
+function afterEnd(ctx: Ctx): Action[] {
+  const actions: Action[] = [];
+  let status = ctx.status;
+  if (!status.inputsDeletedTime) {
+    const keys = inputKeys(ctx);
+    if (keys.length) actions.push({ action: "deleteStorage", keys, prefixes: [] });
+    status = { ...status, inputsDeletedTime: rfc3339(ctx.now) };
+  }
+  const expire = status.expireTime === undefined ? null : Date.parse(status.expireTime);
+  if (expire !== null && !Number.isNaN(expire) && ctx.now >= expire) {
+    if (!status.storageDeletedTime) {
+      actions.push(allStorage(ctx), { action: "updateStatus", status: { ...status, storageDeletedTime: rfc3339(ctx.now) } });
+      actions.push(event("Normal", "Expired", "Deleted the job's storage objects: its retention ended"));
+    }
+    return [...actions, { action: "deletePdfJob" }];
+  }
+  // A status write wakes the next reconcile, which attempts the webhook from the written ledger.
+  if (status !== ctx.status) return [...actions, { action: "updateStatus", status }];
+  const delivery = deliver(ctx);
+  if (delivery) return [delivery];
+  return requeueAt(ctx, [status.webhook ? nextAttemptMs(status.webhook) : null, expire]);
+}
+
+// --- deletion -------------------------------------------------------------------------------------------
+
+/**
+ * A PdfJob being deleted (the API's DELETE, the retention sweep, kubectl): cancel it if it had
+ * not ended, stop its Job and wait for the runner to be gone, delete every storage object of the
+ * job, see its webhook through (the `job.canceled` one included), then let it go.
+ */
+function finalize(ctx: Ctx, job: V1Job | null): Action[] {
+  if (!ctx.pj.metadata.finalizers?.includes(PDFJOB_FINALIZER)) return [];
+  const actions: Action[] = [];
+  let status = ctx.status;
+  if (!isTerminal(status)) {
+    const canceled: Ending = { phase: "Canceled" };
+    status = terminalStatus(ctx, canceled);
+    actions.push(endEvent(ctx, canceled));
+  }
+  if (job && ownedBy(job, ctx.pj) && !jobFinished(job)) {
+    const name = job.metadata?.name ?? childJobName(ctx.pj);
+    const stop: Action[] = job.metadata?.deletionTimestamp ? [] : [{ action: "deleteJob", name }];
+    return [...updateIfChanged(ctx, status), ...actions, ...stop, { action: "requeueAfter", ms: JOB_GONE_POLL_MS }];
+  }
+  const storage: Action[] = [];
+  if (!status.storageDeletedTime) {
+    storage.push(allStorage(ctx));
+    status = { ...status, storageDeletedTime: rfc3339(ctx.now) };
+  }
+  if (!status.webhook || settled(status.webhook)) return [...storage, ...actions, { action: "removeFinalizer" }];
+  // Attempts go out only from a persisted ledger; a new one is written first (its write wakes us).
+  const delivery = deliver(ctx);
+  const wait = delivery ? [delivery] : requeueAt(ctx, [nextAttemptMs(status.webhook)]);
+  return [...storage, ...updateIfChanged(ctx, status), ...actions, ...wait];
+}

@@ -1,0 +1,358 @@
+/**
+ * The PdfJob custom resource (ARCHITECTURE.md "The PdfJob resource"): the zod schemas its CRD is
+ * generated from (controller/crd.ts), the names, keys and ids the API and the controller derive
+ * from it, and the contract of the runner pod the controller starts for it.
+ *
+ * Field names are camelCase as the Kubernetes API conventions ask; the runner pod's own spec and
+ * report are snake_case like the rest of the runner contract (core/schemas/job.ts).
+ *
+ * Secrets never enter a PdfJob: `spec.options` is the operation's options without the protect
+ * passwords, which live in a Secret owned by the PdfJob (`spec.secretRef`) and reach the runner
+ * as environment variables from secretKeyRefs.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { JOB_ERROR_CODES } from "../errors.ts";
+import { ID_PATTERN } from "../ids.ts";
+import { WEBHOOK_STATUSES } from "./api.ts";
+import { RunnerLimits } from "./job.ts";
+import { OPTIONS_SCHEMAS, Operation, PageRangeSpec } from "./options.ts";
+
+export const PDFJOB_GROUP = "folio.dev";
+export const PDFJOB_VERSION = "v1alpha1";
+export const PDFJOB_API_VERSION = `${PDFJOB_GROUP}/${PDFJOB_VERSION}`;
+export const PDFJOB_KIND = "PdfJob";
+export const PDFJOB_PLURAL = "pdfjobs";
+
+/**
+ * Set by the API at creation (and by the controller if missing): the controller removes it once
+ * the Job has stopped, the storage objects are deleted and the webhook is settled.
+ */
+export const PDFJOB_FINALIZER = "folio.dev/cleanup";
+
+/** Labels on PdfJobs, Jobs and pods, for filtered informers and list selectors. */
+export const LABELS = {
+  managedBy: "app.kubernetes.io/managed-by",
+  pdfJob: "folio.dev/pdfjob",
+  tenant: "folio.dev/tenant",
+  jobId: "folio.dev/job-id",
+} as const;
+export const MANAGED_BY = "folio";
+
+// --- names and ids -------------------------------------------------------------------------------
+
+/**
+ * The PdfJob name of a job id. Kubernetes names are DNS-1123 subdomains (lowercase, digits, `-`)
+ * while job ids are `job_` + 24 base62 characters, so the name escapes: `job_` becomes `job-` and
+ * an uppercase letter becomes `-` + its lowercase (`job_9aQm…` → `job-9a-qm…`); at most 52
+ * characters. The mapping is one-to-one, so the API reads a job with a single GET.
+ */
+export function pdfJobName(jobId: string): string {
+  if (!ID_PATTERN("job").test(jobId)) throw new Error(`not a job id: ${jobId}`);
+  return "job-" + jobId.slice(4).replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+}
+
+/** The job id of a PdfJob name (the inverse of pdfJobName); null for a name it never produces. */
+export function jobIdFromPdfJobName(name: string): string | null {
+  if (!/^job-(?:[0-9a-z]|-[a-z])+$/.test(name)) return null;
+  const id = "job_" + name.slice(4).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+  return ID_PATTERN("job").test(id) ? id : null;
+}
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** `prefix_` + 24 base62 characters (≈143 bits) of SHA-256 over the parts: an id shaped like newId's. */
+function derivedId(prefix: "file" | "msg", parts: readonly string[]): string {
+  let n = BigInt("0x" + createHash("sha256").update(parts.join("\u0000")).digest("hex"));
+  let out = "";
+  for (let i = 0; i < 24; i++) {
+    out = BASE62[Number(n % 62n)]! + out;
+    n /= 62n;
+  }
+  return `${prefix}_${out}`;
+}
+
+/** Where a job's outputs (and anything else its runner writes) live: one prefix per job. */
+export function jobStoragePrefix(tenant: string, jobId: string): string {
+  return `${tenant}/${jobId}/`;
+}
+
+/**
+ * The file id of a job's output `index`: deterministic, so that a retried pod overwrites the
+ * objects of the failed attempt instead of orphaning them, and the id needs no registry.
+ */
+export function outputFileId(tenant: string, jobId: string, index: number): string {
+  return derivedId("file", ["folio-output", tenant, jobId, String(index)]);
+}
+
+/**
+ * The file id of an output stored at `key`: its last path segment (outputs are stored at
+ * `{tenant}/{jobId}/{file id}`); for a key of another shape, an id derived from the key.
+ */
+export function fileIdFromKey(key: string): string {
+  const last = key.slice(key.lastIndexOf("/") + 1);
+  return ID_PATTERN("file").test(last) ? last : derivedId("file", ["folio-key", key]);
+}
+
+export const WEBHOOK_EVENT_TYPES = ["job.succeeded", "job.failed", "job.canceled"] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** The Standard Webhooks `webhook-id` of a job's event: the same on every retry, by any replica. */
+export function webhookMessageId(jobId: string, eventType: WebhookEventType): string {
+  return derivedId("msg", ["folio-webhook", jobId, eventType]);
+}
+
+// --- spec ----------------------------------------------------------------------------------------
+
+const Time = z.iso.datetime().meta({ description: "RFC 3339 UTC time." });
+const Key = z.string().min(1).max(1024).meta({ description: "An object-store key." });
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/).length(64);
+const Size = z.int().min(0).meta({ description: "Bytes." });
+
+export const PdfJobInput = z
+  .strictObject({
+    key: Key,
+    fileId: z.string().regex(/^file_[0-9A-Za-z]{24}$/).max(29).meta({ description: "The uploaded file's id (file_…)." }),
+    filename: z.string().min(1).max(255),
+    contentType: z.string().min(1).max(255),
+    size: Size,
+    sha256: Sha256,
+    pageCount: z.int().min(0).optional().meta({ description: "Page count, for PDFs." }),
+    pages: PageRangeSpec.optional().meta({ description: "Pages to take from this input (merge), e.g. \"1-3,7,10-\"." }),
+  })
+  .meta({ description: "An input: an uploaded file in the object store." });
+export type PdfJobInput = z.infer<typeof PdfJobInput>;
+
+export const PdfJobSpec = z
+  .strictObject({
+    tenant: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/)
+      .meta({ description: "The tenant id (ten_…); also the folio.dev/tenant label." }),
+    operation: Operation,
+    inputs: z.array(PdfJobInput).min(1).max(1000),
+    options: z.record(z.string(), z.unknown()).meta({
+      description: "The operation's options (API.md) without passwords; validated by the API and the controller with the operation's zod schema.",
+      "x-kubernetes-preserve-unknown-fields": true,
+      maxProperties: 64,
+    }),
+    secretRef: z
+      .strictObject({ name: z.string().min(1).max(253) })
+      .optional()
+      .meta({ description: "A Secret owned by this PdfJob holding the protect passwords (keys user_password, owner_password)." }),
+    webhook: z
+      .strictObject({ url: z.string().min(1).max(2048).regex(/^https:\/\//) })
+      .optional()
+      .meta({ description: "Notified (Standard Webhooks) when the job ends." }),
+    deadlineSeconds: z.int().min(1).max(86_400).meta({ description: "The Job's activeDeadlineSeconds: the job fails with `timeout` beyond." }),
+    retentionSeconds: z.int().min(1).max(86_400).meta({ description: "How long outputs and the PdfJob live after the job ends." }),
+    outputFilename: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^/\\\u0000-\u001f\u007f]+$/)
+      .optional()
+      .meta({ description: "Base name for the outputs (the extension is added)." }),
+    metadata: z
+      .record(z.string().max(40), z.string().max(500))
+      .optional()
+      .meta({ description: "The client's metadata, echoed back on the job.", maxProperties: 20 }),
+  })
+  .meta({
+    description: "What to run. Immutable after creation.",
+    "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "spec is immutable" }],
+  });
+export type PdfJobSpec = z.infer<typeof PdfJobSpec>;
+
+// --- status --------------------------------------------------------------------------------------
+
+export const PDFJOB_PHASES = ["Pending", "Running", "Succeeded", "Failed", "Canceled"] as const;
+export const PdfJobPhase = z.enum(PDFJOB_PHASES);
+export type PdfJobPhase = z.infer<typeof PdfJobPhase>;
+export const TERMINAL_PHASES: readonly PdfJobPhase[] = ["Succeeded", "Failed", "Canceled"];
+
+/** metav1.Condition, with the validation the Kubernetes API gives it. */
+export const Condition = z.object({
+  type: z
+    .string()
+    .max(316)
+    .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/),
+  status: z.enum(["True", "False", "Unknown"]),
+  observedGeneration: z.int().min(0).optional(),
+  lastTransitionTime: Time,
+  reason: z.string().min(1).max(1024).regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/),
+  message: z.string().max(32768),
+});
+export type Condition = z.infer<typeof Condition>;
+
+export const PdfJobOutput = z.object({
+  key: Key,
+  filename: z.string(),
+  contentType: z.string(),
+  size: Size,
+  sha256: z.string(),
+  pages: z.int().min(0).optional().meta({ description: "Page count, for PDFs." }),
+});
+export type PdfJobOutput = z.infer<typeof PdfJobOutput>;
+
+export const WebhookLedger = z
+  .object({
+    eventType: z.enum(WEBHOOK_EVENT_TYPES),
+    messageId: z.string().meta({ description: "The webhook-id header: the same on every attempt." }),
+    status: z.enum(WEBHOOK_STATUSES),
+    attempts: z.int().min(0),
+    lastAttemptTime: Time.optional(),
+    nextAttemptTime: Time.optional(),
+    deliveredTime: Time.optional(),
+    lastError: z.string().optional(),
+  })
+  .meta({ description: "The delivery ledger of the job's webhook: retries are requeue-afters, so a restart or fail-over resumes them." });
+export type WebhookLedger = z.infer<typeof WebhookLedger>;
+
+export const PdfJobStatus = z
+  .object({
+    phase: PdfJobPhase.optional(),
+    observedGeneration: z.int().min(0).optional(),
+    conditions: z.array(Condition).optional().meta({
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
+    }),
+    jobName: z.string().optional().meta({ description: "The batch/v1 Job running the runner." }),
+    startTime: Time.optional(),
+    completionTime: Time.optional(),
+    outputs: z.array(PdfJobOutput).optional(),
+    figures: z.record(z.string(), z.unknown()).optional().meta({
+      description: "The operation's figures (compress: original_size, size, ratio, compressed).",
+      "x-kubernetes-preserve-unknown-fields": true,
+    }),
+    error: z.object({ code: z.enum(JOB_ERROR_CODES), message: z.string() }).optional(),
+    webhook: WebhookLedger.optional(),
+    expireTime: Time.optional().meta({ description: "When the outputs and this PdfJob are deleted." }),
+    inputsDeletedTime: Time.optional().meta({ description: "When the inputs were deleted from storage (the job had ended)." }),
+    storageDeletedTime: Time.optional().meta({ description: "When every object of the job was deleted from storage." }),
+  })
+  .meta({ description: "What happened, written by the controller only." });
+export type PdfJobStatus = z.infer<typeof PdfJobStatus>;
+
+/** The part of ObjectMeta Folio reads (times as the API serializes them: RFC 3339 strings). */
+export const PdfJobMetadata = z.looseObject({
+  name: z.string(),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  generation: z.int().optional(),
+  resourceVersion: z.string().optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+  finalizers: z.array(z.string()).optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+
+export const PdfJob = z.object({
+  apiVersion: z.literal(PDFJOB_API_VERSION),
+  kind: z.literal(PDFJOB_KIND),
+  metadata: PdfJobMetadata,
+  spec: PdfJobSpec,
+  status: PdfJobStatus.optional(),
+});
+export type PdfJob = z.infer<typeof PdfJob>;
+
+// --- options without secrets --------------------------------------------------------------------
+
+/** Options that are secrets: kept in the PdfJob's Secret, never in its spec. */
+export const SECRET_OPTION_KEYS = ["user_password", "owner_password"] as const;
+export type SecretOptionKey = (typeof SECRET_OPTION_KEYS)[number];
+
+const { user_password: _u, owner_password: _o, ...protectShape } = OPTIONS_SCHEMAS.protect.shape;
+
+/**
+ * Each operation's options schema as it applies to `spec.options`: the same schemas the API
+ * validates with, the protect passwords left out (their rules only concern the passwords).
+ */
+export const SPEC_OPTIONS_SCHEMAS = {
+  ...OPTIONS_SCHEMAS,
+  protect: z.strictObject(protectShape),
+} as const;
+
+/** Checks a spec: its shape, its options against the operation's schema, and the Secret protect needs. */
+export function validatePdfJobSpec(spec: unknown): { ok: true; spec: PdfJobSpec } | { ok: false; message: string } {
+  const parsed = PdfJobSpec.safeParse(spec);
+  if (!parsed.success) return { ok: false, message: issues(parsed.error, "spec") };
+  const options = SPEC_OPTIONS_SCHEMAS[parsed.data.operation].safeParse(parsed.data.options);
+  if (!options.success) return { ok: false, message: issues(options.error, "spec.options") };
+  if (parsed.data.operation === "protect" && !parsed.data.secretRef) {
+    return { ok: false, message: "spec.secretRef: protect needs the Secret with user_password" };
+  }
+  return { ok: true, spec: parsed.data };
+}
+
+function issues(error: z.ZodError, root: string): string {
+  return error.issues.map((i) => `${[root, ...i.path.map(String)].join(".")}: ${i.message}`).join("; ");
+}
+
+// --- the runner pod's contract -----------------------------------------------------------------
+
+/** The environment variable carrying the RunnerPodSpec as JSON. */
+export const RUNNER_SPEC_ENV = "FOLIO_RUNNER_SPEC";
+/** The environment variable naming the file the runner writes its report to. */
+export const TERMINATION_MESSAGE_PATH_ENV = "FOLIO_TERMINATION_MESSAGE_PATH";
+/** The environment variables carrying the secret options (from secretKeyRefs to the PdfJob's Secret). */
+export const SECRET_OPTION_ENV: Readonly<Record<SecretOptionKey, string>> = {
+  user_password: "FOLIO_OPTION_USER_PASSWORD",
+  owner_password: "FOLIO_OPTION_OWNER_PASSWORD",
+};
+/** The kubelet keeps at most this much of a termination message. */
+export const TERMINATION_MESSAGE_MAX_BYTES = 4096;
+
+/**
+ * What a runner pod runs: the inputs by object-store key; each output `i` is stored at
+ * `outputKey(spec, i)`. Options come without secrets (see SECRET_OPTION_ENV).
+ */
+export const RunnerPodSpec = z.strictObject({
+  job_id: z.string().min(1).max(100),
+  tenant: z.string().min(1),
+  operation: Operation,
+  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })).min(1),
+  options: z.record(z.string(), z.unknown()),
+  /** Every object the runner writes has a key under this prefix (deleted as a whole with the job). */
+  output_prefix: z.string().min(1),
+  output_filename: z.string().min(1).max(200).optional(),
+  limits: RunnerLimits.partial().optional(),
+});
+export type RunnerPodSpec = z.infer<typeof RunnerPodSpec>;
+
+/** Where the runner stores output `index`. */
+export function outputKey(spec: Pick<RunnerPodSpec, "output_prefix" | "tenant" | "job_id">, index: number): string {
+  return spec.output_prefix + outputFileId(spec.tenant, spec.job_id, index);
+}
+
+/** Where the runner stores its full result when the report would not fit the termination message. */
+export function resultKey(spec: Pick<RunnerPodSpec, "output_prefix">): string {
+  return `${spec.output_prefix}result.json`;
+}
+
+export const RunnerPodOutput = z.object({
+  key: z.string().min(1),
+  filename: z.string(),
+  content_type: z.string(),
+  size: z.int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  pages: z.int().nonnegative().nullable(),
+});
+
+/** The runner pod's result: the RunnerResult with object keys instead of local paths. */
+export const RunnerPodResult = z.object({
+  operation: Operation,
+  outputs: z.array(RunnerPodOutput),
+  figures: z.record(z.string(), z.unknown()),
+  duration_ms: z.number().nonnegative(),
+});
+export type RunnerPodResult = z.infer<typeof RunnerPodResult>;
+
+/**
+ * The termination message when the result is larger than TERMINATION_MESSAGE_MAX_BYTES (a split
+ * into many parts): the result is stored at `resultKey(spec)` and the message points to it.
+ */
+export const RunnerPodResultRef = z.object({ result_key: z.string().min(1) });

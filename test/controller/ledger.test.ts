@@ -1,0 +1,89 @@
+/** The webhook ledger and conditions: the shared retry schedule, seeded jitter, 410 Gone, giving up. */
+import { describe, expect, it } from "vitest";
+import { camelReason, newLedger, recordWebhookAttempt, withCondition } from "../../controller/ledger.ts";
+import { RETRY_SCHEDULE_MS } from "../../core/webhooks/schedule.ts";
+import type { PdfJobStatus } from "../../core/schemas/pdfjob.ts";
+import { at, iso, JOB_ID } from "./fixtures.ts";
+
+const base = (): PdfJobStatus => ({ phase: "Succeeded", observedGeneration: 1, webhook: newLedger(JOB_ID, "job.succeeded", at(20).getTime()) });
+
+/** Fails `n` attempts in a row, starting at t = 20 s, each when it is due. */
+function failTimes(n: number): { status: PdfJobStatus; delays: (number | null)[] } {
+  let status = base();
+  let t = at(20);
+  const delays: (number | null)[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = recordWebhookAttempt(status, { delivered: false, error: "HTTP 503" }, t);
+    delays.push(r.requeueAfterMs);
+    status = r.status;
+    if (r.requeueAfterMs !== null) t = new Date(t.getTime() + r.requeueAfterMs);
+  }
+  return { status, delays };
+}
+
+describe("the webhook ledger", () => {
+  it("should record a delivery: delivered, its time, the condition True", () => {
+    const r = recordWebhookAttempt(base(), { delivered: true }, at(21));
+    expect(r.status.webhook).toMatchObject({ status: "delivered", attempts: 1, lastAttemptTime: iso(21), deliveredTime: iso(21) });
+    expect(r.status.webhook!.nextAttemptTime).toBeUndefined();
+    expect(r.status.conditions).toEqual([expect.objectContaining({ type: "WebhookDelivered", status: "True", reason: "Delivered", observedGeneration: 1 })]);
+    expect(r.requeueAfterMs).toBeNull();
+    expect(r.event).toMatchObject({ type: "Normal", reason: "WebhookDelivered" });
+  });
+
+  it("should retry after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (±20 %), then give up after the 8th attempt", () => {
+    const { status, delays } = failTimes(8);
+    expect(delays.at(-1)).toBeNull();
+    for (const [i, d] of delays.slice(0, 7).entries()) {
+      expect(d!).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[i]! * 0.8);
+      expect(d!).toBeLessThanOrEqual(RETRY_SCHEDULE_MS[i]! * 1.2);
+    }
+    expect(status.webhook).toMatchObject({ status: "gave_up", attempts: 8, lastError: "HTTP 503" });
+    expect(status.conditions![0]).toMatchObject({ type: "WebhookDelivered", status: "False", reason: "GaveUp" });
+  });
+
+  it("should compute the same retry time on every replica (seeded jitter) yet spread different messages", () => {
+    expect(failTimes(3).delays).toEqual(failTimes(3).delays);
+    const other = { ...base(), webhook: newLedger("job_0000000000000000000000zz", "job.succeeded", 0) };
+    const a = recordWebhookAttempt(base(), { delivered: false, error: "x" }, at(20)).requeueAfterMs;
+    const b = recordWebhookAttempt(other, { delivered: false, error: "x" }, at(20)).requeueAfterMs;
+    expect(a).not.toBe(b);
+  });
+
+  it("should mark a failed attempt failing with the next attempt's time and the condition Unknown", () => {
+    const r = recordWebhookAttempt(base(), { delivered: false, error: "connect ECONNREFUSED" }, at(20));
+    expect(r.status.webhook).toMatchObject({ status: "failing", attempts: 1, lastError: "connect ECONNREFUSED", lastAttemptTime: iso(20) });
+    expect(Date.parse(r.status.webhook!.nextAttemptTime!)).toBe(Math.floor((at(20).getTime() + r.requeueAfterMs!) / 1000) * 1000);
+    expect(r.status.conditions![0]).toMatchObject({ status: "Unknown", reason: "Failing" });
+    expect(r.event).toMatchObject({ type: "Warning", reason: "WebhookFailed" });
+  });
+
+  it("should stop at once when the receiver answers 410 Gone", () => {
+    const r = recordWebhookAttempt(base(), { delivered: false, error: "HTTP 410 Gone", gone: true }, at(20));
+    expect(r.status.webhook).toMatchObject({ status: "gave_up", attempts: 1 });
+    expect(r.requeueAfterMs).toBeNull();
+  });
+
+  it("should refuse a status without a ledger", () => {
+    expect(() => recordWebhookAttempt({}, { delivered: true }, at(0))).toThrow(/no webhook ledger/);
+  });
+});
+
+describe("conditions", () => {
+  it("should keep lastTransitionTime while the status stays, and move it when the status changes", () => {
+    const c1 = withCondition(undefined, { type: "Succeeded", status: "Unknown", reason: "Pending", message: "" }, at(1).getTime(), 1);
+    const c2 = withCondition(c1, { type: "Succeeded", status: "Unknown", reason: "Running", message: "" }, at(5).getTime(), 1);
+    const c3 = withCondition(c2, { type: "Succeeded", status: "True", reason: "Succeeded", message: "" }, at(9).getTime(), 1);
+    expect(c2[0]).toMatchObject({ reason: "Running", lastTransitionTime: iso(1) });
+    expect(c3[0]).toMatchObject({ status: "True", lastTransitionTime: iso(9) });
+    expect(c3).toHaveLength(1);
+  });
+
+  it.each([
+    ["invalid_pdf", "InvalidPdf"],
+    ["internal_error", "InternalError"],
+    ["timeout", "Timeout"],
+  ])("should write the job error %s as the reason %s", (code, reason) => {
+    expect(camelReason(code)).toBe(reason);
+  });
+});
