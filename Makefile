@@ -8,10 +8,10 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
 
-.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds clean
+.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke clean
 
 help: ## List the tasks
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(SETUP_STAMP): package-lock.json .node-version bin/setup bin/debian-packages.txt
 	bin/setup
@@ -48,6 +48,15 @@ bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and co
 
 bench-api: build ## Benchmark the API: GET job throughput/latency, merges end to end, RSS during a 1 GB upload
 	node bench/api.ts
+
+k8s-platform: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager pinned in test/k8s/versions.env (~11 min cold)
+	test/k8s/build.sh
+
+k8s-up: k8s-platform $(SETUP_STAMP) ## Run the local control plane + kubelet until Ctrl-C (prints KUBECONFIG)
+	node test/k8s/start.ts
+
+k8s-smoke: k8s-platform $(SETUP_STAMP) ## Smoke-check the control plane + local kubelet (Job complete, podFailurePolicy, deadline, PodSecurity)
+	node test/k8s/smoke.ts
 
 clean: ## Remove build output (keeps .tools and node_modules)
 	rm -rf dist

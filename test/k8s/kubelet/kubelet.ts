@@ -1,0 +1,278 @@
+/**
+ * The local kubelet: one fake Node whose "containers" are local processes (issue #4, "The test
+ * platform comes first"). It authenticates as the node (system:node:<name>, so the Node
+ * authorizer and NodeRestriction confine it exactly as they confine a real kubelet: it can read
+ * only the Secrets of pods bound to it) and, since no scheduler runs, binds unscheduled pods to
+ * itself through pods/binding with the scheduler's identity. Everything is level-based: every
+ * watch event and every resync calls `sync(pod)`, which decides from the object alone.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from "@kubernetes/client-node";
+import { loadKubeConfig } from "../kubeconfig.ts";
+import type { ObjectSource } from "./env.ts";
+import type { ImageMapping } from "./images.ts";
+import { registerNode, startHeartbeat } from "./node.ts";
+import { PodInformer } from "./pod-informer.ts";
+import { isTerminal } from "./pod-status.ts";
+import { PodWorker, type WorkerContext } from "./pod-worker.ts";
+import type { ProcessExit } from "./process.ts";
+
+export interface LocalKubeletOptions {
+  readonly nodeName: string;
+  /** Kubeconfig of the node identity (system:node:<nodeName>). */
+  readonly nodeKubeconfig: string;
+  /** Kubeconfig allowed to create pods/binding (system:kube-scheduler). */
+  readonly schedulerKubeconfig: string;
+  /** Reported as the Node's kubeletVersion (the control plane's version). */
+  readonly kubeletVersion: string;
+  /** Image → local process; see images.ts. */
+  readonly images: readonly ImageMapping[];
+  /** In-image executables → local argv prefixes (`{ folio: [node, bin/folio.ts] }`). */
+  readonly commands?: Readonly<Record<string, readonly string[]>>;
+  /** Kubelet environment variables every container inherits (the image's ENV stand-in). */
+  readonly inheritEnv?: readonly string[];
+  /** Where pod directories go; a fresh temp dir by default, removed on stop. */
+  readonly rootDir?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** What a test may look at for one pod this kubelet ran (kept after the pod is deleted). */
+export interface LocalPodView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  /** The pod's directory (rootfs with its volumes, home); removed once the pod is gone from the API. */
+  readonly dir: string;
+  /** stdout and stderr; kept until the kubelet stops. */
+  readonly logFile: string;
+  readonly pid?: number;
+  readonly exit?: ProcessExit;
+}
+
+const strategic = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch);
+const code = (err: unknown): number | undefined => (err instanceof ApiException ? err.code : undefined);
+
+/** A started local kubelet. */
+export class LocalKubelet {
+  readonly nodeName: string;
+  readonly rootDir: string;
+  readonly #opts: LocalKubeletOptions;
+  readonly #workers = new Map<string, PodWorker>();
+  /** Every pod this kubelet ran, by UID, for tests to inspect after the fact. */
+  readonly #ran = new Map<string, { namespace: string; name: string; worker: PodWorker }>();
+  readonly #binding = new Set<string>();
+  readonly #core: CoreV1Api;
+  readonly #scheduler: CoreV1Api;
+  /** Pods bound to this node, watched as the node (the Node authorizer allows no wider list). */
+  readonly #informer: PodInformer;
+  /** Unscheduled pods, watched as the scheduler, which is the identity that may bind them. */
+  readonly #unscheduled: PodInformer;
+  readonly #ownsRoot: boolean;
+  readonly #log: (line: string) => void;
+  #heartbeat: { stop: () => void } | undefined;
+  #stopped = false;
+
+  private constructor(opts: LocalKubeletOptions) {
+    this.#opts = opts;
+    this.nodeName = opts.nodeName;
+    this.#ownsRoot = opts.rootDir === undefined;
+    this.rootDir = opts.rootDir ?? mkdtempSync(join(tmpdir(), "folio-kubelet-"));
+    this.#log = opts.log ?? ((): void => undefined);
+    const kc = loadKubeConfig(opts.nodeKubeconfig);
+    this.#core = kc.makeApiClient(CoreV1Api);
+    this.#scheduler = loadKubeConfig(opts.schedulerKubeconfig).makeApiClient(CoreV1Api);
+    this.#informer = new PodInformer(kc, {
+      fieldSelector: `spec.nodeName=${opts.nodeName}`,
+      onUpsert: (pod) => {
+        this.#sync(pod);
+      },
+      onDelete: (pod) => {
+        this.#forget(pod);
+      },
+      log: this.#log,
+    });
+    this.#unscheduled = new PodInformer(loadKubeConfig(opts.schedulerKubeconfig), {
+      fieldSelector: "spec.nodeName=",
+      onUpsert: (pod) => {
+        this.#bind(pod);
+      },
+      onDelete: () => undefined,
+      resyncMs: 2000,
+      log: this.#log,
+    });
+    // Container processes must not outlive this process, however it ends.
+    process.once("exit", this.#killAll);
+  }
+
+  readonly #killAll = (): void => {
+    for (const worker of this.#workers.values()) worker.process?.kill("SIGKILL");
+  };
+
+  /** Registers the Node, starts its heartbeats and the pod informer. */
+  static async start(opts: LocalKubeletOptions): Promise<LocalKubelet> {
+    const kubelet = new LocalKubelet(opts);
+    try {
+      const kc = loadKubeConfig(opts.nodeKubeconfig);
+      const uid = await registerNode(kc, opts.nodeName, opts.kubeletVersion);
+      kubelet.#heartbeat = await startHeartbeat(kc, opts.nodeName, uid, kubelet.#log);
+      await kubelet.#informer.start();
+      await kubelet.#unscheduled.start();
+    } catch (err) {
+      await kubelet.stop();
+      throw err;
+    }
+    kubelet.#log(`kubelet: node ${opts.nodeName} is Ready`);
+    return kubelet;
+  }
+
+  /** Every pod this kubelet has run (or is running), oldest first. */
+  pods(): LocalPodView[] {
+    return [...this.#ran].map(([uid, { namespace, name, worker }]) => ({
+      namespace, name, uid, dir: worker.dir, logFile: worker.logFile,
+      ...(worker.process ? { pid: worker.process.pid } : {}),
+      ...(worker.exit ? { exit: worker.exit } : {}),
+    }));
+  }
+
+  /** Stops watching and kills every process (a node going away, not a drain). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#informer.stop();
+    this.#unscheduled.stop();
+    this.#heartbeat?.stop();
+    process.off("exit", this.#killAll);
+    const exits: Promise<unknown>[] = [];
+    for (const worker of this.#workers.values()) {
+      worker.vanish();
+      if (worker.process) exits.push(worker.process.exited);
+    }
+    await Promise.all(exits);
+    if (this.#ownsRoot) rmSync(this.rootDir, { recursive: true, force: true });
+  }
+
+  #sync(pod: V1Pod): void {
+    const uid = pod.metadata?.uid ?? "";
+    if (pod.spec?.nodeName !== this.nodeName) return;
+    const worker = this.#workers.get(uid);
+    if (worker) {
+      worker.update(pod);
+      return;
+    }
+    if (isTerminal(pod)) {
+      // Finished before we (re)started: only a pending deletion is left to complete.
+      if (pod.metadata?.deletionTimestamp) this.#deleteNow(pod).catch(() => undefined);
+      return;
+    }
+    // Logs live apart from the pod directory, as /var/log/pods/<ns>_<name>_<uid>/<container>/
+    // does, so a test can read them after the pod is gone.
+    const { namespace = "", name = "" } = pod.metadata ?? {};
+    const logDir = join(this.rootDir, "logs", `${namespace}_${name}_${uid}`);
+    mkdirSync(logDir, { recursive: true });
+    const logFile = join(logDir, `${pod.spec.containers[0]?.name ?? "container"}.log`);
+    const created = new PodWorker(pod, join(this.rootDir, "pods", uid), logFile, this.#context());
+    this.#workers.set(uid, created);
+    this.#ran.set(uid, { namespace, name, worker: created });
+    void created.run();
+    created.update(pod); // a pod already being deleted starts terminating at once
+  }
+
+  /** Plays the scheduler for pods that name no node: every pod fits the one node there is. */
+  #bind(pod: V1Pod): void {
+    const key = pod.metadata?.uid ?? "";
+    if (pod.spec?.nodeName) return;
+    const scheduler = pod.spec?.schedulerName ?? "default-scheduler";
+    if (this.#binding.has(key) || isTerminal(pod) || pod.metadata?.deletionTimestamp || scheduler !== "default-scheduler") return;
+    this.#binding.add(key);
+    const { name = "", namespace = "", uid } = pod.metadata ?? {};
+    this.#scheduler.createNamespacedPodBinding({
+      name, namespace,
+      body: { apiVersion: "v1", kind: "Binding", metadata: { name, namespace, ...(uid ? { uid } : {}) }, target: { apiVersion: "v1", kind: "Node", name: this.nodeName } },
+    }).catch((err: unknown) => {
+      // 409: already bound (a resync raced the watch); 404: deleted meanwhile. Anything else is
+      // retried by the next resync.
+      if (code(err) !== 409 && code(err) !== 404) this.#log(`kubelet: binding ${namespace}/${name} failed: ${String(err)}`);
+    }).finally(() => {
+      this.#binding.delete(key);
+    });
+  }
+
+  /** The pod left the API: kill what is left of it and remove its directory. */
+  #forget(pod: V1Pod): void {
+    const uid = pod.metadata?.uid ?? "";
+    const worker = this.#workers.get(uid);
+    if (!worker) return;
+    this.#workers.delete(uid);
+    worker.vanish();
+    const exited = worker.process?.exited ?? Promise.resolve();
+    void exited.then(() => {
+      rmSync(worker.dir, { recursive: true, force: true });
+    });
+  }
+
+  async #deleteNow(pod: V1Pod): Promise<void> {
+    if (this.#stopped) return;
+    const { name = "", namespace = "", uid } = pod.metadata ?? {};
+    try {
+      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) } });
+    } catch (err) {
+      // Gone already, or a new pod under the same name (UID precondition): nothing to delete.
+      if (code(err) !== 404 && code(err) !== 409) throw err;
+    }
+  }
+
+  /**
+   * PATCH pods/status, retrying what a retry can fix (5xx, 429, connection errors) like the
+   * kubelet's status manager does. False when the pod is gone or replaced (404, or the UID in
+   * the patch no longer matches: 409/422).
+   */
+  async #patchStatus(pod: V1Pod, patch: Record<string, unknown>): Promise<boolean> {
+    const { name = "", namespace = "" } = pod.metadata ?? {};
+    for (let attempt = 0; !this.#stopped; attempt++) {
+      try {
+        await this.#core.patchNamespacedPodStatus({ name, namespace, body: patch }, strategic);
+        return true;
+      } catch (err) {
+        const status = code(err);
+        if (status === 404 || status === 409) return false;
+        if ((status !== undefined && status < 500 && status !== 429) || attempt >= 5) {
+          this.#log(`kubelet: status of ${namespace}/${name} not written: ${String(err)}`);
+          return false;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+      }
+    }
+    return false; // stopped: a node going away reports nothing more
+  }
+
+  #context(): WorkerContext {
+    const inherit = this.#opts.inheritEnv ?? ["PATH", "LANG", "LC_ALL", "TZ"];
+    const baseEnv = Object.fromEntries(inherit.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
+    return {
+      images: this.#opts.images,
+      commands: this.#opts.commands ?? {},
+      baseEnv,
+      source: this.#source(),
+      patchStatus: (pod, patch) => this.#patchStatus(pod, patch),
+      deleteNow: (pod) => this.#deleteNow(pod),
+      log: this.#log,
+    };
+  }
+
+  /** Secrets and ConfigMaps, read as the node (the Node authorizer's graph must allow it). */
+  #source(): ObjectSource {
+    const read = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        return await fn();
+      } catch (err) {
+        if (code(err) === 404) return undefined;
+        throw err; // 403 until the authorizer's graph has seen the binding: retried by the worker
+      }
+    };
+    return {
+      secret: (namespace, name) => read(() => this.#core.readNamespacedSecret({ name, namespace })),
+      configMap: (namespace, name) => read(() => this.#core.readNamespacedConfigMap({ name, namespace })),
+    };
+  }
+}
