@@ -8,7 +8,8 @@ import { EXIT } from "../core/errors.ts";
 const USAGE = `usage: folio <command> [args]
 
   run <operation> ...      run one operation on local files and print the result JSON
-  runner --spec FILE|-     run one job spec (Kubernetes pods)
+  runner --spec FILE|-     run one job spec
+  runner --pod             run the job of a Kubernetes runner pod (FOLIO_RUNNER_SPEC, S3)
   runner --worker          long-lived runner worker over stdio (the embedded pool)
   serve [--port N] [--data-dir DIR]   the HTTPS API, embedded mode
   tenants create NAME --plan business|free | list | set-plan | show-secret | rotate-secret

@@ -69,6 +69,17 @@ export const CONFIG_KEYS = {
     doc: "Comma-separated hosts or addresses webhooks may reach even though they are not public (e.g. 127.0.0.1 for a local receiver).",
   },
   FOLIO_ACCESS_REQUESTS_PER_HOUR: { schema: int(10), doc: "Access requests accepted per client address per hour." },
+
+  // --- S3-compatible storage (Kubernetes mode: the API, the controller and the runner pods) ---
+  // Credentials are not configuration: the AWS SDK's default chain reads AWS_ACCESS_KEY_ID and
+  // AWS_SECRET_ACCESS_KEY (or a web identity, a profile, instance metadata) itself.
+  FOLIO_S3_BUCKET: { schema: z.string().optional(), doc: "S3 bucket for inputs and outputs (Kubernetes mode; required there)." },
+  FOLIO_S3_REGION: { schema: z.string().default("us-east-1"), doc: "S3 region (any value for most S3-compatible servers)." },
+  FOLIO_S3_ENDPOINT: {
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    doc: "S3 endpoint URL for an S3-compatible server (MinIO, Ceph …); default: AWS for the region.",
+  },
+  FOLIO_S3_FORCE_PATH_STYLE: { schema: bool(false), doc: "Path-style bucket addressing (`endpoint/bucket/key`), as most S3-compatible servers need." },
 } as const;
 
 type Keys = typeof CONFIG_KEYS;

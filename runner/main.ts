@@ -1,7 +1,9 @@
 /**
  * Entry points of the runner: wiring only.
  *   folio run <operation> …        one operation on local files (runner/cli.ts)
- *   folio runner --spec FILE|-     one job spec (what a Kubernetes pod runs)
+ *   folio runner --spec FILE|-     one job spec from a file or stdin
+ *   folio runner --pod             one Kubernetes runner pod: the spec from FOLIO_RUNNER_SPEC, files
+ *                                  in S3, the report in the termination message (runner/pod.ts)
  *   folio runner --worker          long-lived worker: NDJSON specs on stdin, results on stdout,
  *                                  keeping its LibreOffice instances warm (the embedded pool)
  */
@@ -99,12 +101,41 @@ async function workerLoop(config: Config, log: Logger): Promise<number> {
   return EXIT.OK;
 }
 
-/** `folio runner --spec FILE|-` or `folio runner --worker` */
+/** `folio runner --pod`: see runner/pod.ts. */
+async function podCommand(config: Config, log: Logger): Promise<number> {
+  const { POD_ENV_NAMES, runPod, writeTerminationMessage } = await import("./pod.ts");
+  const { S3ObjectStore } = await import("../core/storage/s3-store.ts");
+  // The pod contract's variables are read here, once; the secret ones are then removed from the
+  // process environment so that no engine (qpdf, LibreOffice) inherits a password.
+  const env: Record<string, string | undefined> = {};
+  for (const name of POD_ENV_NAMES) {
+    env[name] = process.env[name];
+    if (name.startsWith("FOLIO_OPTION_")) delete process.env[name];
+  }
+  const soffice = lazyColdSoffice(config, log);
+  let store: InstanceType<typeof S3ObjectStore> | undefined;
+  try {
+    const outcome = await runPod(env, { config, log, soffice, store: () => (store ??= S3ObjectStore.fromConfig(config)) });
+    try {
+      await writeTerminationMessage(env, outcome.message);
+    } catch (err) {
+      log.error({ cause: err instanceof Error ? err.message : String(err) }, "Could not write the termination message");
+    }
+    print(outcome.message);
+    return outcome.exitCode;
+  } finally {
+    store?.close();
+    await soffice.close();
+  }
+}
+
+/** `folio runner --spec FILE|-`, `folio runner --pod` or `folio runner --worker` */
 export async function runnerCommand(argv: readonly string[]): Promise<number> {
   const { config, log } = setup();
   if (argv[0] === "--worker") return workerLoop(config, log);
+  if (argv[0] === "--pod") return podCommand(config, log);
   if (argv[0] !== "--spec" || argv[1] === undefined) {
-    process.stderr.write("usage: folio runner --spec FILE|-   or   folio runner --worker\n");
+    process.stderr.write("usage: folio runner --spec FILE|-   or   folio runner --pod   or   folio runner --worker\n");
     return EXIT.USAGE;
   }
   const soffice = lazyColdSoffice(config, log);

@@ -4,7 +4,7 @@ import { access, mkdir, rename, rm, copyFile } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { ObjectNotFound, type ObjectStore } from "./store.ts";
+import { assertPrefix, ObjectNotFound, type ObjectStore } from "./store.ts";
 
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
 
@@ -56,6 +56,12 @@ export class FsObjectStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.localPath(key), { force: true });
+  }
+
+  /** Removes the directory of the prefix (keys are paths, so a prefix ending in `/` is one). */
+  async deletePrefix(prefix: string): Promise<void> {
+    assertPrefix(prefix);
+    await rm(this.localPath(prefix.slice(0, -1)), { recursive: true, force: true });
   }
 
   async exists(key: string): Promise<boolean> {

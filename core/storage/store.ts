@@ -15,6 +15,11 @@ export interface ObjectStore {
   localPath?(key: string): string;
   /** Deletes the object; absent is fine. */
   delete(key: string): Promise<void>;
+  /**
+   * Deletes every object whose key starts with `prefix` (a job's objects: `tenant/job_…/`). The
+   * prefix must end with `/`, so that `t/job_a/` never takes `t/job_ab/` along; absent is fine.
+   */
+  deletePrefix(prefix: string): Promise<void>;
   exists(key: string): Promise<boolean>;
   /** True when the store is reachable (for /readyz). */
   ready(): Promise<boolean>;
@@ -22,4 +27,23 @@ export interface ObjectStore {
 
 export class ObjectNotFound extends Error {
   override readonly name = "ObjectNotFound";
+}
+
+/** A storage failure other than a missing object; its message never carries credentials. */
+export class StorageError extends Error {
+  override readonly name = "StorageError";
+  /** The service's error code (e.g. `AccessDenied`, `NoSuchBucket`) when there is one. */
+  readonly code: string | undefined;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Checks a deletePrefix argument: non-empty, ends with `/`. */
+export function assertPrefix(prefix: string): void {
+  if (prefix.length < 2 || !prefix.endsWith("/") || prefix.startsWith("/")) {
+    throw new Error(`unsafe storage prefix ${JSON.stringify(prefix)}: it must be non-empty and end with "/"`);
+  }
 }
