@@ -8,16 +8,11 @@ import { rfc3339 } from "../../core/time.ts";
 import { sql, type Db } from "./db.ts";
 import { fileObject, type FileRow } from "./files.ts";
 
-export interface JobInput {
+/** A job's input: the upload it was made from, as it was at submission. */
+export type JobInput = Pick<FileRow, "filename" | "content_type" | "size" | "sha256" | "pages" | "storage_key"> & {
   file_id: string;
-  filename: string;
-  content_type: string;
-  size: number;
-  sha256: string;
-  pages: number | null;
-  storage_key: string;
   page_spec?: string;
-}
+};
 
 export interface JobRow {
   id: string;

@@ -15,7 +15,7 @@ import { z } from "zod";
 import { JOB_ERROR_CODES } from "../errors.ts";
 import { ID_PATTERN } from "../ids.ts";
 import { WEBHOOK_STATUSES } from "./api.ts";
-import { RunnerLimits } from "./job.ts";
+import { RunnerLimits, RunnerResult } from "./job.ts";
 import { OPTIONS_SCHEMAS, Operation, PageRangeSpec } from "./options.ts";
 
 export const PDFJOB_GROUP = "folio.dev";
@@ -343,12 +343,7 @@ export const RunnerPodOutput = z.object({
 });
 
 /** The runner pod's result: the RunnerResult with object keys instead of local paths. */
-export const RunnerPodResult = z.object({
-  operation: Operation,
-  outputs: z.array(RunnerPodOutput),
-  figures: z.record(z.string(), z.unknown()),
-  duration_ms: z.number().nonnegative(),
-});
+export const RunnerPodResult = RunnerResult.extend({ outputs: z.array(RunnerPodOutput) });
 export type RunnerPodResult = z.infer<typeof RunnerPodResult>;
 
 /**
