@@ -180,16 +180,23 @@ export class SofficePool implements SofficeProvider {
     return ready;
   }
 
-  /** Kills `old` (if it is still the slot's office) and starts its successor in the background. */
+  /**
+   * Kills `old` (if it is still the slot's office) and starts its successor. Until the old office
+   * is gone, the slot's `ready` is "kill, then launch": a job that takes the slot meanwhile waits
+   * for it rather than starting an office of its own, so the pool never runs more offices than
+   * it has slots, not even for a moment.
+   */
   private async replace(slot: Slot, old: SofficeInstance, reason: Reason): Promise<void> {
     if (slot.instance !== old) return;
     slot.instance = null;
-    slot.ready = null;
     this.counts.restarts++;
     if (reason === "recycle") this.counts.recycles++;
     if (reason === "crash") this.counts.crashes++;
-    await old.kill();
-    if (!this.closed && slot.ready === null) void this.launch(slot).catch(() => undefined);
+    const killed = old.kill();
+    const next = killed.then(() => (this.closed ? Promise.reject(new Error("the LibreOffice pool is closed")) : this.launch(slot)));
+    next.catch(() => undefined);
+    slot.ready = next;
+    await killed;
   }
 
   private acquire(signal: AbortSignal): Promise<Slot> {
