@@ -20,6 +20,7 @@ import { JobScheduler, type EmbeddedDeps } from "./scheduler.ts";
 
 export type { WebhookEvent, WebhookSink } from "./scheduler.ts";
 const SECRET_FIELDS = ["user_password", "owner_password"];
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export interface LocalBackendDeps extends EmbeddedDeps {
   now?: () => number;
@@ -106,9 +107,12 @@ export class LocalBackend implements JobBackend {
     const now = this.now();
     return transaction(this.d.db, (): SubmitResult => {
       if (idem) {
-        const prior = sql(this.d.db, "SELECT request_hash, job_id FROM idempotency WHERE tenant_id = ? AND key = ?").get(nj.tenantId, idem.key) as
-          | { request_hash: string; job_id: string }
-          | undefined;
+        // Keys are kept 24 h (API.md); an older one is free to be used again.
+        const prior = sql(this.d.db, "SELECT request_hash, job_id FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at > ?").get(
+          nj.tenantId,
+          idem.key,
+          now - IDEMPOTENCY_TTL_MS,
+        ) as { request_hash: string; job_id: string } | undefined;
         if (prior && prior.request_hash !== idem.hash) return { kind: "idempotency_conflict" };
         if (prior) {
           const job = this.jobs.get(nj.tenantId, prior.job_id);
@@ -218,6 +222,7 @@ export class LocalBackend implements JobBackend {
 
   /** Deletes what has expired (see retention.ts). */
   sweep(): Promise<{ jobs: number; files: number }> {
+    sql(this.d.db, "DELETE FROM idempotency WHERE created_at <= ?").run(this.now() - IDEMPOTENCY_TTL_MS);
     return sweepExpired({ jobs: this.jobs, files: this.files, store: this.d.store }, this.now());
   }
 
