@@ -74,6 +74,7 @@ export function createSoffice(config: Config, log: Logger, size: number): Soffic
     jobTimeoutMs: config.FOLIO_SOFFICE_JOB_TIMEOUT_MS,
     maxJobs: config.FOLIO_SOFFICE_MAX_JOBS,
     maxRssMb: config.FOLIO_SOFFICE_MAX_RSS_MB,
-    log: log.child({ component: "soffice-pool" }),
+    // "component" is the process (runner); the pool names itself as the module within it.
+    log: log.child({ module: "soffice-pool" }),
   });
 }
