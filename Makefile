@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
 
-.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 clean
+.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -67,6 +67,9 @@ s3-up: s3-server $(SETUP_STAMP) ## Run MinIO on a free loopback port until Ctrl-
 
 test-s3: s3-server $(SETUP_STAMP) ## S3 store and runner-pod suites on the real S3 server (fails if it is missing)
 	FOLIO_S3_REQUIRED=1 vitest run test/storage test/runner/pod.test.ts
+
+e2e: k8s-platform s3-server $(SETUP_STAMP) ## End to end: the controller on the local control plane + kubelet + MinIO
+	vitest run --config vitest.e2e.config.ts
 
 chart-tools: ## Install the chart test's pinned tools (helm, promtool, hadolint) into ~/.cache/folio-tools
 	test/chart/tools.sh >/dev/null

@@ -16,7 +16,7 @@ const USAGE = `usage: folio <command> [args]
   keys create|list --tenant NAME | revoke KEY_ID | rotate KEY_ID
   access-requests list | approve ID | reject ID
                            admin commands on the data directory (--data-dir DIR, --json)
-  controller               the Kubernetes operator                 (issue #4)
+  controller               the PdfJob operator (Kubernetes mode; environment in controller/main.ts)
 
 Run "folio run --help" for the options of an operation.`;
 
@@ -32,6 +32,8 @@ async function main(argv: string[]): Promise<number> {
     case "tenants":
     case "access-requests":
       return (await import("../api/main.ts")).apiCommand(command, rest);
+    case "controller":
+      return (await import("../controller/main.ts")).controllerCommand(rest);
     case undefined:
     case "help":
     case "--help":

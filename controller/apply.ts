@@ -1,0 +1,210 @@
+/**
+ * The thin layer that performs decide()'s actions (controller/decide.ts) against the API server
+ * and the object store, in order, stopping at the first error. It holds no state and makes no
+ * decisions of its own beyond "409 AlreadyExists on create is success" and "404 on delete is
+ * success"; everything else is recomputed by the next reconcile.
+ *
+ * The caller (controller/reconciler.ts) turns the result into queue calls: an error →
+ * `queue.addRateLimited(key)`; success → `queue.forget(key)` and, when asked, `addAfter`.
+ */
+import {
+  ApiException,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type KubeConfig,
+  type V1Job,
+} from "@kubernetes/client-node";
+import { PDFJOB_API_VERSION, PDFJOB_FINALIZER, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob, type PdfJobStatus } from "../core/schemas/pdfjob.ts";
+import type { ObjectStore } from "../core/storage/store.ts";
+import type { Action, EventType, WebhookDelivery } from "./decide.ts";
+import { recordWebhookAttempt, type WebhookOutcome } from "./ledger.ts";
+
+/** The API calls the apply layer makes; `kubeClient(kc)` implements them with client-node. */
+export interface KubeClient {
+  createJob(namespace: string, job: V1Job): Promise<void>;
+  deleteJobForeground(namespace: string, name: string): Promise<void>;
+  /** PUT …/status with the object's resourceVersion (409 Conflict when stale). */
+  replaceStatus(pj: PdfJob, status: PdfJobStatus): Promise<PdfJob>;
+  /** A merge patch of metadata.finalizers guarded by the object's resourceVersion. */
+  setFinalizers(pj: PdfJob, finalizers: string[]): Promise<PdfJob>;
+  deletePdfJob(namespace: string, name: string, uid: string | undefined): Promise<void>;
+  createEvent(namespace: string, event: CoreV1Event): Promise<void>;
+}
+
+/** Sends one webhook attempt (Standard Webhooks); the apply layer records its outcome. */
+export type WebhookSender = (delivery: WebhookDelivery) => Promise<WebhookOutcome>;
+
+export interface ApplyDeps {
+  kube: KubeClient;
+  store: ObjectStore;
+  /** Without a sender, an attempt is recorded as failed ("no webhook sender configured"). */
+  sendWebhook?: WebhookSender;
+  now?: () => Date;
+  /** The reporting component of events. */
+  component?: string;
+}
+
+export interface ApplyResult {
+  /** The first error; the actions after it were not performed. */
+  error?: unknown;
+  /** Reconcile again after this many ms (a requeueAfter action or a webhook retry). */
+  requeueAfterMs?: number;
+  /** How many actions were performed. */
+  performed: number;
+}
+
+export function statusCodeOf(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code;
+  const code = (err as { code?: unknown; statusCode?: unknown } | null)?.code ?? (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof code === "number" ? code : undefined;
+}
+
+const namespaceOf = (pj: PdfJob): string => pj.metadata.namespace ?? "default";
+
+function eventFor(pj: PdfJob, type: EventType, reason: string, message: string, at: Date, component: string): CoreV1Event {
+  const ns = namespaceOf(pj);
+  return {
+    metadata: { generateName: `${pj.metadata.name}.`, namespace: ns },
+    involvedObject: {
+      apiVersion: PDFJOB_API_VERSION,
+      kind: PDFJOB_KIND,
+      name: pj.metadata.name,
+      namespace: ns,
+      ...(pj.metadata.uid ? { uid: pj.metadata.uid } : {}),
+      ...(pj.metadata.resourceVersion ? { resourceVersion: pj.metadata.resourceVersion } : {}),
+    },
+    type,
+    reason,
+    message: message.length > 1024 ? message.slice(0, 1023) + "…" : message,
+    source: { component },
+    reportingComponent: component,
+    firstTimestamp: at,
+    lastTimestamp: at,
+    count: 1,
+  };
+}
+
+/** Awaits `call()`, treating an API error with status `code` (404 on delete, 409 on create) as success. */
+async function tolerating(code: number, call: () => Promise<unknown>): Promise<void> {
+  try {
+    await call();
+  } catch (err) {
+    if (statusCodeOf(err) !== code) throw err;
+  }
+}
+
+interface Step {
+  current: PdfJob;
+  requeueAfterMs?: number;
+}
+
+async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, now: Date, event: EventFn): Promise<void> {
+  const outcome: WebhookOutcome = deps.sendWebhook
+    ? await deps.sendWebhook(delivery).catch((err: unknown) => ({ delivered: false as const, error: err instanceof Error ? err.message : "webhook attempt failed" }))
+    : { delivered: false, error: "no webhook sender configured" };
+  const record = recordWebhookAttempt(step.current.status ?? {}, outcome, now);
+  step.current = await deps.kube.replaceStatus(step.current, record.status);
+  await event(step.current, record.event.type, record.event.reason, record.event.message);
+  if (record.requeueAfterMs !== null) step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, record.requeueAfterMs);
+}
+
+type EventFn = (pj: PdfJob, type: EventType, reason: string, message: string) => Promise<void>;
+
+async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event: EventFn): Promise<void> {
+  const pj = step.current;
+  const ns = namespaceOf(pj);
+  const finalizers = pj.metadata.finalizers ?? [];
+  switch (a.action) {
+    case "addFinalizer":
+      if (!finalizers.includes(PDFJOB_FINALIZER)) step.current = await deps.kube.setFinalizers(pj, [...finalizers, PDFJOB_FINALIZER]);
+      return;
+    case "removeFinalizer":
+      if (finalizers.includes(PDFJOB_FINALIZER)) await tolerating(404, () => deps.kube.setFinalizers(pj, finalizers.filter((f) => f !== PDFJOB_FINALIZER)));
+      return;
+    case "createJob":
+      // The name is deterministic: if it exists already, the next reconcile reads it.
+      return tolerating(409, () => deps.kube.createJob(ns, a.job));
+    case "deleteJob":
+      return tolerating(404, () => deps.kube.deleteJobForeground(ns, a.name));
+    case "updateStatus":
+      step.current = await deps.kube.replaceStatus(pj, a.status);
+      return;
+    case "recordEvent":
+      return event(pj, a.type, a.reason, a.message);
+    case "deliverWebhook":
+      return deliver(step, a.delivery, deps, now, event);
+    case "deleteStorage":
+      for (const key of a.keys) await deps.store.delete(key);
+      for (const prefix of a.prefixes) await deps.store.deletePrefix(prefix);
+      return;
+    case "deletePdfJob":
+      return tolerating(404, () => deps.kube.deletePdfJob(ns, pj.metadata.name, pj.metadata.uid));
+    case "requeueAfter":
+      step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, a.ms);
+      return;
+  }
+}
+
+/** Performs `actions` in order for `pj`; stops at the first error. */
+export async function applyActions(pj: PdfJob, actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
+  const now = (deps.now ?? (() => new Date()))();
+  const component = deps.component ?? "folio-controller";
+  // Events are best effort: losing one never blocks the reconcile.
+  const event: EventFn = async (target, type, reason, message) => {
+    try {
+      await deps.kube.createEvent(namespaceOf(target), eventFor(target, type, reason, message, now, component));
+    } catch {
+      // dropped
+    }
+  };
+  // Each write returns the new object: later actions of the list use its resourceVersion.
+  const step: Step = { current: pj };
+  let performed = 0;
+  let error: unknown;
+  try {
+    for (const a of actions) {
+      await perform(step, a, deps, now, event);
+      performed++;
+    }
+  } catch (err) {
+    error = err ?? new Error("unknown error");
+  }
+  return { performed, ...(error === undefined ? {} : { error }), ...(step.requeueAfterMs === undefined ? {} : { requeueAfterMs: step.requeueAfterMs }) };
+}
+
+/** The KubeClient of a kubeconfig (client-node's generated APIs). */
+export function kubeClient(kc: KubeConfig): KubeClient {
+  const batch = kc.makeApiClient(BatchV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const crd = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
+  return {
+    async createJob(namespace, job) {
+      await batch.createNamespacedJob({ namespace, body: job });
+    },
+    async deleteJobForeground(namespace, name) {
+      await batch.deleteNamespacedJob({ namespace, name, propagationPolicy: "Foreground" });
+    },
+    async replaceStatus(pj, status) {
+      const body = { apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, metadata: pj.metadata, spec: pj.spec, status };
+      return (await custom.replaceNamespacedCustomObjectStatus({ ...crd, namespace: namespaceOf(pj), name: pj.metadata.name, body })) as PdfJob;
+    },
+    async setFinalizers(pj, finalizers) {
+      const body = { metadata: { finalizers, resourceVersion: pj.metadata.resourceVersion } };
+      return (await custom.patchNamespacedCustomObject(
+        { ...crd, namespace: namespaceOf(pj), name: pj.metadata.name, body },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      )) as PdfJob;
+    },
+    async deletePdfJob(namespace, name, uid) {
+      await custom.deleteNamespacedCustomObject({ ...crd, namespace, name, ...(uid ? { body: { preconditions: { uid } } } : {}) });
+    },
+    async createEvent(namespace, event) {
+      await core.createNamespacedEvent({ namespace, body: event });
+    },
+  };
+}

@@ -1,0 +1,395 @@
+/**
+ * `folio controller`: the PdfJob operator. Wiring only — informers for PdfJobs, Jobs and pods
+ * (Jobs and pods filtered by the managed-by label), a keyed work queue, N workers running the
+ * reconciler (controller/reconciler.ts).
+ *
+ * Configuration (environment, besides core/config.ts's FOLIO_S3_*):
+ * - KUBECONFIG, else the in-cluster service account;
+ * - FOLIO_CONTROLLER_NAMESPACE: watch one namespace (default: all);
+ * - FOLIO_RUNNER_IMAGE (required), FOLIO_RUNNER_IMAGE_PULL_POLICY;
+ * - FOLIO_CONTROLLER_WORKERS (default 2);
+ * - FOLIO_S3_CREDENTIALS_SECRET: the Secret with the runner's AWS credentials.
+ *
+ * - FOLIO_CONTROLLER_LEADER_ELECTION (default true), FOLIO_CONTROLLER_LEASE_NAMESPACE (default:
+ *   the watched namespace, else POD_NAMESPACE, else "default"), POD_NAME for the identity.
+ *
+ * Leader election (client-go's leaderelection with a coordination.k8s.io Lease, controller-runtime's
+ * defaults: 15 s lease, 10 s renew deadline, 2 s retry): every replica keeps its caches warm, only
+ * the leader runs workers; a leader that cannot renew stops its workers and `folio controller`
+ * exits (the Deployment restarts it as a follower), as controller-runtime does.
+ * TODO(webhooks): no Standard Webhooks sender is wired; attempts are recorded as failed.
+ */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import {
+  ApiException,
+  BatchV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  V1MicroTime,
+  type V1Job,
+  type V1Lease,
+  type V1Pod,
+} from "@kubernetes/client-node";
+import { loadConfig } from "../core/config.ts";
+import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../core/schemas/pdfjob.ts";
+import { S3ObjectStore } from "../core/storage/s3-store.ts";
+import type { ObjectStore } from "../core/storage/store.ts";
+import { kubeClient, type WebhookSender } from "./apply.ts";
+import { Informer, objectKey, type ListResult } from "./informer.ts";
+import type { JobTemplateOptions } from "./job-template.ts";
+import { WorkQueue } from "./queue.ts";
+import { Reconciler, type Caches } from "./reconciler.ts";
+
+const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
+
+export interface ControllerOptions {
+  kubeConfig: KubeConfig;
+  store: ObjectStore;
+  template: JobTemplateOptions;
+  /** Watch one namespace; all when absent. */
+  namespace?: string;
+  workers?: number;
+  sendWebhook?: WebhookSender;
+  resyncMs?: number;
+  log?: (msg: string) => void;
+  /** Run workers only while holding this Lease; without it, workers start at once. */
+  leaderElection?: LeaderElectionOptions;
+}
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Called once when leadership is lost (default: the workers stop). */
+  onLost?: () => void;
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+
+/**
+ * A coordination.k8s.io Lease held while the process leads. Expiry is judged by the local clock
+ * since the record was last seen to change (client-go's observedTime), never by comparing clocks.
+ */
+export class LeaderElector {
+  readonly #o: Required<Omit<LeaderElectionOptions, "onLost">>;
+  readonly #api: CoordinationV1Api;
+  readonly #stop = new AbortController();
+  readonly #log: (msg: string) => void;
+  #leading = false;
+  #observed: { record: string; at: number } | undefined;
+  #loop: Promise<void> | undefined;
+
+  constructor(kc: KubeConfig, o: LeaderElectionOptions, log: (msg: string) => void = () => undefined) {
+    this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...o };
+    this.#api = kc.makeApiClient(CoordinationV1Api);
+    this.#log = log;
+  }
+
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** Campaigns: `onStarted` when this process becomes the leader, `onLost` if it stops being one. */
+  run(onStarted: () => void, onLost: () => void): void {
+    this.#loop = this.#run(onStarted, onLost);
+  }
+
+  async #run(onStarted: () => void, onLost: () => void): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted && !(await this.#tryAcquireOrRenew())) await sleep(this.#o.retryPeriodMs, signal);
+    if (signal.aborted) return;
+    this.#leading = true;
+    this.#log(`leader election: ${this.#o.identity} leads (lease ${this.#o.namespace}/${this.#o.name})`);
+    onStarted();
+    let lastRenew = Date.now();
+    while (!signal.aborted) {
+      await sleep(this.#o.retryPeriodMs, signal);
+      if (signal.aborted) break;
+      if (await this.#tryAcquireOrRenew()) lastRenew = Date.now();
+      else if (Date.now() - lastRenew > this.#o.renewDeadlineMs) {
+        this.#leading = false;
+        this.#log(`leader election: ${this.#o.identity} lost the lease`);
+        onLost();
+        return;
+      }
+    }
+  }
+
+  async #tryAcquireOrRenew(): Promise<boolean> {
+    const now = new V1MicroTime(Date.now());
+    const { namespace, name, identity } = this.#o;
+    const durationSeconds = Math.ceil(this.#o.leaseDurationMs / 1000);
+    let lease: V1Lease;
+    try {
+      lease = await this.#api.readNamespacedLease({ namespace, name });
+    } catch (err) {
+      if (!(err instanceof ApiException) || err.code !== 404) return false;
+      try {
+        await this.#api.createNamespacedLease({
+          namespace,
+          body: { metadata: { name, namespace }, spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } },
+        });
+        return true;
+      } catch {
+        return false;
+      }
+    }
+    const spec = lease.spec ?? {};
+    const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseTransitions]);
+    if (this.#observed?.record !== record) this.#observed = { record, at: Date.now() };
+    const holder = spec.holderIdentity ?? "";
+    const expired = Date.now() - this.#observed.at > (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+    if (holder !== "" && holder !== identity && !expired) return false;
+    const mine = holder === identity;
+    const body: V1Lease = {
+      ...lease,
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: mine && spec.acquireTime ? spec.acquireTime : now,
+        renewTime: now,
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
+      },
+    };
+    try {
+      // The resourceVersion in the body makes a concurrent writer's update fail with 409.
+      await this.#api.replaceNamespacedLease({ namespace, name, body });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stops; a leader releases the Lease so that a successor need not wait for it to expire. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+    if (!this.#leading) return;
+    this.#leading = false;
+    try {
+      const lease = await this.#api.readNamespacedLease({ namespace: this.#o.namespace, name: this.#o.name });
+      if (lease.spec?.holderIdentity !== this.#o.identity) return;
+      const now = new V1MicroTime(Date.now());
+      await this.#api.replaceNamespacedLease({
+        namespace: this.#o.namespace,
+        name: this.#o.name,
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: now } },
+      });
+    } catch {
+      // It expires on its own.
+    }
+  }
+}
+
+export interface Controller {
+  readonly queue: WorkQueue;
+  readonly elector: LeaderElector | undefined;
+  readonly reconciler: Reconciler;
+  readonly caches: Caches;
+  /** Resolves once every informer has listed. */
+  synced(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The controller ownerReference's PdfJob name of a Job, if any. */
+export function ownerPdfJob(job: V1Job): string | undefined {
+  const owner = job.metadata?.ownerReferences?.find((r) => r.controller);
+  return owner?.kind === "PdfJob" && owner.apiVersion.startsWith(`${PDFJOB_GROUP}/`) ? owner.name : undefined;
+}
+
+const listOf = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } }): ListResult<T> => ({ items: res.items, resourceVersion: res.metadata?.resourceVersion ?? "" });
+
+/** Starts the informers and workers; the caller stops them. */
+export function startController(o: ControllerOptions): Controller {
+  const log = o.log ?? (() => undefined);
+  const ns = o.namespace;
+  const batch = o.kubeConfig.makeApiClient(BatchV1Api);
+  const core = o.kubeConfig.makeApiClient(CoreV1Api);
+  const custom = o.kubeConfig.makeApiClient(CustomObjectsApi);
+  const managed = `${LABELS.managedBy}=${MANAGED_BY}`;
+  const queue = new WorkQueue();
+  const enqueue = (key: string | undefined): void => {
+    if (key) queue.add(key);
+  };
+  const crd = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
+  const nsPath = ns ? `/namespaces/${ns}` : "";
+
+  const pdfJobs = new Informer<PdfJob>({
+    name: "pdfjobs",
+    kubeConfig: o.kubeConfig,
+    list: async () => listOf((await (ns ? custom.listNamespacedCustomObject({ ...crd, namespace: ns }) : custom.listClusterCustomObject(crd))) as { items: PdfJob[]; metadata?: { resourceVersion?: string } }),
+    watchPath: `/apis/${PDFJOB_GROUP}/${PDFJOB_VERSION}${nsPath}/${PDFJOB_PLURAL}`,
+    onChange: (pj) => enqueue(objectKey(pj)),
+    ...(o.resyncMs === undefined ? {} : { resyncMs: o.resyncMs }),
+    log,
+  });
+  // A Job wakes its owner PdfJob (through the controller ownerReference).
+  const jobs = new Informer<V1Job>({
+    name: "jobs",
+    kubeConfig: o.kubeConfig,
+    list: async () => listOf(ns ? await batch.listNamespacedJob({ namespace: ns, labelSelector: managed }) : await batch.listJobForAllNamespaces({ labelSelector: managed })),
+    watchPath: `/apis/batch/v1${nsPath}/jobs`,
+    labelSelector: managed,
+    onChange: (job) => {
+      const owner = ownerPdfJob(job);
+      if (owner) enqueue(`${job.metadata?.namespace ?? ""}/${owner}`);
+    },
+    resyncMs: 0,
+    log,
+  });
+  // A pod wakes its PdfJob (its folio.dev/pdfjob label, copied from the Job's template).
+  const pods = new Informer<V1Pod>({
+    name: "pods",
+    kubeConfig: o.kubeConfig,
+    list: async () => listOf(ns ? await core.listNamespacedPod({ namespace: ns, labelSelector: managed }) : await core.listPodForAllNamespaces({ labelSelector: managed })),
+    watchPath: `/api/v1${nsPath}/pods`,
+    labelSelector: managed,
+    onChange: (pod) => {
+      const owner = pod.metadata?.labels?.[LABELS.pdfJob];
+      if (owner) enqueue(`${pod.metadata?.namespace ?? ""}/${owner}`);
+    },
+    resyncMs: 0,
+    log,
+  });
+
+  const caches: Caches = {
+    pdfJob: (key) => pdfJobs.get(key),
+    pdfJobs: () => pdfJobs.list(),
+    job: (namespace, name) => jobs.get(`${namespace}/${name}`),
+    podsOfJob: (namespace, jobName, jobUid) =>
+      pods.list().filter(
+        (p) =>
+          p.metadata?.namespace === namespace &&
+          (p.metadata.labels?.[JOB_NAME_LABEL] === jobName || p.metadata.ownerReferences?.some((r) => r.kind === "Job" && (jobUid ? r.uid === jobUid : r.name === jobName))),
+      ),
+  };
+  const reconciler = new Reconciler({
+    caches,
+    template: o.template,
+    store: o.store,
+    kube: kubeClient(o.kubeConfig),
+    ...(o.sendWebhook ? { sendWebhook: o.sendWebhook } : {}),
+    log,
+  });
+
+  const informers = [pdfJobs, jobs, pods];
+  for (const i of informers) i.start();
+  const synced = Promise.all(informers.map((i) => i.waitForSync())).then(() => undefined);
+  // Workers start once the caches are full (a reconcile on a partial cache would re-create Jobs)
+  // and, with leader election, once this process leads.
+  const elector = o.leaderElection ? new LeaderElector(o.kubeConfig, o.leaderElection, log) : undefined;
+  const leading = new Promise<void>((resolve) => {
+    if (!elector) return resolve();
+    elector.run(resolve, () => {
+      queue.shutDown();
+      (o.leaderElection?.onLost ?? (() => undefined))();
+    });
+  });
+  let stopping = false;
+  const workers = Promise.all([synced, leading]).then(() =>
+    stopping ? [] : Promise.all(Array.from({ length: Math.max(1, o.workers ?? 2) }, () => reconciler.work(queue))),
+  );
+
+  return {
+    queue,
+    elector,
+    reconciler,
+    caches,
+    synced: () => synced,
+    async stop() {
+      stopping = true;
+      await queue.shutDownWithDrain();
+      await elector?.stop();
+      await Promise.all(informers.map((i) => i.stop()));
+      // A follower's workers never started: nothing to wait for.
+      if (!elector || elector.isLeader) await workers;
+    },
+  };
+}
+
+function kubeConfigFromEnv(): KubeConfig {
+  const kc = new KubeConfig();
+  if (process.env.KUBECONFIG) kc.loadFromFile(process.env.KUBECONFIG);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+/** `folio controller`: runs until SIGTERM/SIGINT. */
+export async function controllerCommand(argv: readonly string[]): Promise<number> {
+  if (argv.length > 0) {
+    process.stderr.write("usage: folio controller   (configured by the environment; see controller/main.ts)\n");
+    return 2;
+  }
+  const config = loadConfig();
+  const env = process.env;
+  const image = env.FOLIO_RUNNER_IMAGE;
+  if (!image) {
+    process.stderr.write("folio controller: FOLIO_RUNNER_IMAGE is not set\n");
+    return 2;
+  }
+  const pull = env.FOLIO_RUNNER_IMAGE_PULL_POLICY;
+  const secret = env.FOLIO_S3_CREDENTIALS_SECRET;
+  const template: JobTemplateOptions = {
+    image,
+    ...(pull === "Always" || pull === "IfNotPresent" || pull === "Never" ? { imagePullPolicy: pull } : {}),
+    storage: {
+      bucket: config.FOLIO_S3_BUCKET ?? "",
+      region: config.FOLIO_S3_REGION,
+      ...(config.FOLIO_S3_ENDPOINT ? { endpoint: config.FOLIO_S3_ENDPOINT } : {}),
+      forcePathStyle: config.FOLIO_S3_FORCE_PATH_STYLE,
+      ...(secret ? { credentialsSecret: { name: secret } } : {}),
+    },
+  };
+  const log = (msg: string): void => {
+    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), component: "controller", msg }) + "\n");
+  };
+  const workers = Number(env.FOLIO_CONTROLLER_WORKERS ?? "2");
+  const namespace = env.FOLIO_CONTROLLER_NAMESPACE;
+  let lost = false;
+  let wake: () => void = () => undefined;
+  const leaderElection: LeaderElectionOptions | undefined =
+    env.FOLIO_CONTROLLER_LEADER_ELECTION === "false"
+      ? undefined
+      : {
+          namespace: env.FOLIO_CONTROLLER_LEASE_NAMESPACE ?? namespace ?? env.POD_NAMESPACE ?? "default",
+          name: "folio-controller",
+          identity: `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString("hex")}`,
+          onLost: () => {
+            lost = true;
+            wake();
+          },
+        };
+  const controller = startController({
+    ...(leaderElection ? { leaderElection } : {}),
+    kubeConfig: kubeConfigFromEnv(),
+    store: S3ObjectStore.fromConfig(config),
+    template,
+    ...(namespace ? { namespace } : {}),
+    workers: Number.isInteger(workers) && workers > 0 ? workers : 2,
+    log,
+  });
+  await controller.synced();
+  log("caches synced; reconciling");
+  await new Promise<void>((resolve) => {
+    wake = resolve;
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
+  log(lost ? "lost the leader lease; exiting" : "stopping");
+  await controller.stop();
+  return lost ? 1 : 0;
+}

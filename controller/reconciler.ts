@@ -1,0 +1,120 @@
+/**
+ * One reconcile of one PdfJob key: read the PdfJob, its Job and the newest runner pod's
+ * termination from the informers' caches, decide() (pure), apply the actions, and tell the queue
+ * what happened (ARCHITECTURE.md "Controller rules"). Level-based: the key is all it gets.
+ */
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import { TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
+import type { ObjectStore } from "../core/storage/store.ts";
+import { applyActions, type ApplyDeps, type ApplyResult } from "./apply.ts";
+import { decide, type Action, type ObservedPod } from "./decide.ts";
+import { childJobName, RUNNER_CONTAINER, type JobTemplateOptions } from "./job-template.ts";
+import { resultRefKey } from "./observe.ts";
+import { splitKey } from "./informer.ts";
+import type { WorkQueue } from "./queue.ts";
+
+/** Read access to the caches (the informers, or plain maps in tests). */
+export interface Caches {
+  pdfJob(key: string): PdfJob | undefined;
+  pdfJobs(): Iterable<PdfJob>;
+  job(namespace: string, name: string): V1Job | undefined;
+  /** The pods of a Job (by the controller's `batch.kubernetes.io/job-name` label or ownerReference). */
+  podsOfJob(namespace: string, jobName: string, jobUid: string | undefined): V1Pod[];
+}
+
+export interface ReconcilerOptions extends ApplyDeps {
+  caches: Caches;
+  template: JobTemplateOptions;
+  store: ObjectStore;
+  log?: (msg: string) => void;
+}
+
+export interface ReconcileOutcome {
+  actions: Action[];
+  result: ApplyResult;
+}
+
+const createdMs = (p: V1Pod): number => {
+  const t = p.metadata?.creationTimestamp as Date | string | undefined;
+  return t === undefined ? 0 : t instanceof Date ? t.getTime() : Date.parse(t);
+};
+
+/** The runner container's last termination in the newest pod. */
+export function newestTermination(pods: readonly V1Pod[]): ObservedPod | undefined {
+  const newest = [...pods].sort((a, b) => createdMs(b) - createdMs(a))[0];
+  if (!newest) return undefined;
+  const cs = newest.status?.containerStatuses?.find((c) => c.name === RUNNER_CONTAINER);
+  const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
+  if (!term) return undefined;
+  return { ...(term.message === undefined ? {} : { terminationMessage: term.message }), exitCode: term.exitCode };
+}
+
+async function readText(store: ObjectStore, key: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await store.get(key)) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const describe = (err: unknown): string => (err instanceof Error ? err.message : JSON.stringify(err));
+
+export class Reconciler {
+  readonly #o: ReconcilerOptions;
+
+  constructor(o: ReconcilerOptions) {
+    this.#o = o;
+  }
+
+  /** Input keys of the other unfinished PdfJobs (never deleted from under them). */
+  #inputKeysInUse(self: PdfJob): Set<string> {
+    const keys = new Set<string>();
+    for (const pj of this.#o.caches.pdfJobs()) {
+      if (pj.metadata.uid === self.metadata.uid && pj.metadata.name === self.metadata.name) continue;
+      if (pj.status?.phase && TERMINAL_PHASES.includes(pj.status.phase)) continue;
+      for (const i of Array.isArray(pj.spec.inputs) ? pj.spec.inputs : []) if (typeof i.key === "string") keys.add(i.key);
+    }
+    return keys;
+  }
+
+  /** Reconciles `key` once (no queue involved); null when the PdfJob is gone. */
+  async reconcile(key: string): Promise<ReconcileOutcome | null> {
+    const pj = this.#o.caches.pdfJob(key);
+    if (!pj) return null;
+    const { namespace } = splitKey(key);
+    const jobName = pj.status?.jobName ?? childJobName(pj);
+    const job = this.#o.caches.job(namespace, jobName) ?? null;
+    let observedPod = job ? newestTermination(this.#o.caches.podsOfJob(namespace, jobName, job.metadata?.uid)) : undefined;
+    // A result too large for the termination message was stored; decide() reads its text.
+    const ref = resultRefKey(observedPod?.terminationMessage);
+    if (observedPod && ref) observedPod = { ...observedPod, terminationMessage: await readText(this.#o.store, ref) };
+    const actions = decide(pj, job, (this.#o.now ?? (() => new Date()))(), {
+      template: this.#o.template,
+      ...(observedPod ? { observedPod } : {}),
+      inputKeysInUse: this.#inputKeysInUse(pj),
+    });
+    const result = await applyActions(pj, actions, this.#o);
+    return { actions, result };
+  }
+
+  /** A worker: takes keys from the queue until it shuts down. */
+  async work(queue: WorkQueue): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      try {
+        const out = await this.reconcile(key);
+        if (out?.result.error !== undefined) {
+          this.#o.log?.(`reconcile ${key}: ${describe(out.result.error)}`);
+          queue.addRateLimited(key);
+        } else {
+          queue.forget(key);
+          if (out?.result.requeueAfterMs !== undefined) queue.addAfter(key, out.result.requeueAfterMs);
+        }
+      } catch (err) {
+        this.#o.log?.(`reconcile ${key}: ${describe(err)}`);
+        queue.addRateLimited(key);
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+}
