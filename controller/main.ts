@@ -33,7 +33,8 @@ import {
   type V1Lease,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { loadConfig } from "../core/config.ts";
+import { loadConfig, type Config } from "../core/config.ts";
+import { createLogger } from "../core/logger.ts";
 import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
@@ -321,31 +322,31 @@ export function startController(o: ControllerOptions): Controller {
   };
 }
 
-function kubeConfigFromEnv(): KubeConfig {
+function kubeConfigFrom(config: Config): KubeConfig {
   const kc = new KubeConfig();
-  if (process.env.KUBECONFIG) kc.loadFromFile(process.env.KUBECONFIG);
+  if (config.KUBECONFIG) kc.loadFromFile(config.KUBECONFIG);
   else kc.loadFromCluster();
   return kc;
 }
 
-/** `folio controller`: runs until SIGTERM/SIGINT. */
+/** `folio controller`: runs until SIGTERM/SIGINT; configured by the environment (core/config.ts). */
 export async function controllerCommand(argv: readonly string[]): Promise<number> {
   if (argv.length > 0) {
-    process.stderr.write("usage: folio controller   (configured by the environment; see controller/main.ts)\n");
+    process.stderr.write("usage: folio controller   (configured by the environment: see the README's configuration table)\n");
     return 2;
   }
   const config = loadConfig();
-  const env = process.env;
-  const image = env.FOLIO_RUNNER_IMAGE;
+  const logger = createLogger({ level: config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "controller" });
+  const log = (msg: string): void => logger.info(msg);
+  const image = config.FOLIO_RUNNER_IMAGE;
   if (!image) {
     process.stderr.write("folio controller: FOLIO_RUNNER_IMAGE is not set\n");
     return 2;
   }
-  const pull = env.FOLIO_RUNNER_IMAGE_PULL_POLICY;
-  const secret = env.FOLIO_S3_CREDENTIALS_SECRET;
+  const secret = config.FOLIO_S3_CREDENTIALS_SECRET;
   const template: JobTemplateOptions = {
     image,
-    ...(pull === "Always" || pull === "IfNotPresent" || pull === "Never" ? { imagePullPolicy: pull } : {}),
+    ...(config.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: config.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
     storage: {
       bucket: config.FOLIO_S3_BUCKET ?? "",
       region: config.FOLIO_S3_REGION,
@@ -354,32 +355,34 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
       ...(secret ? { credentialsSecret: { name: secret } } : {}),
     },
   };
-  const log = (msg: string): void => {
-    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), component: "controller", msg }) + "\n");
-  };
-  const workers = Number(env.FOLIO_CONTROLLER_WORKERS ?? "2");
-  const namespace = env.FOLIO_CONTROLLER_NAMESPACE;
+  const namespace = config.FOLIO_CONTROLLER_NAMESPACE;
   let lost = false;
   let wake: () => void = () => undefined;
-  const leaderElection: LeaderElectionOptions | undefined =
-    env.FOLIO_CONTROLLER_LEADER_ELECTION === "false"
-      ? undefined
-      : {
-          namespace: env.FOLIO_CONTROLLER_LEASE_NAMESPACE ?? namespace ?? env.POD_NAMESPACE ?? "default",
-          name: "folio-controller",
-          identity: `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString("hex")}`,
-          onLost: () => {
-            lost = true;
-            wake();
-          },
-        };
+  const leaderElection: LeaderElectionOptions | undefined = config.FOLIO_CONTROLLER_LEADER_ELECTION
+    ? {
+        namespace: config.FOLIO_CONTROLLER_LEASE_NAMESPACE ?? namespace ?? config.POD_NAMESPACE ?? "default",
+        name: "folio-controller",
+        identity: `${config.POD_NAME ?? hostname()}_${randomBytes(4).toString("hex")}`,
+        onLost: () => {
+          lost = true;
+          wake();
+        },
+      }
+    : undefined;
+  let kubeConfig: KubeConfig;
+  try {
+    kubeConfig = kubeConfigFrom(config);
+  } catch (err) {
+    process.stderr.write(`folio controller: cannot load the cluster configuration (${config.KUBECONFIG ? "KUBECONFIG" : "in-cluster"}): ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
   const controller = startController({
     ...(leaderElection ? { leaderElection } : {}),
-    kubeConfig: kubeConfigFromEnv(),
+    kubeConfig,
     store: S3ObjectStore.fromConfig(config),
     template,
     ...(namespace ? { namespace } : {}),
-    workers: Number.isInteger(workers) && workers > 0 ? workers : 2,
+    workers: config.FOLIO_CONTROLLER_WORKERS,
     log,
   });
   await controller.synced();

@@ -68,6 +68,23 @@ export const CONFIG_KEYS = {
     schema: z.string().default(""),
     doc: "Comma-separated hosts or addresses webhooks may reach even though they are not public (e.g. 127.0.0.1 for a local receiver).",
   },
+  // --- the controller (folio controller, Kubernetes mode) ---
+  FOLIO_RUNNER_IMAGE: { schema: z.string().optional(), doc: "Controller: the runner image its Jobs run (required by `folio controller`)." },
+  FOLIO_RUNNER_IMAGE_PULL_POLICY: {
+    schema: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+    doc: "Controller: imagePullPolicy of the runner Jobs (Kubernetes' default when unset).",
+  },
+  FOLIO_S3_CREDENTIALS_SECRET: {
+    schema: z.string().optional(),
+    doc: "Controller: the Secret holding AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the runner pods.",
+  },
+  FOLIO_CONTROLLER_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Controller: PdfJobs reconciled at once." },
+  FOLIO_CONTROLLER_NAMESPACE: { schema: z.string().optional(), doc: "Controller: watch this namespace only (default: all it may see)." },
+  FOLIO_CONTROLLER_LEADER_ELECTION: { schema: bool(true), doc: "Controller: take part in Lease leader election (one active replica)." },
+  FOLIO_CONTROLLER_LEASE_NAMESPACE: { schema: z.string().optional(), doc: "Controller: namespace of the leader Lease (default: the watched one, else POD_NAMESPACE)." },
+  POD_NAME: { schema: z.string().optional(), doc: "Controller: this pod's name (downward API), part of its leader-election identity." },
+  POD_NAMESPACE: { schema: z.string().optional(), doc: "Controller: this pod's namespace (downward API)." },
+  KUBECONFIG: { schema: z.string().optional(), doc: "Controller: kubeconfig file to use; in a pod, the in-cluster service account is used when unset." },
   FOLIO_ACCESS_REQUESTS_PER_HOUR: { schema: int(10), doc: "Access requests accepted per client address per hour." },
 
   // --- S3-compatible storage (Kubernetes mode: the API, the controller and the runner pods) ---
