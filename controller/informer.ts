@@ -55,7 +55,8 @@ export function splitKey(key: string): { namespace: string; name: string } {
   return i < 0 ? { namespace: "", name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+/** Waits `ms`, or less if `signal` aborts first (never rejects). */
+export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);

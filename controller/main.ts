@@ -39,7 +39,7 @@ import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type P
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { kubeClient, type WebhookSender } from "./apply.ts";
-import { Informer, objectKey, type ListResult } from "./informer.ts";
+import { Informer, objectKey, sleep, type ListResult } from "./informer.ts";
 import type { JobTemplateOptions } from "./job-template.ts";
 import { WorkQueue } from "./queue.ts";
 import { Reconciler, type Caches } from "./reconciler.ts";
@@ -70,16 +70,6 @@ export interface LeaderElectionOptions {
   /** Called once when leadership is lost (default: the workers stop). */
   onLost?: () => void;
 }
-
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
-  });
 
 /**
  * A coordination.k8s.io Lease held while the process leads. Expiry is judged by the local clock
