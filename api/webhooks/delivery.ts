@@ -31,7 +31,7 @@ import type { Db } from "../store/db.ts";
 import type { WebhookState } from "../store/jobs.ts";
 import type { Tenant } from "../store/tenants.ts";
 import { WebhookStore, type DeliveryRow, type WebhookEventType } from "../store/webhooks.ts";
-import { postWebhook, type PostOutcome, type TlsTrust } from "./http.ts";
+import { postWebhook, type PostOutcome, type TlsTrust } from "../../core/webhooks/http.ts";
 
 export { RETRY_SCHEDULE_MS, retryDelay } from "../../core/webhooks/schedule.ts";
 

@@ -8,7 +8,9 @@
  *
  * Secrets never enter a PdfJob: `spec.options` is the operation's options without the protect
  * passwords, which live in a Secret owned by the PdfJob (`spec.secretRef`) and reach the runner
- * as environment variables from secretKeyRefs.
+ * as environment variables from secretKeyRefs. The same Secret carries the tenant's webhook
+ * signing secrets as they were when the job was created (WEBHOOK_SECRETS_KEY), which the
+ * controller signs with; the runner pod never sees them (it only maps the password keys).
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
@@ -141,7 +143,7 @@ export const PdfJobSpec = z
     secretRef: z
       .strictObject({ name: z.string().min(1).max(253) })
       .optional()
-      .meta({ description: "A Secret owned by this PdfJob holding the protect passwords (keys user_password, owner_password)." }),
+      .meta({ description: "A Secret owned by this PdfJob: the protect passwords (keys user_password, owner_password) and the webhook signing secrets (key webhook_secrets)." }),
     webhook: z
       .strictObject({ url: z.string().min(1).max(2048).regex(/^https:\/\//) })
       .optional()
@@ -303,6 +305,11 @@ export const SECRET_OPTION_ENV: Readonly<Record<SecretOptionKey, string>> = {
   user_password: "FOLIO_OPTION_USER_PASSWORD",
   owner_password: "FOLIO_OPTION_OWNER_PASSWORD",
 };
+/**
+ * The key of the PdfJob's Secret holding the tenant's Standard Webhooks signing secrets
+ * (`whsec_…`, one per line; two during a rotation), snapshotted by the API when it creates the job.
+ */
+export const WEBHOOK_SECRETS_KEY = "webhook_secrets";
 /** The kubelet keeps at most this much of a termination message. */
 export const TERMINATION_MESSAGE_MAX_BYTES = 4096;
 

@@ -9,7 +9,7 @@
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
-import type { ResolvedAddress } from "../../core/net/ssrf.ts";
+import type { ResolvedAddress } from "../net/ssrf.ts";
 
 /** Bytes of response body read before the connection is closed; the body itself is ignored. */
 const MAX_BODY_BYTES = 4096;
