@@ -64,6 +64,14 @@ export const CONFIG_KEYS = {
   FOLIO_UPLOAD_TTL_SECONDS: { schema: int(3600), doc: "Uploaded files that no job uses expire after this long." },
   FOLIO_SWEEP_INTERVAL_MS: { schema: int(15_000), doc: "How often expired jobs and files are deleted." },
   FOLIO_KEY_ROTATION_GRACE_SECONDS: { schema: int(86_400), doc: "How long a rotated API key (or webhook secret) stays valid." },
+  FOLIO_BACKEND: {
+    schema: z.enum(["embedded", "kubernetes"]).default("embedded"),
+    doc: "Where `folio serve` runs jobs: `embedded` (SQLite, local disk, runner pool) or `kubernetes` (PdfJobs, S3).",
+  },
+  FOLIO_JOBS_NAMESPACE: {
+    schema: z.string().optional(),
+    doc: "Kubernetes mode: the namespace the API creates PdfJobs and their Secrets in (default: POD_NAMESPACE, else default).",
+  },
   FOLIO_WEBHOOK_ALLOWED_HOSTS: {
     schema: z.string().default(""),
     doc: "Comma-separated hosts or addresses webhooks may reach even though they are not public (e.g. 127.0.0.1 for a local receiver).",

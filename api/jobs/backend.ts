@@ -26,6 +26,13 @@ export interface NewJob {
 
 export type SubmitResult = { kind: "created" | "replayed"; job: JobObject } | { kind: "idempotency_conflict" } | { kind: "unknown_file"; index: number };
 
+export interface JobListQuery {
+  status?: JobStatus;
+  operation?: Operation;
+  limit: number;
+  startingAfter?: string;
+}
+
 export interface FileContent {
   file: FileObject;
   body: Readable;
@@ -34,21 +41,21 @@ export interface FileContent {
 export interface JobBackend {
   /** Registers uploaded parts as the tenant's files (role upload, expiring if unused). */
   addUploads(tenantId: string, parts: UploadedPart[]): Promise<FileObject[]>;
-  getFile(tenantId: string, id: string): FileObject | null;
+  getFile(tenantId: string, id: string): Promise<FileObject | null>;
   openFile(tenantId: string, id: string): Promise<FileContent | null>;
   deleteFile(tenantId: string, id: string): Promise<boolean>;
   /** A storage key for a new upload of this tenant. */
   newUploadKey(tenantId: string): string;
   deleteUploadedObjects(keys: string[]): Promise<void>;
 
-  submit(job: NewJob, idempotency: { key: string; hash: string } | null): SubmitResult;
-  getJob(tenantId: string, id: string): JobObject | null;
-  listJobs(tenantId: string, q: { status?: JobStatus; operation?: Operation; limit: number; startingAfter?: string }): { data: JobObject[]; has_more: boolean };
+  submit(job: NewJob, idempotency: { key: string; hash: string } | null): Promise<SubmitResult>;
+  getJob(tenantId: string, id: string): Promise<JobObject | null>;
+  listJobs(tenantId: string, q: JobListQuery): Promise<{ data: JobObject[]; has_more: boolean }>;
   /** Cancels an unfinished job and purges its inputs, outputs and record. */
   deleteJob(tenantId: string, id: string): Promise<boolean>;
   /** Resolves when the job has ended or `ms` have passed, with the job as it is then. */
   waitFor(tenantId: string, id: string, ms: number): Promise<JobObject | null>;
-  countUnfinished(tenantId: string): number;
+  countUnfinished(tenantId: string): Promise<number>;
 
   ready(): Promise<boolean>;
   start(): void;

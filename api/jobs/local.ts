@@ -6,15 +6,15 @@
  */
 import { EventEmitter } from "node:events";
 import { newId } from "../../core/ids.ts";
-import type { FileObject, JobObject, JobStatus } from "../../core/schemas/api.ts";
-import { redactOptions, type Operation } from "../../core/schemas/options.ts";
+import type { FileObject, JobObject } from "../../core/schemas/api.ts";
+import { redactOptions } from "../../core/schemas/options.ts";
 import { seal } from "../../core/seal.ts";
 import { rfc3339 } from "../../core/time.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { sql, transaction } from "../store/db.ts";
 import { fileObject, FileStore, type FileRow } from "../store/files.ts";
 import { jobObject, JobStore, type JobRow } from "../store/jobs.ts";
-import type { FileContent, JobBackend, NewJob, SubmitResult } from "./backend.ts";
+import type { FileContent, JobBackend, JobListQuery, NewJob, SubmitResult } from "./backend.ts";
 import { sweepExpired } from "./retention.ts";
 import { JobScheduler, type EmbeddedDeps } from "./scheduler.ts";
 
@@ -78,9 +78,9 @@ export class LocalBackend implements JobBackend {
     return Promise.resolve(out);
   }
 
-  getFile(tenantId: string, id: string): FileObject | null {
+  getFile(tenantId: string, id: string): Promise<FileObject | null> {
     const f = this.files.get(tenantId, id, this.now());
-    return f ? fileObject(f) : null;
+    return Promise.resolve(f ? fileObject(f) : null);
   }
 
   async openFile(tenantId: string, id: string): Promise<FileContent | null> {
@@ -103,7 +103,12 @@ export class LocalBackend implements JobBackend {
     return jobObject(job, job.status === "succeeded" ? this.files.byJob(job.id) : [], job.webhook_url ? this.d.webhooks.stateForJob(job.id) : null);
   }
 
-  submit(nj: NewJob, idem: { key: string; hash: string } | null): SubmitResult {
+  submit(nj: NewJob, idem: { key: string; hash: string } | null): Promise<SubmitResult> {
+    return Promise.resolve(this.submitNow(nj, idem));
+  }
+
+  /** The whole submission in one SQLite transaction (no await inside: atomic in this process). */
+  private submitNow(nj: NewJob, idem: { key: string; hash: string } | null): SubmitResult {
     const now = this.now();
     return transaction(this.d.db, (): SubmitResult => {
       if (idem) {
@@ -167,18 +172,22 @@ export class LocalBackend implements JobBackend {
     });
   }
 
-  getJob(tenantId: string, id: string): JobObject | null {
+  getJob(tenantId: string, id: string): Promise<JobObject | null> {
+    return Promise.resolve(this.jobNow(tenantId, id));
+  }
+
+  private jobNow(tenantId: string, id: string): JobObject | null {
     const job = this.jobs.get(tenantId, id);
     return job ? this.view(job) : null;
   }
 
-  listJobs(tenantId: string, q: { status?: JobStatus; operation?: Operation; limit: number; startingAfter?: string }): { data: JobObject[]; has_more: boolean } {
+  listJobs(tenantId: string, q: JobListQuery): Promise<{ data: JobObject[]; has_more: boolean }> {
     const { rows, hasMore } = this.jobs.list(tenantId, q);
-    return { data: rows.map((r) => this.view(r)), has_more: hasMore };
+    return Promise.resolve({ data: rows.map((r) => this.view(r)), has_more: hasMore });
   }
 
-  countUnfinished(tenantId: string): number {
-    return this.jobs.countUnfinished(tenantId);
+  countUnfinished(tenantId: string): Promise<number> {
+    return Promise.resolve(this.jobs.countUnfinished(tenantId));
   }
 
   async deleteJob(tenantId: string, id: string): Promise<boolean> {
@@ -215,7 +224,7 @@ export class LocalBackend implements JobBackend {
       const timer = setTimeout(done, ms);
       this.ended.on(id, done);
     });
-    return this.getJob(tenantId, id);
+    return this.jobNow(tenantId, id);
   }
 
   // --- lifecycle -----------------------------------------------------------------------------

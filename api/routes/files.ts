@@ -57,8 +57,8 @@ export function filesRouter(deps: FilesDeps): Router {
     res.status(201).json({ data });
   });
 
-  r.get("/files/:id", (req, res) => {
-    const file = backend.getFile(auth(res).tenant.id, req.params.id);
+  r.get("/files/:id", async (req, res) => {
+    const file = await backend.getFile(auth(res).tenant.id, req.params.id);
     if (!file) throw new ApiError("not_found", "No such file.");
     res.json(file);
   });

@@ -8,15 +8,15 @@ import { ApiError, fieldErrors, validationFailed } from "../http/problem.ts";
 export function jobsRouter(backend: JobBackend): Router {
   const r = Router();
 
-  r.get("/jobs", (req, res) => {
+  r.get("/jobs", async (req, res) => {
     const q = JobListQuery.safeParse(req.query);
     if (!q.success) throw validationFailed(fieldErrors(q.error));
     const { limit, status, operation, starting_after } = q.data;
-    res.json(backend.listJobs(auth(res).tenant.id, { limit, ...(status ? { status } : {}), ...(operation ? { operation } : {}), ...(starting_after ? { startingAfter: starting_after } : {}) }));
+    res.json(await backend.listJobs(auth(res).tenant.id, { limit, ...(status ? { status } : {}), ...(operation ? { operation } : {}), ...(starting_after ? { startingAfter: starting_after } : {}) }));
   });
 
-  r.get("/jobs/:id", (req, res) => {
-    const job = backend.getJob(auth(res).tenant.id, req.params.id);
+  r.get("/jobs/:id", async (req, res) => {
+    const job = await backend.getJob(auth(res).tenant.id, req.params.id);
     if (!job) throw new ApiError("not_found", "No such job.");
     res.json(job);
   });

@@ -74,14 +74,14 @@ function commonJobFields(common: CommonFields): Pick<NewJob, "outputFilename" | 
 }
 
 /** Everything about the inputs that can be known at submission (API.md: ranges → 422 when known). */
-function checkInputs(backend: JobBackend, tenantId: string, operation: Operation, options: Record<string, unknown>, inputs: NewJobInput[]): FieldError[] {
+async function checkInputs(backend: JobBackend, tenantId: string, operation: Operation, options: Record<string, unknown>, inputs: NewJobInput[]): Promise<FieldError[]> {
   const errors: FieldError[] = [];
   const beyond = (spec: string, pages: number | null): boolean => {
     const ranges = parsePageRanges(spec);
     return typeof ranges !== "string" && pages !== null && highestExplicitPage(ranges) > pages;
   };
   for (const [i, input] of inputs.entries()) {
-    const file = backend.getFile(tenantId, input.file_id);
+    const file = await backend.getFile(tenantId, input.file_id);
     if (!file) {
       errors.push({ path: `inputs.${i}.file_id`, message: "no such file" });
       continue;
@@ -123,10 +123,10 @@ export function operationsRouter(deps: OperationsDeps): Router {
     if (idemKey !== undefined && !IDEMPOTENCY_KEY.test(idemKey)) {
       throw validationFailed([{ path: "Idempotency-Key", message: "must be 1–255 visible ASCII characters" }]);
     }
-    const atCap = (): boolean => backend.countUnfinished(tenant.id) >= limits.maxUnfinishedJobs;
+    const atCap = async (): Promise<boolean> => (await backend.countUnfinished(tenant.id)) >= limits.maxUnfinishedJobs;
     const tooMany = (): ApiError => new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
     // Refuse before reading a large body when the tenant is at its cap (checked again at submit).
-    if (atCap()) throw tooMany();
+    if (await atCap()) throw tooMany();
 
     const { body, parts, fieldErrs } = await readRequest(req, res, deps);
     let uploadedIds: string[] = [];
@@ -143,15 +143,15 @@ export function operationsRouter(deps: OperationsDeps): Router {
       uploadedIds = uploaded.map((f) => f.id);
       const inputs = jobInputs(uploaded, common.inputs ?? []);
       checkInputCount(operation, inputs.length);
-      const errors = checkInputs(backend, tenant.id, operation, options, inputs);
+      const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
       if (common.webhook_url) {
         const reason = await deps.checkWebhookUrl(common.webhook_url);
         if (reason) errors.push({ path: "webhook_url", message: reason });
       }
       if (errors.length) throw validationFailed(errors);
-      if (atCap()) throw tooMany();
+      if (await atCap()) throw tooMany();
 
-      const submitted = backend.submit(
+      const submitted = await backend.submit(
         { tenantId: tenant.id, operation, inputs, options, retentionMs: limits.retentionMs, ...commonJobFields(common) },
         idemKey ? { key: idemKey, hash: requestHash(operation, body, parts) } : null,
       );

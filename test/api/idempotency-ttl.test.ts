@@ -66,13 +66,13 @@ const job = (level: string) => ({
 describe("idempotency keys are kept 24 hours", () => {
   it("replays within the day, conflicts on another body, and frees the key after it", async () => {
     const submit = (level: string, hash: string) => backend.submit({ ...job(level), tenantId, inputs: [{ file_id: fileId }] }, { key: "k1", hash });
-    const first = submit("low", "A");
+    const first = await submit("low", "A");
     expect(first.kind).toBe("created");
     clock += IDEMPOTENCY_TTL_MS - 60_000;
-    expect(submit("low", "A")).toMatchObject({ kind: "replayed", job: { id: (first as { job: { id: string } }).job.id } });
-    expect(submit("high", "B").kind).toBe("idempotency_conflict");
+    expect(await submit("low", "A")).toMatchObject({ kind: "replayed", job: { id: (first as { job: { id: string } }).job.id } });
+    expect((await submit("high", "B")).kind).toBe("idempotency_conflict");
     clock += 120_000;
-    const later = submit("high", "B");
+    const later = await submit("high", "B");
     expect(later.kind).toBe("created");
     expect((later as { job: { id: string } }).job.id).not.toBe((first as { job: { id: string } }).job.id);
     clock += IDEMPOTENCY_TTL_MS + 1;
