@@ -1,6 +1,8 @@
 /**
- * `folio serve` (embedded mode) and the admin commands: wiring only. Parses the configuration,
- * opens the data directory, starts the runner pool, the webhook queue and the HTTPS server.
+ * `folio serve` and the admin commands: wiring only. Parses the configuration, opens the data
+ * directory, builds the job backend — embedded (runner pool, webhook queue, files on disk) or
+ * Kubernetes (PdfJobs, S3; the controller runs jobs and sends webhooks) — and starts the HTTPS
+ * server.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -9,19 +11,24 @@ import path from "node:path";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
-import { createLogger } from "../core/logger.ts";
+import { createLogger, type Logger } from "../core/logger.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
+import { S3ObjectStore } from "../core/storage/s3-store.ts";
+import type { ObjectStore } from "../core/storage/store.ts";
 import { adminCommand, parseFlags } from "./admin.ts";
 import { createApp } from "./app.ts";
+import type { JobBackend } from "./jobs/backend.ts";
+import { KubernetesBackend } from "./jobs/kubernetes.ts";
 import { LocalBackend } from "./jobs/local.ts";
+import { loadKubeConfig, PdfJobClient } from "./jobs/pdfjob-client.ts";
 import { WorkerPool } from "./jobs/worker-pool.ts";
 import { Metrics } from "./metrics.ts";
 import { createDualServer } from "./server.ts";
 import { AccessRequestStore } from "./store/access-requests.ts";
-import { openDb } from "./store/db.ts";
+import { openDb, type Db } from "./store/db.ts";
 import { TenantStore } from "./store/tenants.ts";
 import { loadOrCreateTls } from "./tls.ts";
-import { createWebhooks } from "./webhooks/wiring.ts";
+import { createWebhooks, webhookGuard, webhookUrlCheck, type Webhooks } from "./webhooks/wiring.ts";
 
 const VERSION = "0.1.0";
 
@@ -48,7 +55,7 @@ async function samplePdfs(dir: string): Promise<[string, string]> {
 function banner(cfg: Config, dataDir: string, certPath: string, first: { key: string; secret: string } | null, samples: [string, string]): string {
   const host = cfg.FOLIO_HOST === "0.0.0.0" || cfg.FOLIO_HOST === "::" ? "localhost" : cfg.FOLIO_HOST === "127.0.0.1" ? "localhost" : cfg.FOLIO_HOST;
   const base = `https://${host}:${cfg.FOLIO_PORT}`;
-  const lines = [`Folio ${VERSION} (embedded) listening on ${base}  —  reference: ${base}/docs`, `data directory: ${dataDir}`];
+  const lines = [`Folio ${VERSION} (${cfg.FOLIO_BACKEND}) listening on ${base}  —  reference: ${base}/docs`, `data directory: ${dataDir}`];
   if (first) {
     lines.push(
       "",
@@ -67,6 +74,44 @@ function banner(cfg: Config, dataDir: string, certPath: string, first: { key: st
   return lines.join("\n");
 }
 
+interface BackendParts {
+  backend: JobBackend;
+  store: ObjectStore;
+  webhooks: Pick<Webhooks, "check" | "start" | "stop">;
+}
+
+function embeddedBackend(config: Config, db: Db, tenants: TenantStore, log: Logger, metrics: Metrics, dataDir: string): BackendParts {
+  const store = new FsObjectStore(path.join(dataDir, "files"));
+  const pool = new WorkerPool({ size: config.FOLIO_WORKERS, env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) }, log });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants });
+  const backend = new LocalBackend({ db, store, pool, config, log, metrics, webhooks: webhooks.sink, sealKey: sealKey(dataDir), workDir: path.join(dataDir, "work") });
+  return { backend, store, webhooks };
+}
+
+/** PdfJobs in FOLIO_JOBS_NAMESPACE, bytes in S3; webhooks are the controller's, only checked here. */
+function kubernetesBackend(config: Config, db: Db, tenants: TenantStore, log: Logger): BackendParts {
+  if (!config.FOLIO_S3_BUCKET) throw new Error("FOLIO_S3_BUCKET is required in Kubernetes mode");
+  const store = S3ObjectStore.fromConfig(config);
+  const kube = new PdfJobClient(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
+  const backend = new KubernetesBackend({
+    db,
+    store,
+    kube,
+    tenants,
+    log,
+    uploadTtlMs: config.FOLIO_UPLOAD_TTL_SECONDS * 1000,
+    // The runner stops itself at FOLIO_JOB_TIMEOUT_MS; the Job's deadline leaves room for the pod to start.
+    deadlineSeconds: Math.min(86_400, Math.ceil(config.FOLIO_JOB_TIMEOUT_MS / 1000) + 60),
+    sweepIntervalMs: config.FOLIO_SWEEP_INTERVAL_MS,
+  });
+  const webhooks = {
+    check: webhookUrlCheck(webhookGuard(config)),
+    start: () => undefined,
+    stop: () => Promise.resolve(),
+  };
+  return { backend, store, webhooks };
+}
+
 async function serve(argv: readonly string[]): Promise<number> {
   const p = parseFlags(argv);
   const overrides: Record<string, string> = {};
@@ -78,16 +123,23 @@ async function serve(argv: readonly string[]): Promise<number> {
   const dataDir = path.resolve(config.FOLIO_DATA_DIR);
   const db = openDb(dataDir);
   const tenants = new TenantStore(db);
+  const kubernetes = config.FOLIO_BACKEND === "kubernetes";
   let first: { key: string; secret: string } | null = null;
-  if (tenants.list().length === 0) {
+  // In Kubernetes mode the admin creates tenants with `folio tenants create` (the chart's NOTES say how).
+  if (!kubernetes && tenants.list().length === 0) {
     const t = tenants.create("dev", "business");
     first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret };
   }
-  const store = new FsObjectStore(path.join(dataDir, "files"));
   const metrics = new Metrics();
-  const pool = new WorkerPool({ size: config.FOLIO_WORKERS, env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) }, log });
-  const webhooks = createWebhooks({ db, config, log, metrics, tenants });
-  const backend = new LocalBackend({ db, store, pool, config, log, metrics, webhooks: webhooks.sink, sealKey: sealKey(dataDir), workDir: path.join(dataDir, "work") });
+  let parts: BackendParts;
+  try {
+    parts = kubernetes ? kubernetesBackend(config, db, tenants, log) : embeddedBackend(config, db, tenants, log, metrics, dataDir);
+  } catch (err) {
+    log.fatal({ err }, "Could not set up the job backend");
+    db.close();
+    return EXIT.USAGE;
+  }
+  const { backend, store, webhooks } = parts;
   const app = createApp({ config, log, metrics, backend, store, tenants, accessRequests: new AccessRequestStore(db), checkWebhookUrl: webhooks.check, version: VERSION });
   const tls = await loadOrCreateTls(dataDir, { cert: config.FOLIO_TLS_CERT, key: config.FOLIO_TLS_KEY });
   const server = createDualServer(app, tls, app);
@@ -99,7 +151,7 @@ async function serve(argv: readonly string[]): Promise<number> {
   } catch (err) {
     // Nothing may keep running when the port cannot be had (e.g. EADDRINUSE).
     log.fatal({ err }, "Could not listen");
-    await pool.close();
+    await backend.stop();
     db.close();
     return EXIT.INTERNAL;
   }

@@ -7,6 +7,9 @@ import type { FileObject, JobObject, JobStatus } from "../../core/schemas/api.ts
 import type { Operation } from "../../core/schemas/options.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 
+/** Idempotency keys are kept 24 hours (API.md). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
 export interface NewJobInput {
   file_id: string;
   page_spec?: string;

@@ -12,15 +12,15 @@ import { seal } from "../../core/seal.ts";
 import { rfc3339 } from "../../core/time.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { sql, transaction } from "../store/db.ts";
-import { fileObject, FileStore, type FileRow } from "../store/files.ts";
+import { fileObject, FileStore } from "../store/files.ts";
 import { jobObject, JobStore, type JobRow } from "../store/jobs.ts";
-import type { FileContent, JobBackend, JobListQuery, NewJob, SubmitResult } from "./backend.ts";
+import { IDEMPOTENCY_TTL_MS, type FileContent, type JobBackend, type JobListQuery, type NewJob, type SubmitResult } from "./backend.ts";
 import { sweepExpired } from "./retention.ts";
 import { JobScheduler, type EmbeddedDeps } from "./scheduler.ts";
 
 export type { WebhookEvent, WebhookSink } from "./scheduler.ts";
 const SECRET_FIELDS = ["user_password", "owner_password"];
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+export { IDEMPOTENCY_TTL_MS } from "./backend.ts";
 
 export interface LocalBackendDeps extends EmbeddedDeps {
   now?: () => number;
@@ -55,27 +55,7 @@ export class LocalBackend implements JobBackend {
   }
 
   addUploads(tenantId: string, parts: UploadedPart[]): Promise<FileObject[]> {
-    const now = this.now();
-    const out: FileObject[] = [];
-    for (const p of parts) {
-      const row: FileRow = {
-        id: p.storageKey.split("/").pop()!,
-        tenant_id: tenantId,
-        role: "upload",
-        job_id: null,
-        filename: p.filename,
-        content_type: p.contentType,
-        size: p.size,
-        sha256: p.sha256,
-        pages: p.pages ?? null,
-        storage_key: p.storageKey,
-        created_at: now,
-        expires_at: now + this.d.config.FOLIO_UPLOAD_TTL_SECONDS * 1000,
-      };
-      this.files.insert(row);
-      out.push(fileObject(row));
-    }
-    return Promise.resolve(out);
+    return Promise.resolve(this.files.addUploads(tenantId, parts, this.now(), this.d.config.FOLIO_UPLOAD_TTL_SECONDS * 1000));
   }
 
   getFile(tenantId: string, id: string): Promise<FileObject | null> {

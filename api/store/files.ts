@@ -1,6 +1,7 @@
 /** File records (uploads and job outputs) of the embedded store; the bytes live in the ObjectStore. */
 import { rfc3339 } from "../../core/time.ts";
 import type { FileObject } from "../../core/schemas/api.ts";
+import type { UploadedPart } from "../http/uploads.ts";
 import { sql, type Db } from "./db.ts";
 
 export interface FileRow {
@@ -50,6 +51,33 @@ export class FileStore {
   get(tenantId: string, id: string, now = Date.now()): FileRow | undefined {
     return sql(this.db, "SELECT * FROM files WHERE id = ? AND tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)")
       .get(id, tenantId, now) as FileRow | undefined;
+  }
+
+  /** Registers uploaded parts as the tenant's files, expiring after `ttlMs` unless a job uses them. */
+  addUploads(tenantId: string, parts: readonly UploadedPart[], now: number, ttlMs: number): FileObject[] {
+    return parts.map((p) => {
+      const row: FileRow = {
+        id: p.storageKey.split("/").pop()!,
+        tenant_id: tenantId,
+        role: "upload",
+        job_id: null,
+        filename: p.filename,
+        content_type: p.contentType,
+        size: p.size,
+        sha256: p.sha256,
+        pages: p.pages ?? null,
+        storage_key: p.storageKey,
+        created_at: now,
+        expires_at: now + ttlMs,
+      };
+      this.insert(row);
+      return fileObject(row);
+    });
+  }
+
+  /** Marks uploads as inputs of a job: they no longer expire on their own. */
+  claim(ids: readonly string[], jobId: string): void {
+    for (const id of ids) sql(this.db, "UPDATE files SET job_id = ?, expires_at = NULL WHERE id = ?").run(jobId, id);
   }
 
   byJob(jobId: string): FileRow[] {

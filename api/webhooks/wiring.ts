@@ -16,9 +16,21 @@ export interface Webhooks {
   stop(): Promise<void>;
 }
 
+/** The SSRF guard of the configuration (with its operator allow-list). */
+export function webhookGuard(config: Config): SsrfGuard {
+  return new SsrfGuard(config.FOLIO_WEBHOOK_ALLOWED_HOSTS.split(",").map((s) => s.trim()).filter(Boolean));
+}
+
+/** A webhook URL check for submissions: null when the URL may receive webhooks, else why not. */
+export function webhookUrlCheck(guard: SsrfGuard): (url: string) => Promise<string | null> {
+  return async (url) => {
+    const res = await guard.check(url);
+    return res.ok ? null : res.reason;
+  };
+}
+
 export function createWebhooks(deps: { db: Db; config: Config; log: Logger; metrics: Metrics; tenants: TenantStore }): Webhooks {
-  const allowed = deps.config.FOLIO_WEBHOOK_ALLOWED_HOSTS.split(",").map((s) => s.trim()).filter(Boolean);
-  const guard = new SsrfGuard(allowed);
+  const guard = webhookGuard(deps.config);
   const delivery = new WebhookDelivery({
     db: deps.db,
     tenants: deps.tenants,
@@ -28,10 +40,7 @@ export function createWebhooks(deps: { db: Db; config: Config; log: Logger; metr
   });
   return {
     sink: delivery,
-    check: async (url) => {
-      const res = await guard.check(url);
-      return res.ok ? null : res.reason;
-    },
+    check: webhookUrlCheck(guard),
     start: () => delivery.start(),
     stop: () => delivery.stop(),
   };

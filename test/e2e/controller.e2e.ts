@@ -10,10 +10,9 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createWriteStream } from "node:fs";
-import { ApiextensionsV1Api, BatchV1Api, CoordinationV1Api, CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from "@kubernetes/client-node";
+import { BatchV1Api, CoordinationV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pdfJobCrd } from "../../controller/crd.ts";
-import { childJobName, type JobTemplateOptions } from "../../controller/job-template.ts";
+import { childJobName } from "../../controller/job-template.ts";
 import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
 import { PDFJOB_API_VERSION, PDFJOB_FINALIZER, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob, type PdfJobInput } from "../../core/schemas/pdfjob.ts";
@@ -23,6 +22,7 @@ import { pageCount, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
+import { applyCrd, runnerTemplate, sleep, until } from "./support.ts";
 
 const NS = "default";
 const TENANT = "ten_e2e";
@@ -36,18 +36,6 @@ let custom: CustomObjectsApi;
 let controller: Controller;
 let dir: string;
 let cleanup: () => Promise<void>;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
-}
 
 async function upload(file: string): Promise<PdfJobInput> {
   const bytes = await readFile(file);
@@ -85,27 +73,6 @@ async function terminal(name: string): Promise<PdfJob> {
   });
 }
 
-async function applyCrd(): Promise<void> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  const body = pdfJobCrd() as unknown as V1CustomResourceDefinition;
-  await api.createCustomResourceDefinition({ body });
-  await until("the CRD to be established", async () => {
-    const crd = await api.readCustomResourceDefinition({ name: `${PDFJOB_PLURAL}.${PDFJOB_GROUP}` });
-    return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
-  });
-}
-
-const TEMPLATE = (): JobTemplateOptions => ({
-  image: "folio/runner:e2e",
-  imagePullPolicy: "Never",
-  storage: { bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true },
-  env: [
-    { name: "AWS_ACCESS_KEY_ID", value: s3.accessKeyId },
-    { name: "AWS_SECRET_ACCESS_KEY", value: s3.secretAccessKey },
-    { name: "PATH", value: process.env.PATH ?? "/usr/bin:/bin" },
-  ],
-});
-
 describe("the PdfJob controller on a real control plane", () => {
   beforeAll(async () => {
     ({ dir, cleanup } = await tmpDir("folio-e2e-"));
@@ -113,14 +80,14 @@ describe("the PdfJob controller on a real control plane", () => {
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrd();
+    await applyCrd(kc);
     controller = startController({
       kubeConfig: kc,
       store,
       namespace: NS,
       workers: 2,
       leaderElection: { namespace: NS, name: "folio-controller", identity: "e2e-leader" },
-      template: TEMPLATE(),
+      template: runnerTemplate(s3),
       log: (msg) => process.stderr.write(`[controller] ${msg}\n`),
     });
     await controller.synced();
@@ -143,7 +110,7 @@ describe("the PdfJob controller on a real control plane", () => {
       store,
       namespace: NS,
       leaderElection: { namespace: NS, name: "folio-controller", identity: "e2e-follower", retryPeriodMs: 200 },
-      template: TEMPLATE(),
+      template: runnerTemplate(s3),
     });
     try {
       await follower.synced();

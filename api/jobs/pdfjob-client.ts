@@ -1,0 +1,117 @@
+/**
+ * The Kubernetes calls of the API's Kubernetes backend, and nothing else: PdfJobs in one
+ * namespace and the Secrets they own. A 404 is an answer here (null / false), not an error;
+ * every other failure is thrown for the route to turn into a 503.
+ */
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { PDFJOB_API_VERSION, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
+
+const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
+const PAGE = 500;
+
+const isStatus = (err: unknown, code: number): boolean => err instanceof ApiException && err.code === code;
+
+/** KUBECONFIG when set, else the pod's service account. */
+export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (kubeconfig) kc.loadFromFile(kubeconfig);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+export class PdfJobClient {
+  readonly namespace: string;
+  readonly #custom: CustomObjectsApi;
+  readonly #core: CoreV1Api;
+
+  constructor(kc: KubeConfig, namespace: string) {
+    this.namespace = namespace;
+    this.#custom = kc.makeApiClient(CustomObjectsApi);
+    this.#core = kc.makeApiClient(CoreV1Api);
+  }
+
+  async create(metadata: PdfJob["metadata"], spec: PdfJob["spec"]): Promise<PdfJob> {
+    const body = { apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, metadata: { ...metadata, namespace: this.namespace }, spec };
+    return (await this.#custom.createNamespacedCustomObject({ ...CRD, namespace: this.namespace, body })) as PdfJob;
+  }
+
+  async get(name: string): Promise<PdfJob | null> {
+    try {
+      return (await this.#custom.getNamespacedCustomObject({ ...CRD, namespace: this.namespace, name })) as PdfJob;
+    } catch (err) {
+      if (isStatus(err, 404)) return null;
+      throw err;
+    }
+  }
+
+  /** Every PdfJob matching the label selector (all pages of the list). */
+  async list(labelSelector: string): Promise<PdfJob[]> {
+    const out: PdfJob[] = [];
+    let cont: string | undefined;
+    do {
+      const page = (await this.#custom.listNamespacedCustomObject({ ...CRD, namespace: this.namespace, labelSelector, limit: PAGE, ...(cont ? { _continue: cont } : {}) })) as {
+        items: PdfJob[];
+        metadata?: { continue?: string };
+      };
+      out.push(...page.items);
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return out;
+  }
+
+  /** Deletes a PdfJob (its finalizer lets the controller cancel and clean up first); false when absent. */
+  async delete(name: string): Promise<boolean> {
+    try {
+      await this.#custom.deleteNamespacedCustomObject({ ...CRD, namespace: this.namespace, name, propagationPolicy: "Background" });
+      return true;
+    } catch (err) {
+      if (isStatus(err, 404)) return false;
+      throw err;
+    }
+  }
+
+  async annotate(name: string, annotations: Record<string, string>): Promise<void> {
+    await this.#custom.patchNamespacedCustomObject(
+      { ...CRD, namespace: this.namespace, name, body: { metadata: { annotations } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+  }
+
+  /** Creates the Secret a PdfJob will own (see ownSecret); an existing one of that name is replaced. */
+  async createSecret(name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
+    const body = { metadata: { name, namespace: this.namespace, labels }, type: "Opaque", stringData: data };
+    try {
+      await this.#core.createNamespacedSecret({ namespace: this.namespace, body });
+    } catch (err) {
+      if (!isStatus(err, 409)) throw err;
+      await this.#core.replaceNamespacedSecret({ namespace: this.namespace, name, body });
+    }
+  }
+
+  /** Makes the PdfJob the Secret's controlling owner, so the garbage collector deletes it with the job. */
+  async ownSecret(name: string, owner: PdfJob): Promise<void> {
+    const ownerReferences = [{ apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, name: owner.metadata.name, uid: owner.metadata.uid ?? "", controller: true, blockOwnerDeletion: true }];
+    await this.#core.patchNamespacedSecret(
+      { namespace: this.namespace, name, body: { metadata: { ownerReferences } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+  }
+
+  async deleteSecret(name: string): Promise<void> {
+    try {
+      await this.#core.deleteNamespacedSecret({ namespace: this.namespace, name });
+    } catch (err) {
+      if (!isStatus(err, 404)) throw err;
+    }
+  }
+
+  /** The apiserver answers and the PdfJob resource exists. */
+  async ready(): Promise<boolean> {
+    try {
+      await this.#custom.listNamespacedCustomObject({ ...CRD, namespace: this.namespace, limit: 1 });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

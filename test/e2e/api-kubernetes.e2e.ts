@@ -1,0 +1,220 @@
+/**
+ * The public API in Kubernetes mode, end to end: `folio serve` with FOLIO_BACKEND=kubernetes (a
+ * real HTTPS server driven by a real client), the controller, a real kube-apiserver with the
+ * local kubelet running runner pods, and MinIO. Every operation goes in through the API and its
+ * result comes back out of it; the cluster and the bucket are then inspected directly.
+ */
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startController, type Controller } from "../../controller/main.ts";
+import { PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { S3ObjectStore } from "../../core/storage/s3-store.ts";
+import { blob, startServer, type Server } from "../api/harness.ts";
+import { brokenPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
+import { pageCount, pdftotext, qpdfCheck, tmpDir } from "../helpers/tools.ts";
+import { loadKubeConfig } from "../k8s/kubeconfig.ts";
+import { startPlatform, type Platform } from "../k8s/platform.ts";
+import { startS3Server, type S3Server } from "../s3/server.ts";
+import { applyCrd, runnerTemplate, until } from "./support.ts";
+
+const execFileP = promisify(execFile);
+const NS = "default";
+const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
+
+let platform: Platform;
+let s3: S3Server;
+let store: S3ObjectStore;
+let kc: KubeConfig;
+let controller: Controller;
+let api: Server;
+let key: string;
+let otherKey: string;
+let dir: string;
+let cleanup: () => Promise<void>;
+
+async function tenantKey(name: string): Promise<string> {
+  expect((await api.folio(["tenants", "create", name, "--plan", "business", "--json"])).code).toBe(0);
+  const k = await api.folio(["keys", "create", "--tenant", name, "--json"]);
+  expect(k.code).toBe(0);
+  return (k.json as { key: string }).key;
+}
+
+/** Posts an operation with inline files and waits (Prefer: wait) for the job to end. */
+async function run(operation: string, files: string[], fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<any> {
+  const form = new FormData();
+  for (const f of files) form.append("file", blob(await readFile(f)), path.basename(f));
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  const res = await api.request("POST", `/v1/pdf/${operation}`, { key, form, headers: { Prefer: "wait=10", ...headers } });
+  expect([200, 202], res.text).toContain(res.status);
+  let job = res.json;
+  const end = Date.now() + 180_000;
+  while (job.status === "queued" || job.status === "running") {
+    if (Date.now() > end) throw new Error(`job ${job.id} still ${job.status}`);
+    const again = await api.request("GET", `/v1/jobs/${job.id}`, { key, headers: { Prefer: "wait=10" } });
+    expect(again.status).toBe(200);
+    job = again.json;
+  }
+  return job;
+}
+
+async function download(file: { download_url: string; filename: string }, k = key): Promise<string> {
+  const res = await api.request("GET", file.download_url, { key: k });
+  expect(res.status, res.text).toBe(200);
+  const out = path.join(dir, `${Date.now()}-${file.filename}`);
+  await writeFile(out, res.body);
+  return out;
+}
+
+const pdfJob = async (jobId: string): Promise<PdfJob | null> => {
+  try {
+    return (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...CRD, name: pdfJobName(jobId) })) as PdfJob;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return null;
+    throw err;
+  }
+};
+
+describe("the public API in Kubernetes mode", () => {
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tmpDir("folio-e2e-api-"));
+    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
+    store = new S3ObjectStore(s3.storeOptions);
+    kc = loadKubeConfig(platform.kubeconfig);
+    await applyCrd(kc);
+    controller = startController({ kubeConfig: kc, store, namespace: NS, workers: 2, template: runnerTemplate(s3) });
+    await controller.synced();
+    api = await startServer({ FOLIO_BACKEND: "kubernetes", KUBECONFIG: platform.kubeconfig, FOLIO_JOBS_NAMESPACE: NS, ...s3.env });
+    key = await tenantKey("acme");
+    otherKey = await tenantKey("globex");
+  });
+
+  afterAll(async () => {
+    await api?.cleanup();
+    await controller?.stop();
+    store?.close();
+    await s3?.stop();
+    await platform?.stop();
+    await cleanup?.();
+  });
+
+  it("should be ready only with the apiserver and the bucket behind it, and print no dev tenant", async () => {
+    const res = await api.request("GET", "/readyz", { key: null });
+    expect(res.status).toBe(200);
+    expect(api.logs()).toContain("(kubernetes) listening on");
+    expect(api.logs()).not.toContain("API key:");
+  });
+
+  it("should merge through the API: one PdfJob, one batch Job, an output that downloads", async () => {
+    const a = await textPdf(path.join(dir, "a.pdf"), 3, "alpha");
+    const b = await textPdf(path.join(dir, "b.pdf"), 2, "bravo");
+    const job = await run("merge", [a, b], { outline: "per_file" });
+    expect(job.status, JSON.stringify(job.error)).toBe("succeeded");
+    const out = await download(job.result.files[0]);
+    expect(await pageCount(out)).toBe(5);
+    expect(await qpdfCheck(out)).toBe(true);
+    expect(await pdftotext(out)).toMatch(/alpha[\s\S]*bravo/);
+    const pj = await pdfJob(job.id);
+    expect(pj?.spec.operation).toBe("merge");
+    expect(pj?.metadata.labels?.["folio.dev/tenant"]).toMatch(/^ten_/);
+    const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
+    expect(jobs.items).toHaveLength(1);
+    // The inputs went when the job ended (API.md "Retention").
+    for (const input of pj?.spec.inputs ?? []) expect(await store.exists(input.key)).toBe(false);
+    expect((await api.request("GET", `/v1/files/${job.inputs[0].file_id}`, { key })).status).toBe(404);
+  });
+
+  it("should compress, split and convert through the API", async () => {
+    const src = await textPdf(path.join(dir, "c.pdf"), 4, "charlie");
+    const compressed = await run("compress", [src], { level: "lossless" });
+    expect(compressed.status, JSON.stringify(compressed.error)).toBe("succeeded");
+    expect(await pageCount(await download(compressed.result.files[0]))).toBe(4);
+
+    const split = await run("split", [src], { mode: "every", every: "2" });
+    expect(split.status, JSON.stringify(split.error)).toBe("succeeded");
+    const parts = split.result.files.filter((f: { content_type: string }) => f.content_type === "application/pdf");
+    expect(parts).toHaveLength(2);
+    for (const p of parts) expect(await pageCount(await download(p))).toBe(2);
+
+    const rtf = path.join(dir, "memo.rtf");
+    await writeFile(rtf, "{\\rtf1\\ansi{\\fonttbl{\\f0 Helvetica;}}\\f0\\fs24 Kubernetes conversion memo: quokka marmalade.\\par}");
+    const converted = await run("convert", [rtf], { to: "pdf" });
+    expect(converted.status, JSON.stringify(converted.error)).toBe("succeeded");
+    expect(await pdftotext(await download(converted.result.files[0]))).toContain("quokka marmalade");
+  });
+
+  it("should protect with a password that lives only in the PdfJob's own Secret", async () => {
+    const password = "e2e-Secret-Pa55word";
+    const src = await textPdf(path.join(dir, "p.pdf"), 1, "papa");
+    const job = await run("protect", [src], { user_password: password });
+    expect(job.status, JSON.stringify(job.error)).toBe("succeeded");
+    const out = await download(job.result.files[0]);
+    await expect(execFileP("pdfinfo", [out])).rejects.toThrow();
+    expect(await pdftotext(out, password)).toContain("papa");
+    const pj = await pdfJob(job.id);
+    expect(JSON.stringify(pj)).not.toContain(password);
+    expect(JSON.stringify(job)).not.toContain(password);
+    const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: NS, name: pj!.spec.secretRef!.name });
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "PdfJob", name: pj!.metadata.name, uid: pj!.metadata.uid, controller: true });
+  });
+
+  it("should fail a bad input through podFailurePolicy and show invalid_pdf", async () => {
+    const bad = await brokenPdf(path.join(dir, "broken.pdf"));
+    const job = await run("compress", [bad]);
+    expect(job.status).toBe("failed");
+    expect(job.error.code).toBe("invalid_pdf");
+    const batch = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
+    expect(batch.items[0]?.status?.conditions?.find((c) => c.type === "Failed")?.reason).toBe("PodFailurePolicy");
+  });
+
+  it("should keep tenants apart, replay idempotent requests, and list newest first", async () => {
+    const src = await textPdf(path.join(dir, "i.pdf"), 1, "india");
+    const first = await run("compress", [src], {}, { "Idempotency-Key": "e2e-idem-1" });
+    const again = await run("compress", [src], {}, { "Idempotency-Key": "e2e-idem-1" });
+    expect(again.id).toBe(first.id);
+    const owner = await api.request("GET", `/v1/jobs/${first.id}`, { key });
+    expect(owner.status).toBe(200);
+    expect((await api.request("GET", `/v1/jobs/${first.id}`, { key: otherKey })).status).toBe(404);
+    expect((await api.request("GET", first.result.files[0].download_url, { key: otherKey })).status).toBe(404);
+    expect((await api.request("DELETE", `/v1/jobs/${first.id}`, { key: otherKey })).status).toBe(404);
+    const list = await api.request("GET", "/v1/jobs?limit=2", { key });
+    expect(list.status).toBe(200);
+    expect(list.json.data[0].id).toBe(first.id);
+    expect(list.json.has_more).toBe(true);
+    expect((await api.request("GET", "/v1/jobs", { key: otherKey })).json.data).toEqual([]);
+  });
+
+  it("should delete a job: the PdfJob, its batch Job, its pods and its objects go, and the API answers 404", async () => {
+    const src = await textPdf(path.join(dir, "d.pdf"), 2, "delta");
+    const job = await run("compress", [src], { level: "lossless" });
+    expect(job.status).toBe("succeeded");
+    const pj = await pdfJob(job.id);
+    const outputKey = pj?.status?.outputs?.[0]?.key;
+    expect(outputKey && (await store.exists(outputKey))).toBe(true);
+    expect((await api.request("DELETE", `/v1/jobs/${job.id}`, { key })).status).toBe(204);
+    expect((await api.request("GET", `/v1/jobs/${job.id}`, { key })).status).toBe(404);
+    expect((await api.request("GET", job.result.files[0].download_url, { key })).status).toBe(404);
+    await until("the PdfJob to be gone", async () => ((await pdfJob(job.id)) === null ? true : undefined), 60_000);
+    expect(await store.exists(outputKey!)).toBe(false);
+    await until("the batch Job and its pods to be gone", async () => {
+      const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
+      const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
+      return jobs.items.length === 0 && pods.items.length === 0 ? true : undefined;
+    }, 60_000);
+  });
+
+  it("should delete one output on request and keep the job", async () => {
+    const src = await textPdf(path.join(dir, "o.pdf"), 4, "oscar");
+    const job = await run("split", [src], { mode: "every", every: "2" });
+    expect(job.status).toBe("succeeded");
+    const [gone, kept] = job.result.files as { id: string; download_url: string; filename: string }[];
+    expect((await api.request("DELETE", `/v1/files/${gone!.id}`, { key })).status).toBe(204);
+    expect((await api.request("GET", `/v1/files/${gone!.id}`, { key })).status).toBe(404);
+    const after = await api.request("GET", `/v1/jobs/${job.id}`, { key });
+    expect(after.json.result.files.map((f: { id: string }) => f.id)).not.toContain(gone!.id);
+    expect(await pageCount(await download(kept!))).toBe(2);
+  });
+});
