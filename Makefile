@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
 
-.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e clean
+.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -36,9 +36,14 @@ lint: $(SETUP_STAMP) ## ESLint: floating promises, complexity, import cycles, la
 unit: build ## Run the test suite only (no lint)
 	vitest run
 
-test: build typecheck lint ## The whole suite: type-check, lint, then every test on real engines
-	status=0; vitest run --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
-	node test/summary.ts dist/test-results.json; exit $$status
+test: build typecheck lint test-platform ## The whole suite: type-check, lint, every test on real engines, e2e on the local control plane, the chart
+	status=0; \
+	FOLIO_S3_REQUIRED=1 vitest run --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
+	vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile.json=dist/e2e-results.json || status=$$?; \
+	test/chart/run.sh || status=$$?; \
+	node test/summary.ts dist/test-results.json dist/e2e-results.json; exit $$status
+
+test-platform: k8s-platform s3-server chart-tools ## Build (or reuse) what the suites run on: control plane, MinIO, helm/promtool/hadolint (~25 min cold)
 
 crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schemas (a test fails when it is stale)
 	node controller/gen-crd.ts
@@ -68,8 +73,14 @@ s3-up: s3-server $(SETUP_STAMP) ## Run MinIO on a free loopback port until Ctrl-
 test-s3: s3-server $(SETUP_STAMP) ## S3 store and runner-pod suites on the real S3 server (fails if it is missing)
 	FOLIO_S3_REQUIRED=1 vitest run test/storage test/runner/pod.test.ts
 
-e2e: k8s-platform s3-server $(SETUP_STAMP) ## End to end: the controller on the local control plane + kubelet + MinIO
+e2e: k8s-platform s3-server $(SETUP_STAMP) ## End to end: the public API, the controller, runner pods on the local control plane + kubelet + MinIO
 	vitest run --config vitest.e2e.config.ts
+
+bench-k8s: k8s-platform s3-server $(SETUP_STAMP) ## Benchmark the operator: PdfJob → Succeeded overhead, 500-PdfJob backlog drained
+	node bench/k8s.ts
+
+bench-convert: build ## Benchmark PDF → DOCX/XLSX against pdf2docx and a table extractor (throwaway Python venv)
+	node bench/pdf-to-office.ts
 
 chart-tools: ## Install the chart test's pinned tools (helm, promtool, hadolint) into ~/.cache/folio-tools
 	test/chart/tools.sh >/dev/null
