@@ -38,11 +38,16 @@ export interface KubeClient {
 /** Sends one webhook attempt (Standard Webhooks); the apply layer records its outcome. */
 export type WebhookSender = (delivery: WebhookDelivery) => Promise<WebhookOutcome>;
 
+/** One attempt's result as the metrics count it; `gave_up` comes once more when the ledger stops. */
+export type WebhookAttemptResult = "delivered" | "failed" | "blocked" | "gave_up";
+
 export interface ApplyDeps {
   kube: KubeClient;
   store: ObjectStore;
   /** Without a sender, an attempt is recorded as failed ("no webhook sender configured"). */
   sendWebhook?: WebhookSender;
+  /** Told the result of every recorded attempt (the webhook deliveries metric). */
+  onWebhookAttempt?: (result: WebhookAttemptResult) => void;
   now?: () => Date;
   /** The reporting component of events. */
   component?: string;
@@ -108,6 +113,8 @@ async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, n
     : { delivered: false, error: "no webhook sender configured" };
   const record = recordWebhookAttempt(step.current.status ?? {}, outcome, now);
   step.current = await deps.kube.replaceStatus(step.current, record.status);
+  deps.onWebhookAttempt?.(outcome.delivered ? "delivered" : outcome.blocked ? "blocked" : "failed");
+  if (record.status.webhook?.status === "gave_up") deps.onWebhookAttempt?.("gave_up");
   await event(step.current, record.event.type, record.event.reason, record.event.message);
   if (record.requeueAfterMs !== null) step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, record.requeueAfterMs);
 }

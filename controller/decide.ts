@@ -46,6 +46,10 @@ export type EventType = "Normal" | "Warning";
 export interface WebhookDelivery {
   url: string;
   tenant: string;
+  /** The PdfJob's namespace, where its Secret lives. */
+  namespace: string;
+  /** The PdfJob's Secret (`spec.secretRef`) holding the signing secrets; absent without one. */
+  secretName?: string;
   /** `webhook-id`: the same on every attempt. */
   messageId: string;
   eventType: WebhookEventType;
@@ -216,7 +220,17 @@ function deliver(ctx: Ctx): Action | null {
   const { webhook: _w, ...rest } = ctx.status;
   const data = pdfJobToApiJob({ ...ctx.pj, status: rest });
   const timestamp = data.completed_at ?? rfc3339(ctx.now);
-  const delivery: WebhookDelivery = { url, tenant: ctx.pj.spec.tenant, messageId: w.messageId, eventType: w.eventType, attempt: w.attempts + 1, payload: { type: w.eventType, timestamp, data } };
+  const secretName = ctx.pj.spec.secretRef?.name;
+  const delivery: WebhookDelivery = {
+    url,
+    tenant: ctx.pj.spec.tenant,
+    namespace: ctx.pj.metadata.namespace ?? "default",
+    ...(secretName ? { secretName } : {}),
+    messageId: w.messageId,
+    eventType: w.eventType,
+    attempt: w.attempts + 1,
+    payload: { type: w.eventType, timestamp, data },
+  };
   return { action: "deliverWebhook", delivery };
 }
 

@@ -158,7 +158,8 @@ function storageEnv(s: S3Settings | undefined): V1EnvVar[] {
 
 function secretEnv(spec: PdfJobSpec): V1EnvVar[] {
   const name = spec.secretRef?.name;
-  if (!name) return [];
+  // Only protect has passwords: the Secret of another job holds just its webhook signing secrets.
+  if (!name || spec.operation !== "protect") return [];
   return [
     { name: SECRET_OPTION_ENV.user_password, valueFrom: { secretKeyRef: { name, key: "user_password" } } },
     // The owner password is optional: without it the runner makes a random one.

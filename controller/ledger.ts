@@ -66,8 +66,11 @@ export interface WebhookOptions {
   jitter?: number;
 }
 
-/** How one attempt went. `gone`: the receiver answered 410 Gone and asked us to stop. */
-export type WebhookOutcome = { delivered: true } | { delivered: false; error: string; gone?: boolean };
+/**
+ * How one attempt went. `gone`: the receiver answered 410 Gone and asked us to stop; `blocked`:
+ * the SSRF guard refused the URL (retried like any failure, counted apart in the metrics).
+ */
+export type WebhookOutcome = { delivered: true } | { delivered: false; error: string; gone?: boolean; blocked?: boolean };
 
 export interface AttemptRecord {
   /** The status to write: the ledger and the WebhookDelivered condition updated. */

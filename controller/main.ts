@@ -11,16 +11,20 @@
  * - FOLIO_S3_CREDENTIALS_SECRET: the Secret with the runner's AWS credentials.
  *
  * - FOLIO_CONTROLLER_LEADER_ELECTION (default true), FOLIO_CONTROLLER_LEASE_NAMESPACE (default:
- *   the watched namespace, else POD_NAMESPACE, else "default"), POD_NAME for the identity.
+ *   the watched namespace, else POD_NAMESPACE, else "default"), POD_NAME for the identity;
+ * - FOLIO_METRICS_PORT: plain-HTTP /metrics, /healthz, /readyz (controller/metrics.ts);
+ * - FOLIO_WEBHOOK_ALLOWED_HOSTS (the SSRF guard's allow-list) and FOLIO_WEBHOOK_CA_FILE (extra CA
+ *   certificates for webhook receivers, for tests) for the webhook sender (controller/webhooks.ts).
  *
  * Leader election (client-go's leaderelection with a coordination.k8s.io Lease, controller-runtime's
  * defaults: 15 s lease, 10 s renew deadline, 2 s retry): every replica keeps its caches warm, only
  * the leader runs workers; a leader that cannot renew stops its workers and `folio controller`
  * exits (the Deployment restarts it as a follower), as controller-runtime does.
- * TODO(webhooks): no Standard Webhooks sender is wired; attempts are recorded as failed.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { rootCertificates } from "node:tls";
 import {
   ApiException,
   BatchV1Api,
@@ -35,6 +39,8 @@ import {
 } from "@kubernetes/client-node";
 import { loadConfig, type Config } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
+import { SsrfGuard } from "../core/net/ssrf.ts";
+import type { TlsTrust } from "../core/webhooks/http.ts";
 import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
@@ -42,7 +48,9 @@ import { kubeClient, type WebhookSender } from "./apply.ts";
 import { Informer, objectKey, sleep, type ListResult } from "./informer.ts";
 import type { JobTemplateOptions } from "./job-template.ts";
 import { WorkQueue } from "./queue.ts";
+import { ControllerMetrics, serveMetrics, type MetricsServer } from "./metrics.ts";
 import { Reconciler, type Caches } from "./reconciler.ts";
+import { kubeSecrets, webhookSender } from "./webhooks.ts";
 
 const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
 
@@ -53,11 +61,23 @@ export interface ControllerOptions {
   /** Watch one namespace; all when absent. */
   namespace?: string;
   workers?: number;
+  /** The webhook sender; by default controller/webhooks.ts's, configured by `webhooks`. */
   sendWebhook?: WebhookSender;
+  webhooks?: WebhookOptions;
+  /** Where the metrics go (default: a registry of its own, without the process metrics). */
+  metrics?: ControllerMetrics;
   resyncMs?: number;
   log?: (msg: string) => void;
   /** Run workers only while holding this Lease; without it, workers start at once. */
   leaderElection?: LeaderElectionOptions;
+}
+
+export interface WebhookOptions {
+  /** The SSRF guard's allow-list (FOLIO_WEBHOOK_ALLOWED_HOSTS); tests allow-list 127.0.0.1. */
+  allowedHosts?: readonly string[];
+  /** Trust for receivers with a private CA (tests: FOLIO_WEBHOOK_CA_FILE); system roots otherwise. */
+  tls?: TlsTrust;
+  timeoutMs?: number;
 }
 
 export interface LeaderElectionOptions {
@@ -191,8 +211,11 @@ export interface Controller {
   readonly elector: LeaderElector | undefined;
   readonly reconciler: Reconciler;
   readonly caches: Caches;
+  readonly metrics: ControllerMetrics;
   /** Resolves once every informer has listed. */
   synced(): Promise<void>;
+  /** True once every informer has listed (/readyz). */
+  ready(): boolean;
   stop(): Promise<void>;
 }
 
@@ -212,7 +235,8 @@ export function startController(o: ControllerOptions): Controller {
   const core = o.kubeConfig.makeApiClient(CoreV1Api);
   const custom = o.kubeConfig.makeApiClient(CustomObjectsApi);
   const managed = `${LABELS.managedBy}=${MANAGED_BY}`;
-  const queue = new WorkQueue();
+  const metrics = o.metrics ?? new ControllerMetrics({ defaultMetrics: false });
+  const queue = new WorkQueue({ metrics: metrics.queueMetrics() });
   const enqueue = (key: string | undefined): void => {
     if (key) queue.add(key);
   };
@@ -268,28 +292,50 @@ export function startController(o: ControllerOptions): Controller {
           (p.metadata.labels?.[JOB_NAME_LABEL] === jobName || p.metadata.ownerReferences?.some((r) => r.kind === "Job" && (jobUid ? r.uid === jobUid : r.name === jobName))),
       ),
   };
+  const w = o.webhooks ?? {};
+  const sendWebhook =
+    o.sendWebhook ??
+    webhookSender({
+      secrets: kubeSecrets(o.kubeConfig),
+      guard: new SsrfGuard(w.allowedHosts ?? []),
+      ...(w.tls ? { tls: w.tls } : {}),
+      ...(w.timeoutMs === undefined ? {} : { timeoutMs: w.timeoutMs }),
+    });
   const reconciler = new Reconciler({
     caches,
     template: o.template,
-    store: o.store,
+    store: metrics.instrumentStore(o.store),
     kube: kubeClient(o.kubeConfig),
-    ...(o.sendWebhook ? { sendWebhook: o.sendWebhook } : {}),
+    sendWebhook,
+    onWebhookAttempt: (result) => metrics.webhook(result),
+    onReconcile: (result, seconds) => metrics.reconciled(result, seconds),
     log,
   });
 
   const informers = [pdfJobs, jobs, pods];
   for (const i of informers) i.start();
   const synced = Promise.all(informers.map((i) => i.waitForSync())).then(() => undefined);
+  const ready = (): boolean => informers.every((i) => i.hasSynced);
   // Workers start once the caches are full (a reconcile on a partial cache would re-create Jobs)
   // and, with leader election, once this process leads.
   const elector = o.leaderElection ? new LeaderElector(o.kubeConfig, o.leaderElection, log) : undefined;
   const leading = new Promise<void>((resolve) => {
     if (!elector) return resolve();
-    elector.run(resolve, () => {
-      queue.shutDown();
-      (o.leaderElection?.onLost ?? (() => undefined))();
-    });
+    elector.run(
+      () => {
+        metrics.setLeader(true);
+        resolve();
+      },
+      () => {
+        metrics.setLeader(false);
+        queue.shutDown();
+        (o.leaderElection?.onLost ?? (() => undefined))();
+      },
+    );
   });
+  if (!elector) metrics.setLeader(true);
+  // Only the active replica reports the PdfJobs, so that sums over replicas count each once.
+  metrics.observePdfJobs(() => (ready() && (!elector || elector.isLeader) ? pdfJobs.list().map((pj) => pj.status?.phase) : null));
   let stopping = false;
   const workers = Promise.all([synced, leading]).then(() =>
     stopping ? [] : Promise.all(Array.from({ length: Math.max(1, o.workers ?? 2) }, () => reconciler.work(queue))),
@@ -300,11 +346,14 @@ export function startController(o: ControllerOptions): Controller {
     elector,
     reconciler,
     caches,
+    metrics,
     synced: () => synced,
+    ready,
     async stop() {
       stopping = true;
       await queue.shutDownWithDrain();
       await elector?.stop();
+      metrics.setLeader(false);
       await Promise.all(informers.map((i) => i.stop()));
       // A follower's workers never started: nothing to wait for.
       if (!elector || elector.isLeader) await workers;
@@ -366,6 +415,17 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     process.stderr.write(`folio controller: cannot load the cluster configuration (${config.KUBECONFIG ? "KUBECONFIG" : "in-cluster"}): ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
+  let tls: TlsTrust | undefined;
+  if (config.FOLIO_WEBHOOK_CA_FILE) {
+    try {
+      // In addition to the system roots, not instead of them.
+      tls = { ca: [...rootCertificates, readFileSync(config.FOLIO_WEBHOOK_CA_FILE, "utf8")].join("\n") };
+    } catch (err) {
+      process.stderr.write(`folio controller: cannot read FOLIO_WEBHOOK_CA_FILE: ${err instanceof Error ? err.message : String(err)}\n`);
+      return 2;
+    }
+  }
+  const metrics = new ControllerMetrics();
   const controller = startController({
     ...(leaderElection ? { leaderElection } : {}),
     kubeConfig,
@@ -373,8 +433,19 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     template,
     ...(namespace ? { namespace } : {}),
     workers: config.FOLIO_CONTROLLER_WORKERS,
+    webhooks: { allowedHosts: config.FOLIO_WEBHOOK_ALLOWED_HOSTS.split(",").map((h) => h.trim()).filter(Boolean), ...(tls ? { tls } : {}) },
+    metrics,
     log,
   });
+  let server: MetricsServer;
+  try {
+    server = await serveMetrics({ registry: metrics.registry, port: config.FOLIO_METRICS_PORT, ready: () => controller.ready() });
+  } catch (err) {
+    process.stderr.write(`folio controller: cannot listen on FOLIO_METRICS_PORT ${config.FOLIO_METRICS_PORT}: ${err instanceof Error ? err.message : String(err)}\n`);
+    await controller.stop();
+    return 2;
+  }
+  log(`metrics, /healthz and /readyz on port ${server.port}`);
   await controller.synced();
   log("caches synced; reconciling");
   await new Promise<void>((resolve) => {
@@ -384,5 +455,6 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
   });
   log(lost ? "lost the leader lease; exiting" : "stopping");
   await controller.stop();
+  await server.close();
   return lost ? 1 : 0;
 }

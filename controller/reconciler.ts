@@ -22,11 +22,16 @@ export interface Caches {
   podsOfJob(namespace: string, jobName: string, jobUid: string | undefined): V1Pod[];
 }
 
+/** How a reconcile ended, for the metrics: requeue is a success that is due again later. */
+export type ReconcileResult = "success" | "error" | "requeue";
+
 export interface ReconcilerOptions extends ApplyDeps {
   caches: Caches;
   template: JobTemplateOptions;
   store: ObjectStore;
   log?: (msg: string) => void;
+  /** Told how every reconcile of `work()` ended and how long it took. */
+  onReconcile?: (result: ReconcileResult, seconds: number) => void;
 }
 
 export interface ReconcileOutcome {
@@ -100,6 +105,8 @@ export class Reconciler {
     for (;;) {
       const key = await queue.get();
       if (key === undefined) return;
+      const started = performance.now();
+      let result: ReconcileResult = "error";
       try {
         const out = await this.reconcile(key);
         if (out?.result.error !== undefined) {
@@ -107,13 +114,18 @@ export class Reconciler {
           queue.addRateLimited(key);
         } else {
           queue.forget(key);
-          if (out?.result.requeueAfterMs !== undefined) queue.addAfter(key, out.result.requeueAfterMs);
+          result = "success";
+          if (out?.result.requeueAfterMs !== undefined) {
+            queue.addAfter(key, out.result.requeueAfterMs);
+            result = "requeue";
+          }
         }
       } catch (err) {
         this.#o.log?.(`reconcile ${key}: ${describe(err)}`);
         queue.addRateLimited(key);
       } finally {
         queue.done(key);
+        this.#o.onReconcile?.(result, (performance.now() - started) / 1000);
       }
     }
   }

@@ -76,6 +76,10 @@ export const CONFIG_KEYS = {
     schema: z.string().default(""),
     doc: "Comma-separated hosts or addresses webhooks may reach even though they are not public (e.g. 127.0.0.1 for a local receiver).",
   },
+  FOLIO_WEBHOOK_CA_FILE: {
+    schema: z.string().optional(),
+    doc: "Controller: PEM file of CA certificates trusted for webhook receivers besides the system roots (tests with a self-signed receiver).",
+  },
   // --- the controller (folio controller, Kubernetes mode) ---
   FOLIO_RUNNER_IMAGE: { schema: z.string().optional(), doc: "Controller: the runner image its Jobs run (required by `folio controller`)." },
   FOLIO_RUNNER_IMAGE_PULL_POLICY: {
@@ -89,6 +93,10 @@ export const CONFIG_KEYS = {
   FOLIO_CONTROLLER_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Controller: PdfJobs reconciled at once." },
   FOLIO_CONTROLLER_NAMESPACE: { schema: z.string().optional(), doc: "Controller: watch this namespace only (default: all it may see)." },
   FOLIO_CONTROLLER_LEADER_ELECTION: { schema: bool(true), doc: "Controller: take part in Lease leader election (one active replica)." },
+  FOLIO_METRICS_PORT: {
+    schema: z.coerce.number().int().min(0).max(65535).default(9090),
+    doc: "Controller: plain-HTTP port of /metrics, /healthz and /readyz (0: any free port).",
+  },
   FOLIO_CONTROLLER_LEASE_NAMESPACE: { schema: z.string().optional(), doc: "Controller: namespace of the leader Lease (default: the watched one, else POD_NAMESPACE)." },
   POD_NAME: { schema: z.string().optional(), doc: "Controller: this pod's name (downward API), part of its leader-election identity." },
   POD_NAMESPACE: { schema: z.string().optional(), doc: "Controller: this pod's namespace (downward API)." },

@@ -64,6 +64,8 @@ function fakes(fail: Partial<Record<keyof KubeClient, number>> = {}): { kube: Ku
 const withRv = (pj: PdfJob): PdfJob => ({ ...pj, metadata: { ...pj.metadata, resourceVersion: "1" } });
 const job = { metadata: { name: "j" } } as V1Job;
 
+const delivery = { url: "https://h", tenant: "t", namespace: "folio", messageId: "msg_x", eventType: "job.succeeded" as const, attempt: 1, payload: {} as never };
+
 describe("applyActions", () => {
   it("should perform the actions in order, later writes using the resourceVersion of earlier ones", async () => {
     const { kube, store, calls } = fakes();
@@ -113,10 +115,23 @@ describe("applyActions", () => {
   it("should record a webhook attempt in the status and requeue for the next one", async () => {
     const { kube, store, calls } = fakes();
     const pj = withRv(pdfJob({ status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts: 0 } } }));
-    const delivery = { url: "https://h", tenant: "t", messageId: "msg_x", eventType: "job.succeeded" as const, attempt: 1, payload: {} as never };
     const r = await applyActions(pj, [{ action: "deliverWebhook", delivery }], { kube, store, sendWebhook: () => Promise.resolve({ delivered: false, error: "HTTP 500" }) });
     expect(r.error).toBeUndefined();
     expect(r.requeueAfterMs).toBeGreaterThan(0);
     expect(calls).toEqual(["replaceStatus rv=1 Succeeded", "event WebhookFailed"]);
+  });
+
+  it.each([
+    ["delivered", { delivered: true as const }, 0, ["delivered"]],
+    ["failed", { delivered: false as const, error: "HTTP 500" }, 0, ["failed"]],
+    ["blocked", { delivered: false as const, error: "blocked: webhook_url must not point to a loopback address", blocked: true }, 0, ["blocked"]],
+    ["gone", { delivered: false as const, error: "HTTP 410 Gone", gone: true }, 0, ["failed", "gave_up"]],
+    ["the last attempt failed", { delivered: false as const, error: "HTTP 500" }, 7, ["failed", "gave_up"]],
+  ])("should report a webhook attempt to the metrics hook: %s", async (_what, outcome, attempts, expected) => {
+    const { kube, store } = fakes();
+    const pj = withRv(pdfJob({ status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts } } }));
+    const seen: string[] = [];
+    await applyActions(pj, [{ action: "deliverWebhook", delivery }], { kube, store, sendWebhook: () => Promise.resolve(outcome), onWebhookAttempt: (r) => seen.push(r) });
+    expect(seen).toEqual(expected);
   });
 });

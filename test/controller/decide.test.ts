@@ -272,11 +272,18 @@ describe("decide: webhooks", () => {
     const a = run({ pj: pdfJob({ ...hooked, status: ended }), job: null, now: 22 });
     expect(kinds(a)).toEqual(["deliverWebhook"]);
     const d = a[0]!.action === "deliverWebhook" ? a[0].delivery : null;
-    expect(d).toMatchObject({ url: "https://hooks.example.com/folio", messageId: ended.webhook!.messageId, eventType: "job.succeeded", attempt: 1 });
+    expect(d).toMatchObject({ url: "https://hooks.example.com/folio", namespace: "folio", messageId: ended.webhook!.messageId, eventType: "job.succeeded", attempt: 1 });
+    expect(d!.secretName).toBeUndefined();
     expect(d!.payload).toMatchObject({ type: "job.succeeded", timestamp: iso(20) });
     const data = JobObject.parse(d!.payload.data);
     expect(data).toMatchObject({ id: JOB_ID, status: "succeeded", webhook: { status: "pending", attempts: 0 } });
     expect(data.result!.files).toHaveLength(1);
+  });
+
+  it("should name the PdfJob's Secret, which holds the signing secrets", () => {
+    const withSecret = { spec: { ...hooked.spec, secretRef: { name: "pj-secret" } } };
+    const a = run({ pj: pdfJob({ ...withSecret, status: ended }), job: null, now: 22 });
+    expect(a[0]!.action === "deliverWebhook" ? a[0].delivery : null).toMatchObject({ namespace: "folio", secretName: "pj-secret" });
   });
 
   it("should wait for a failing webhook's next attempt, or the expiry if that comes first", () => {

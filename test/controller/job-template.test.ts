@@ -121,6 +121,12 @@ describe("the Job template", () => {
     expect(env("FOLIO_OPTION_USER_PASSWORD")).toBeUndefined();
   });
 
+  it("should map no password for a job whose Secret only signs its webhook", () => {
+    const hooked = pdfJob({ spec: { webhook: { url: "https://hooks.example.com/x" }, secretRef: { name: "job-9a-secret" } } });
+    const c = buildJob(hooked, hooked.spec, TEMPLATE).spec!.template.spec!.containers[0]!;
+    expect(c.env!.filter((e) => e.name.startsWith("FOLIO_OPTION_") || JSON.stringify(e).includes("job-9a-secret"))).toEqual([]);
+  });
+
   it("should give the S3 settings as env, the credentials from their Secret", () => {
     expect(env("FOLIO_S3_BUCKET")!.value).toBe("folio");
     expect(env("FOLIO_S3_ENDPOINT")!.value).toBe("http://127.0.0.1:9000");

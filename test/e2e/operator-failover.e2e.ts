@@ -1,0 +1,458 @@
+/**
+ * Fail-over of the controller (issue #4): 50 PdfJobs with webhooks, the controller as a real
+ * `node bin/folio.ts controller` process, SIGKILLed in the middle; two replicas take over with
+ * Lease leader election, and their leader is SIGKILLed too. Every PdfJob must end Succeeded
+ * exactly once (one Job, one runner pod each) and every webhook must arrive at a real HTTPS
+ * receiver, verified with the stock `standardwebhooks` library, under one webhook-id per job.
+ *
+ * The platform is the real one (test/k8s/platform.ts: kube-apiserver, kube-controller-manager, the
+ * local kubelet running the runner) with a real MinIO. Like the API will, each PdfJob gets a Secret
+ * it owns holding the tenant's signing secrets (half of them mid-rotation: two secrets). The
+ * receiver's self-signed CA is trusted through FOLIO_WEBHOOK_CA_FILE, and loopback is allowed
+ * through the operator allow-list FOLIO_WEBHOOK_ALLOWED_HOSTS.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import https from "node:https";
+import { createServer, type AddressInfo } from "node:net";
+import path from "node:path";
+import { Readable } from "node:stream";
+import {
+  ApiextensionsV1Api,
+  BatchV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from "@kubernetes/client-node";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadOrCreateTls } from "../../api/tls.ts";
+import { pdfJobCrd } from "../../controller/crd.ts";
+import { newId } from "../../core/ids.ts";
+import { jobIdOf } from "../../core/pdfjob-view.ts";
+import {
+  LABELS,
+  MANAGED_BY,
+  PDFJOB_API_VERSION,
+  PDFJOB_FINALIZER,
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  pdfJobName,
+  WEBHOOK_SECRETS_KEY,
+  type PdfJob,
+  type PdfJobInput,
+} from "../../core/schemas/pdfjob.ts";
+import { S3ObjectStore } from "../../core/storage/s3-store.ts";
+import { textPdf } from "../fixtures/pdf-fixtures.ts";
+import { ROOT, tmpDir } from "../helpers/tools.ts";
+import { loadKubeConfig } from "../k8s/kubeconfig.ts";
+import { startPlatform, type Platform } from "../k8s/platform.ts";
+import { startS3Server, type S3Server } from "../s3/server.ts";
+
+const NS = "default";
+const TENANT = "ten_failover";
+const JOBS = 50;
+/** PdfJobs created while the first controller runs; the rest while none does. */
+const FIRST_BATCH = 30;
+const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
+const LEASE = "folio-controller";
+const S3_SECRET = "folio-s3";
+const OLD = `whsec_${randomBytes(24).toString("base64")}`;
+const NEW = `whsec_${randomBytes(24).toString("base64")}`;
+/** A token in the webhook URL's path: it must never reach a log line or an event. */
+const TOKEN = randomBytes(12).toString("hex");
+
+let platform: Platform;
+let s3: S3Server;
+let store: S3ObjectStore;
+let kc: KubeConfig;
+let custom: CustomObjectsApi;
+let dir: string;
+let cleanup: () => Promise<void>;
+let receiver: Receiver;
+let caFile: string;
+let pdfs: Buffer[];
+const replicas: Replica[] = [];
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 180_000, everyMs = 250): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${replicas.map((r) => r.tail()).join("\n")}`);
+    await sleep(everyMs);
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// --- the webhook receiver ----------------------------------------------------------------------------
+
+interface Delivery {
+  id: string;
+  jobId: string;
+  /** Verified with the old secret, which every job's Secret holds. */
+  verifiedOld: boolean;
+  /** Verified with the new one, which only the jobs caught mid-rotation hold. */
+  verifiedNew: boolean;
+}
+
+/** An HTTPS receiver on 127.0.0.1 verifying every request with `standardwebhooks`. */
+class Receiver {
+  readonly deliveries: Delivery[] = [];
+  readonly server: https.Server;
+  url = "";
+
+  constructor(key: Buffer, cert: Buffer) {
+    const verifies = (secret: string, body: string, headers: Record<string, string>): boolean => {
+      try {
+        new Webhook(secret).verify(body, headers);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    this.server = https.createServer({ key, cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8");
+        const headers = req.headers as Record<string, string>;
+        const payload = JSON.parse(body) as { data?: { id?: string } };
+        this.deliveries.push({
+          id: headers["webhook-id"] ?? "",
+          jobId: payload.data?.id ?? "",
+          verifiedOld: verifies(OLD, body, headers),
+          verifiedNew: verifies(NEW, body, headers),
+        });
+        res.writeHead(req.url === `/hooks/${TOKEN}` ? 204 : 404).end();
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks/${TOKEN}`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+// --- controller processes ------------------------------------------------------------------------
+
+/** One `folio controller` process, configured by the environment as in a pod. */
+class Replica {
+  readonly name: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  output = "";
+
+  constructor(name: string, port: number) {
+    this.name = name;
+    this.port = port;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: dir,
+      KUBECONFIG: platform.kubeconfig,
+      ...s3.env,
+      FOLIO_S3_CREDENTIALS_SECRET: S3_SECRET,
+      FOLIO_RUNNER_IMAGE: "folio/runner:e2e",
+      FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
+      FOLIO_CONTROLLER_NAMESPACE: NS,
+      FOLIO_CONTROLLER_LEADER_ELECTION: "true",
+      FOLIO_CONTROLLER_WORKERS: "4",
+      FOLIO_METRICS_PORT: String(port),
+      FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      FOLIO_WEBHOOK_CA_FILE: caFile,
+      FOLIO_LOG_LEVEL: "debug",
+      POD_NAME: name,
+    };
+    this.child = spawn(process.execPath, [path.join(ROOT, "bin", "folio.ts"), "controller"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    this.child.stdout!.on("data", (c: Buffer) => (this.output += c.toString()));
+    this.child.stderr!.on("data", (c: Buffer) => (this.output += c.toString()));
+    this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
+    replicas.push(this);
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async kill(signal: NodeJS.Signals): Promise<number | null> {
+    if (this.alive) this.child.kill(signal);
+    return this.exited;
+  }
+
+  async get(p: string): Promise<{ status: number; text: string } | undefined> {
+    try {
+      const res = await fetch(`http://127.0.0.1:${this.port}${p}`, { signal: AbortSignal.timeout(5000) });
+      return { status: res.status, text: await res.text() };
+    } catch {
+      return undefined;
+    }
+  }
+
+  tail(): string {
+    return `--- ${this.name} (${this.alive ? "running" : "exited"}) ---\n${this.output.split("\n").slice(-15).join("\n")}`;
+  }
+}
+
+/** The sum of a metric's samples in Prometheus text (every label set matching `labels`). */
+function metricSum(text: string, name: string, labels = ""): number | undefined {
+  let sum: number | undefined;
+  for (const line of text.split("\n")) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name || !(m[2] ?? "").includes(labels)) continue;
+    sum = (sum ?? 0) + Number(m[3]);
+  }
+  return sum;
+}
+
+// --- the cluster side -------------------------------------------------------------------------------
+
+async function applyCrd(): Promise<void> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  await api.createCustomResourceDefinition({ body: pdfJobCrd() as unknown as V1CustomResourceDefinition });
+  await until("the CRD to be established", async () => {
+    const crd = await api.readCustomResourceDefinition({ name: `${PDFJOB_PLURAL}.${PDFJOB_GROUP}` });
+    return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
+  });
+}
+
+async function upload(bytes: Buffer, filename: string): Promise<PdfJobInput> {
+  const fileId = newId("file");
+  const key = `${TENANT}/${fileId}`;
+  await store.put(key, Readable.from([bytes]));
+  return { key, fileId, filename, contentType: "application/pdf", size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+/** A merge PdfJob with a webhook, then the Secret it owns with the signing secrets (as the API does). */
+async function createPdfJob(i: number): Promise<string> {
+  const inputs = [await upload(pdfs[0]!, "a.pdf"), await upload(pdfs[1]!, "b.pdf")];
+  const name = pdfJobName(newId("job"));
+  const pj = (await custom.createNamespacedCustomObject({
+    ...CRD,
+    body: {
+      apiVersion: PDFJOB_API_VERSION,
+      kind: PDFJOB_KIND,
+      metadata: { name, namespace: NS, finalizers: [PDFJOB_FINALIZER] },
+      spec: { tenant: TENANT, operation: "merge", inputs, options: { outline: "keep" }, secretRef: { name }, webhook: { url: receiver.url }, deadlineSeconds: 300, retentionSeconds: 3600 },
+    },
+  })) as PdfJob;
+  const secrets = i % 2 === 0 ? `${OLD}\n${NEW}\n` : `${OLD}\n`;
+  await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: {
+        name,
+        namespace: NS,
+        ownerReferences: [{ apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, name, uid: pj.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      },
+      type: "Opaque",
+      stringData: { [WEBHOOK_SECRETS_KEY]: secrets },
+    },
+  });
+  return name;
+}
+
+const listPdfJobs = async (): Promise<PdfJob[]> => ((await custom.listNamespacedCustomObject(CRD)) as { items: PdfJob[] }).items;
+const holder = async (): Promise<string> => (await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: NS, name: LEASE })).spec?.holderIdentity ?? "";
+
+/** Every Job uid seen per PdfJob, over the whole test: a re-created Job would show a second one. */
+const jobUids = new Map<string, Set<string>>();
+async function recordJobs(): Promise<void> {
+  const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
+  for (const j of jobs.items) {
+    const owner = j.metadata?.labels?.[LABELS.pdfJob] ?? "?";
+    jobUids.set(owner, (jobUids.get(owner) ?? new Set()).add(j.metadata?.uid ?? ""));
+  }
+}
+
+/** The PdfJobs by phase (and the Jobs recorded on the way). */
+async function phases(): Promise<{ succeeded: number; ended: number; delivered: number; items: PdfJob[] }> {
+  await recordJobs();
+  const items = await listPdfJobs();
+  const ended = items.filter((p) => ["Succeeded", "Failed", "Canceled"].includes(p.status?.phase ?? ""));
+  return {
+    succeeded: items.filter((p) => p.status?.phase === "Succeeded").length,
+    ended: ended.length,
+    delivered: items.filter((p) => p.status?.webhook?.status === "delivered").length,
+    items,
+  };
+}
+
+/** The replica whose identity holds the Lease (identities are `${POD_NAME}_${random}`). */
+async function leaderAmong(candidates: Replica[], timeoutMs: number): Promise<Replica> {
+  return until(
+    `one of ${candidates.map((r) => r.name).join(", ")} to lead`,
+    async () => {
+      const h = await holder().catch(() => "");
+      return candidates.find((r) => h.startsWith(`${r.name}_`));
+    },
+    timeoutMs,
+    500,
+  );
+}
+
+describe("controller fail-over on a real control plane", () => {
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tmpDir("folio-failover-"));
+    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
+    store = new S3ObjectStore(s3.storeOptions);
+    kc = loadKubeConfig(platform.kubeconfig);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    await applyCrd();
+    // The runner pods' S3 credentials (the Job template's secretKeyRefs).
+    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name: S3_SECRET }, stringData: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } },
+    });
+    const tls = await loadOrCreateTls(path.join(dir), {});
+    caFile = tls.certPath;
+    receiver = new Receiver(tls.key, tls.cert);
+    await receiver.listen();
+    pdfs = [
+      await readFile(await textPdf(path.join(dir, "a.pdf"), 2, "alpha")),
+      await readFile(await textPdf(path.join(dir, "b.pdf"), 1, "beta")),
+    ];
+  });
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.kill("SIGKILL")));
+    await receiver?.close();
+    store?.close();
+    await s3?.stop();
+    await platform?.stop();
+    await cleanup?.();
+  });
+
+  it("should finish 50 PdfJobs exactly once and deliver every webhook across two leader kills", { timeout: 900_000 }, async () => {
+    // 1. One controller process works while the first PdfJobs arrive; it is killed mid-way.
+    const a = new Replica("a", await freePort());
+    await leaderAmong([a], 60_000);
+    expect((await until("a to be ready", async () => ((await a.get("/readyz"))?.status === 200 ? true : undefined), 60_000))).toBe(true);
+    const names: string[] = [];
+    for (let i = 0; i < FIRST_BATCH; i++) names.push(await createPdfJob(i));
+    const atFirstKill = await until("a first PdfJob to succeed", async () => {
+      const p = await phases();
+      return p.succeeded > 0 ? p : undefined;
+    });
+    expect(await a.kill("SIGKILL")).toBeNull();
+    // In the middle: some ended, some not (still Pending, Running, or without a Job at all).
+    expect(atFirstKill.ended).toBeLessThan(FIRST_BATCH);
+    for (let i = FIRST_BATCH; i < JOBS; i++) names.push(await createPdfJob(i));
+
+    // 2. Two replicas: one takes the Lease once the dead one's expires; the other follows.
+    const b = new Replica("b", await freePort());
+    const c = new Replica("c", await freePort());
+    const leader = await leaderAmong([b, c], 90_000);
+    const follower = leader === b ? c : b;
+    const scrape = await until(
+      `${leader.name} to report leading and reconciling`,
+      async () => {
+        const m = await leader.get("/metrics");
+        return m && metricSum(m.text, "folio_controller_leader") === 1 && (metricSum(m.text, "folio_controller_reconcile_total") ?? 0) > 0 ? m.text : undefined;
+      },
+      60_000,
+    );
+    expect(metricSum(scrape, "folio_controller_workqueue_adds_total")).toBeGreaterThan(0);
+    expect(metricSum(scrape, "folio_controller_workqueue_queue_duration_seconds_count")).toBeGreaterThan(0);
+    expect(metricSum(scrape, "folio_controller_workqueue_depth")).toBeGreaterThanOrEqual(0);
+    expect(metricSum(scrape, "folio_controller_reconcile_duration_seconds_count")).toBeGreaterThan(0);
+    expect(metricSum(scrape, "folio_pdfjobs")).toBe(JOBS);
+    expect(metricSum(scrape, "folio_process_resident_memory_bytes")).toBeGreaterThan(0);
+    const followerScrape = await until(`${follower.name} to be ready`, async () => ((await follower.get("/readyz"))?.status === 200 ? follower.get("/metrics") : undefined), 60_000);
+    expect(metricSum(followerScrape.text, "folio_controller_leader")).toBe(0);
+    expect(metricSum(followerScrape.text, "folio_controller_reconcile_total")).toBe(0);
+    // Only the active replica reports PdfJobs, so that sums over replicas count each once.
+    expect(metricSum(followerScrape.text, "folio_pdfjobs")).toBeUndefined();
+
+    // 3. The new leader is killed too: the follower takes over and finishes the work.
+    const atSecondKill = await phases();
+    expect(await leader.kill("SIGKILL")).toBeNull();
+    expect(atSecondKill.delivered).toBeLessThan(JOBS);
+    // What the dead leaders recorded; the survivor delivers (and counts) exactly the rest.
+    const afterSecondKill = await phases();
+    expect(await leaderAmong([follower], 90_000)).toBe(follower);
+    const done = await until(
+      "every PdfJob to succeed and its webhook to be delivered",
+      async () => {
+        const p = await phases();
+        if (p.items.some((x) => x.status?.phase === "Failed")) throw new Error(`a PdfJob failed: ${JSON.stringify(p.items.find((x) => x.status?.phase === "Failed")?.status)}`);
+        return p.succeeded === JOBS && p.delivered === JOBS ? p : undefined;
+      },
+      400_000,
+      1000,
+    );
+    process.stderr.write(
+      `[failover] at the first kill ${atFirstKill.succeeded}/${FIRST_BATCH} succeeded; at the second ${atSecondKill.succeeded}/${JOBS} succeeded, ` +
+        `${atSecondKill.delivered} webhooks delivered; ${receiver.deliveries.length} requests received for ${JOBS} webhooks\n`,
+    );
+
+    // Exactly once: one Job per PdfJob over the whole test, each succeeded by one runner pod.
+    expect(done.items.map((p) => p.metadata.name).sort()).toEqual([...names].sort());
+    await recordJobs();
+    expect([...jobUids.keys()].sort()).toEqual([...names].sort());
+    for (const [owner, uids] of jobUids) expect(uids.size, `Jobs of ${owner}`).toBe(1);
+    const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
+    expect(jobs.items).toHaveLength(JOBS);
+    for (const j of jobs.items) expect({ name: j.metadata?.name, succeeded: j.status?.succeeded, failed: j.status?.failed ?? 0 }).toEqual({ name: j.metadata?.name, succeeded: 1, failed: 0 });
+    const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
+    expect(pods.items).toHaveLength(JOBS);
+
+    // Every webhook arrived, verified, under its job's one webhook-id (a repeat reuses it).
+    const byJob = new Map<string, Delivery[]>();
+    for (const d of receiver.deliveries) byJob.set(d.jobId, [...(byJob.get(d.jobId) ?? []), d]);
+    expect(byJob.size).toBe(JOBS);
+    expect(new Set(receiver.deliveries.map((d) => d.id)).size).toBe(JOBS);
+    for (const pj of done.items) {
+      const index = names.indexOf(pj.metadata.name);
+      const got = byJob.get(jobIdOf(pj)) ?? [];
+      expect(got.length, `deliveries of ${pj.metadata.name}`).toBeGreaterThanOrEqual(1);
+      expect(new Set(got.map((d) => d.id))).toEqual(new Set([pj.status!.webhook!.messageId]));
+      expect(got.every((d) => d.verifiedOld)).toBe(true);
+      // Mid-rotation jobs were signed with both secrets; the others with the old one only.
+      expect(got.every((d) => d.verifiedNew === (index % 2 === 0)), `rotation of ${pj.metadata.name}`).toBe(true);
+      expect(pj.status?.webhook).toMatchObject({ status: "delivered", eventType: "job.succeeded" });
+      expect(pj.status?.conditions?.find((x) => x.type === "WebhookDelivered")).toMatchObject({ status: "True", reason: "Delivered" });
+    }
+
+    const final = await follower.get("/metrics");
+    expect(metricSum(final!.text, "folio_controller_leader")).toBe(1);
+    expect(metricSum(final!.text, "folio_controller_reconcile_total", 'result="success"')).toBeGreaterThan(0);
+    expect(metricSum(final!.text, "folio_controller_reconcile_total", 'result="requeue"')).toBeGreaterThan(0);
+    expect(metricSum(final!.text, "folio_pdfjobs", 'phase="Succeeded"')).toBe(JOBS);
+    expect(metricSum(final!.text, "folio_controller_s3_errors_total")).toBe(0);
+    expect(metricSum(final!.text, "folio_controller_webhook_deliveries_total", 'outcome="delivered"')).toBe(JOBS - afterSecondKill.delivered);
+
+    // No secret and no webhook URL in the logs or the Events.
+    const events = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });
+    const texts = [...replicas.map((r) => r.output), JSON.stringify(events.items)];
+    for (const text of texts) {
+      for (const secret of [OLD, NEW, OLD.slice(6), NEW.slice(6), TOKEN, s3.secretAccessKey]) expect(text.includes(secret)).toBe(false);
+    }
+
+    // The survivor stops cleanly on SIGTERM.
+    expect(await follower.kill("SIGTERM")).toBe(0);
+  });
+});
