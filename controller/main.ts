@@ -368,6 +368,29 @@ function kubeConfigFrom(config: Config): KubeConfig {
   return kc;
 }
 
+/** The runner Jobs' template from the FOLIO_RUNNER_* and FOLIO_S3_* settings (the chart sets them). */
+function templateFrom(config: Config, image: string, secret: string | undefined): JobTemplateOptions {
+  const c = config;
+  return {
+    image,
+    ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
+    ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
+    ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
+    ...(c.FOLIO_RUNNER_TMP_SIZE_LIMIT ? { tmpSizeLimit: c.FOLIO_RUNNER_TMP_SIZE_LIMIT } : {}),
+    ...(c.FOLIO_RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: c.FOLIO_RUNNER_SERVICE_ACCOUNT } : {}),
+    ...(c.FOLIO_RUNNER_PRIORITY_CLASS ? { priorityClassName: c.FOLIO_RUNNER_PRIORITY_CLASS } : {}),
+    ...(c.FOLIO_RUNNER_NODE_SELECTOR ? { nodeSelector: c.FOLIO_RUNNER_NODE_SELECTOR } : {}),
+    ...(c.FOLIO_RUNNER_TOLERATIONS ? { tolerations: c.FOLIO_RUNNER_TOLERATIONS } : {}),
+    storage: {
+      bucket: c.FOLIO_S3_BUCKET ?? "",
+      region: c.FOLIO_S3_REGION,
+      ...(c.FOLIO_S3_ENDPOINT ? { endpoint: c.FOLIO_S3_ENDPOINT } : {}),
+      forcePathStyle: c.FOLIO_S3_FORCE_PATH_STYLE,
+      ...(secret ? { credentialsSecret: { name: secret, accessKeyIdKey: c.FOLIO_S3_ACCESS_KEY_ID_KEY, secretAccessKeyKey: c.FOLIO_S3_SECRET_ACCESS_KEY_KEY } } : {}),
+    },
+  };
+}
+
 /** `folio controller`: runs until SIGTERM/SIGINT; configured by the environment (core/config.ts). */
 export async function controllerCommand(argv: readonly string[]): Promise<number> {
   if (argv.length > 0) {
@@ -383,17 +406,7 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     return 2;
   }
   const secret = config.FOLIO_S3_CREDENTIALS_SECRET;
-  const template: JobTemplateOptions = {
-    image,
-    ...(config.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: config.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
-    storage: {
-      bucket: config.FOLIO_S3_BUCKET ?? "",
-      region: config.FOLIO_S3_REGION,
-      ...(config.FOLIO_S3_ENDPOINT ? { endpoint: config.FOLIO_S3_ENDPOINT } : {}),
-      forcePathStyle: config.FOLIO_S3_FORCE_PATH_STYLE,
-      ...(secret ? { credentialsSecret: { name: secret } } : {}),
-    },
-  };
+  const template = templateFrom(config, image, secret);
   const namespace = config.FOLIO_CONTROLLER_NAMESPACE;
   let lost = false;
   let wake: () => void = () => undefined;

@@ -13,6 +13,29 @@ const bool = (def: boolean) =>
     .default(def ? "true" : "false")
     .transform((v) => v === "true" || v === "1" || v === "yes");
 
+/** A JSON value checked by `schema`; unset, empty or `null` (Helm's toJson of nothing) is absent. */
+const json = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .optional()
+    .transform((text, ctx): z.output<T> | undefined => {
+      if (text === undefined || text.trim() === "null") return undefined;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be JSON" });
+        return z.NEVER;
+      }
+      const parsed = schema.safeParse(value);
+      if (!parsed.success) {
+        ctx.addIssue({ code: "custom", message: parsed.error.issues.map((i) => `${i.path.join(".") || "(value)"}: ${i.message}`).join("; ") });
+        return z.NEVER;
+      }
+      return parsed.data;
+    });
+const Quantities = z.record(z.string(), z.union([z.string(), z.number()]).transform(String));
+
 /** Each entry: the environment variable, its schema and a sentence for the README. */
 export const CONFIG_KEYS = {
   FOLIO_LOG_LEVEL: {
@@ -86,6 +109,18 @@ export const CONFIG_KEYS = {
     schema: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
     doc: "Controller: imagePullPolicy of the runner Jobs (Kubernetes' default when unset).",
   },
+  FOLIO_RUNNER_SERVICE_ACCOUNT: { schema: z.string().optional(), doc: "Controller: serviceAccountName of the runner pods (their token is never mounted)." },
+  FOLIO_RUNNER_RESOURCES: {
+    schema: json(z.strictObject({ requests: Quantities.optional(), limits: Quantities.optional() })),
+    doc: "Controller: the runner container's resources as JSON (`{\"requests\":{…},\"limits\":{…}}`); default 250m/512Mi requested, 2 CPU/2Gi limit.",
+  },
+  FOLIO_RUNNER_TMP_SIZE_LIMIT: { schema: z.string().optional(), doc: "Controller: sizeLimit of the runner pods' /tmp emptyDir (e.g. `8Gi`)." },
+  FOLIO_RUNNER_TTL_SECONDS: { schema: int(600), doc: "Controller: ttlSecondsAfterFinished of the runner Jobs." },
+  FOLIO_RUNNER_NODE_SELECTOR: { schema: json(z.record(z.string(), z.string())), doc: "Controller: nodeSelector of the runner pods, as JSON." },
+  FOLIO_RUNNER_TOLERATIONS: { schema: json(z.array(z.looseObject({}))), doc: "Controller: tolerations of the runner pods, as a JSON array." },
+  FOLIO_RUNNER_PRIORITY_CLASS: { schema: z.string().optional(), doc: "Controller: priorityClassName of the runner pods." },
+  FOLIO_S3_ACCESS_KEY_ID_KEY: { schema: z.string().default("accessKeyId"), doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the access key id." },
+  FOLIO_S3_SECRET_ACCESS_KEY_KEY: { schema: z.string().default("secretAccessKey"), doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the secret access key." },
   FOLIO_S3_CREDENTIALS_SECRET: {
     schema: z.string().optional(),
     doc: "Controller: the Secret holding AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the runner pods.",

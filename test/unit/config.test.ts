@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { CONFIG_KEYS, ConfigError, loadConfig } from "../../core/config.ts";
 import { ROOT } from "../helpers/tools.ts";
@@ -22,6 +22,24 @@ describe("configuration", () => {
     const attempt = () => loadConfig({ FOLIO_MAX_PAGES: "lots", FOLIO_LOG_LEVEL: "loud" });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/FOLIO_MAX_PAGES[\s\S]*FOLIO_LOG_LEVEL|FOLIO_LOG_LEVEL[\s\S]*FOLIO_MAX_PAGES/);
+  });
+
+  it("parses JSON settings, taking Helm's null for absent and naming the variable when invalid", () => {
+    const cfg = loadConfig({ FOLIO_RUNNER_RESOURCES: '{"requests":{"cpu":"1","memory":512}}', FOLIO_RUNNER_NODE_SELECTOR: "null", FOLIO_RUNNER_TOLERATIONS: "[]" });
+    expect(cfg.FOLIO_RUNNER_RESOURCES).toEqual({ requests: { cpu: "1", memory: "512" } });
+    expect(cfg.FOLIO_RUNNER_NODE_SELECTOR).toBeUndefined();
+    expect(cfg.FOLIO_RUNNER_TOLERATIONS).toEqual([]);
+    expect(() => loadConfig({ FOLIO_RUNNER_RESOURCES: "{cpu" })).toThrow(/FOLIO_RUNNER_RESOURCES: must be JSON/);
+    expect(() => loadConfig({ FOLIO_RUNNER_RESOURCES: '{"requets":{}}' })).toThrow(/FOLIO_RUNNER_RESOURCES/);
+  });
+
+  it("knows every Folio variable the Helm chart sets", () => {
+    // Not Folio settings: the AWS SDK's credentials, Node's own TLS switch and URL of the helm test pod.
+    const foreign = new Set(["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "NODE_TLS_REJECT_UNAUTHORIZED", "FOLIO_URL"]);
+    const templates = readdirSync(`${ROOT}/helm/folio/templates`, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".yaml"));
+    const names = new Set(templates.flatMap((f) => [...readFileSync(`${ROOT}/helm/folio/templates/${f}`, "utf8").matchAll(/- name: ([A-Z][A-Z0-9_]+)\s*$/gm)].map((m) => m[1]!)));
+    expect(names.size).toBeGreaterThan(10);
+    for (const name of names) if (!foreign.has(name)) expect(Object.keys(CONFIG_KEYS), name).toContain(name);
   });
 
   it("documents every key in the README", () => {
