@@ -1,7 +1,10 @@
 /**
- * convert (API.md): Office documents (DOCX/DOC/ODT/RTF, XLSX/XLS/ODS, PPTX/PPT/ODP) → PDF with
- * LibreOffice — warm pool or cold one-shot, whichever the process was given. PDF → DOCX/XLSX is
- * issue #6; until then those directions answer `unsupported_input` with a message that says so.
+ * convert (API.md), two families of directions:
+ *  - Office documents (DOCX/DOC/ODT/RTF, XLSX/XLS/ODS, PPTX/PPT/ODP) → PDF with LibreOffice — warm
+ *    pool or cold one-shot, whichever the process was given;
+ *  - PDF → DOCX and PDF → XLSX by Folio's own layout analysis (runner/pdf-layout) and writers
+ *    (convert-docx.ts, convert-xlsx.ts). A PDF with no text at all (a scan, pages of images) is
+ *    `unsupported_input`: there is nothing to edit until it has been through OCR.
  *
  * LibreOffice's word on success is worth nothing (exit 0 and IPC "done" on failures too), so the
  * PDF is verified twice: the provider checks it exists and starts with %PDF-, and here qpdf must
@@ -14,20 +17,38 @@ import type { ConvertOptions } from "../../core/schemas/options.ts";
 import { CONTENT_TYPES, OFFICE_KINDS, type DocKind } from "../../core/sniff.ts";
 import { isPasswordProtected } from "../engines/office-encryption.ts";
 import { qpdf } from "../engines/qpdf.ts";
-import type { OpContext, OpDefinition } from "./types.ts";
+import { analyzePdf } from "../pdf-layout/index.ts";
+import { writeDocx } from "./convert-docx.ts";
+import { writeXlsx } from "./convert-xlsx.ts";
+import type { OpContext, OpDefinition, OpResult } from "./types.ts";
 
 const TARGET_NAMES = { docx: "Word (DOCX)", xlsx: "Excel (XLSX)", pdf: "PDF" } as const;
 
-/** Refuses the directions that are not (yet) available, with a message a client can act on. */
+/** Refuses the directions that do not exist, with a message a client can act on. */
 function checkDirection(kind: DocKind, to: ConvertOptions["to"]): void {
   if (kind === "pdf" && to === "pdf") throw new JobError("unsupported_input", "The input is already a PDF; there is nothing to convert.");
-  if (kind === "pdf") {
-    throw new JobError("unsupported_input", `PDF → ${TARGET_NAMES[to]} conversion is not available yet. Office documents can be converted to PDF with "to": "pdf".`);
-  }
+  if (kind === "pdf") return;
   if (to !== "pdf") {
-    throw new JobError("unsupported_input", `A ${kind.toUpperCase()} document can only be converted to PDF ("to": "pdf"); ${TARGET_NAMES[to]} output takes a PDF input, and PDF → ${TARGET_NAMES[to]} is not available yet.`);
+    throw new JobError("unsupported_input", `A ${kind.toUpperCase()} document can only be converted to PDF ("to": "pdf"); ${TARGET_NAMES[to]} output takes a PDF input.`);
   }
   if (!OFFICE_KINDS.includes(kind)) throw new JobError("unsupported_input", `${kind.toUpperCase()} documents cannot be converted to PDF.`);
+}
+
+/** PDF → DOCX or XLSX: layout analysis, then the writer for the target. */
+async function fromPdf(ctx: OpContext<ConvertOptions>, to: "docx" | "xlsx"): Promise<OpResult> {
+  const input = ctx.inputs[0]!;
+  const started = performance.now();
+  const layout = await analyzePdf(input.path, { signal: ctx.signal, maxImagePixels: ctx.limits.max_image_pixels });
+  if (layout.chars === 0) {
+    throw new JobError("unsupported_input", "The PDF has no text to convert (it looks scanned or made of images); run it through OCR first.");
+  }
+  const filename = `${ctx.baseName}.${to}`;
+  const out = path.join(ctx.outDir, filename);
+  const figures = to === "docx" ? await writeDocx(layout, out, ctx.signal) : await writeXlsx(layout, out, ctx.signal);
+  const ms = Math.round(performance.now() - started);
+  const all = { source_format: "pdf", pages: layout.pages.length, ...figures, ms };
+  ctx.log.info(all, `Converted PDF to ${to.toUpperCase()}`);
+  return { files: [{ path: out, filename, content_type: CONTENT_TYPES[to] }], figures: all };
 }
 
 /** Pages of the PDF LibreOffice wrote, by qpdf; a PDF qpdf cannot open is a failed conversion. */
@@ -61,7 +82,9 @@ export const convert: OpDefinition<ConvertOptions> = {
   maxInputs: 1,
   async run(ctx) {
     const input = ctx.inputs[0]!;
-    checkDirection(input.kind, ctx.options.to);
+    const to = ctx.options.to;
+    checkDirection(input.kind, to);
+    if (input.kind === "pdf" && to !== "pdf") return fromPdf(ctx, to);
     if (await isPasswordProtected(input.path, input.kind, ctx.limits.max_file_bytes)) {
       throw new JobError("encrypted_input", "The document is password-protected; remove the password and try again.");
     }

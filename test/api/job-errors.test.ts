@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { PDFDocument, rgb } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tmpDir } from "../helpers/tools.ts";
 import { blob, startServer, type Server } from "./harness.ts";
@@ -47,10 +48,12 @@ describe("job error codes", () => {
     expect(job.error.code).toBe("invalid_pdf");
   });
 
-  it("unsupported_input: PDF to Word before issue #6", async () => {
-    const job = await submit(s, "convert", [await textPdf(1, "x"), "x.pdf"], { to: "docx" });
+  it("unsupported_input: PDF to Word of a page without any text (a scan needs OCR first)", async () => {
+    const doc = await PDFDocument.create();
+    doc.addPage([595, 842]).drawRectangle({ x: 50, y: 50, width: 400, height: 600, color: rgb(0.2, 0.2, 0.2) });
+    const job = await submit(s, "convert", [await doc.save(), "scan.pdf"], { to: "docx" });
     expect(job.error.code).toBe("unsupported_input");
-    expect(job.error.message).toMatch(/not available yet|not supported/i);
+    expect(job.error.message).toMatch(/OCR/);
   });
 
   it("conversion_failed: an Office document LibreOffice cannot load", async () => {

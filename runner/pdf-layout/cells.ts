@@ -1,0 +1,116 @@
+/**
+ * Typing a table cell's printed text for a spreadsheet: numbers (any of the usual thousands and
+ * decimal separators, negatives with a sign or in parentheses, percentages, a currency sign), dates
+ * (ISO, day.month.year, month/day/year or day/month/year, "15 Mar 2024", "Mar 15, 2024") and
+ * booleans become typed values with a number format that prints them as the PDF did; anything else
+ * stays text. Separators are read without a locale: with both "," and "." the last is the decimal
+ * point; a lone "," followed by exactly three digits groups thousands, otherwise it is a decimal
+ * comma; a lone "." is a decimal point. Pure.
+ */
+
+export type CellValue = { value: number; numFmt?: string } | { value: Date; numFmt: string } | { value: boolean } | { value: string };
+
+const CURRENCY = /^([$€£¥₹]|[A-Z]{3}\s)?\s*(.*?)\s*([$€£¥₹]|\s[A-Z]{3})?$/u;
+const GROUPED = /^\d{1,3}(?:([,.\u00a0\u202f' ])\d{3})+(?:([.,])(\d+))?$/u;
+const PLAIN = /^(\d+)(?:([.,])(\d+))?$/;
+
+/** A number written with separators, or null. Returns its decimals and whether it was grouped. */
+export function parseNumber(s: string): { value: number; decimals: number; grouped: boolean } | null {
+  const grouped = GROUPED.exec(s);
+  // A single "." before three digits is a decimal point ("1.234"), not a thousands separator.
+  const loneDot = grouped?.[1] === "." && !grouped[2] && s.split(".").length === 2;
+  if (grouped && !loneDot) {
+    const [, group, dec, frac] = grouped;
+    if (dec && dec === group) return null;
+    const intPart = (dec ? s.slice(0, s.length - (frac!.length + 1)) : s).split(group!).join("");
+    return { value: Number(`${intPart}${frac ? "." + frac : ""}`), decimals: frac?.length ?? 0, grouped: true };
+  }
+  const plain = PLAIN.exec(s);
+  if (plain) {
+    const [, int, , frac] = plain;
+    if (int!.length > 1 && int!.startsWith("0") && !frac) return null; // "007": an identifier, not a number
+    return { value: Number(`${int}${frac ? "." + frac : ""}`), decimals: frac?.length ?? 0, grouped: false };
+  }
+  if (/^\d+(?:\.\d+)?[eE][+-]?\d+$/.test(s)) return { value: Number(s), decimals: 0, grouped: false };
+  return null;
+}
+
+function numberFormat(decimals: number, grouped: boolean, currency: string | undefined, percent: boolean, parens: boolean): string | undefined {
+  let fmt = (grouped ? "#,##0" : "0") + (decimals > 0 ? "." + "0".repeat(decimals) : "");
+  if (percent) fmt += "%";
+  if (currency) fmt = `"${currency.trim()}"${fmt}`;
+  if (parens) fmt = `${fmt};(${fmt})`;
+  return fmt === "0" ? undefined : fmt;
+}
+
+/** The numeric value of a printed number with sign, parentheses, percent and currency, or null. */
+export function typedNumber(text: string): { value: number; numFmt?: string } | null {
+  let s = text.trim().replace(/\u2212/g, "-");
+  const parens = /^\(.*\)$/.test(s);
+  if (parens) s = s.slice(1, -1).trim();
+  let negative = false;
+  if (s.startsWith("-")) [negative, s] = [true, s.slice(1).trim()];
+  const percent = s.endsWith("%");
+  if (percent) s = s.slice(0, -1).trim();
+  const cur = CURRENCY.exec(s);
+  const currency = cur?.[1] ?? cur?.[3];
+  if (cur && currency) s = cur[2]!;
+  if (s.startsWith("-") && !negative) [negative, s] = [true, s.slice(1)];
+  const n = parseNumber(s);
+  if (!n) return null;
+  let value = n.value * (negative || parens ? -1 : 1);
+  if (percent) value = Number((value / 100).toPrecision(15));
+  const numFmt = numberFormat(n.decimals, n.grouped, currency, percent, parens);
+  return numFmt ? { value, numFmt } : { value };
+}
+
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+function validDate(y: number, m: number, d: number): Date | null {
+  if (m < 1 || m > 12 || d < 1) return null;
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return date.getUTCMonth() === m - 1 && date.getUTCDate() === d ? date : null;
+}
+
+/** Two-digit years as spreadsheets read them: 00–29 → 2000s, 30–99 → 1900s. */
+const fullYear = (y: string): number => (y.length === 2 ? (Number(y) < 30 ? 2000 : 1900) + Number(y) : Number(y));
+
+/** A printed date, or null. */
+export function typedDate(text: string): { value: Date; numFmt: string } | null {
+  const s = text.trim();
+  let m = /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/.exec(s);
+  if (m) {
+    const date = validDate(Number(m[1]), Number(m[2]), Number(m[3]));
+    return date ? { value: date, numFmt: s.includes("/") ? "yyyy/mm/dd" : "yyyy-mm-dd" } : null;
+  }
+  m = /^(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})$/.exec(s);
+  if (m) {
+    const [a, sep, b, y] = [Number(m[1]), m[2]!, Number(m[3]), m[4]!];
+    const yy = y.length === 2 ? "yy" : "yyyy";
+    // Dots are day.month (European); slashes are month/day unless the first number cannot be a month.
+    const dayFirst = sep === "." || a > 12;
+    const date = dayFirst ? validDate(fullYear(y), b, a) : validDate(fullYear(y), a, b);
+    const fmt = dayFirst ? `dd${sep}mm${sep}${yy}` : `mm${sep}dd${sep}${yy}`;
+    return date ? { value: date, numFmt: fmt } : null;
+  }
+  m = /^(\d{1,2})[ -]([A-Za-z]{3,9})\.?[ -](\d{4})$/.exec(s);
+  if (m) {
+    const month = MONTHS.indexOf(m[2]!.slice(0, 3).toLowerCase()) + 1;
+    const date = month ? validDate(Number(m[3]), month, Number(m[1])) : null;
+    return date ? { value: date, numFmt: m[2]!.length > 3 ? "d mmmm yyyy" : "d mmm yyyy" } : null;
+  }
+  m = /^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4})$/.exec(s);
+  if (m) {
+    const month = MONTHS.indexOf(m[1]!.slice(0, 3).toLowerCase()) + 1;
+    const date = month ? validDate(Number(m[3]), month, Number(m[2])) : null;
+    return date ? { value: date, numFmt: m[1]!.length > 3 ? "mmmm d, yyyy" : "mmm d, yyyy" } : null;
+  }
+  return null;
+}
+
+/** The typed value of a cell's printed text. */
+export function typeCell(text: string): CellValue {
+  const s = text.trim();
+  if (/^(true|false)$/i.test(s)) return { value: s.toLowerCase() === "true" };
+  return typedDate(s) ?? typedNumber(s) ?? { value: s };
+}

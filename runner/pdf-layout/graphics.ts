@@ -1,0 +1,229 @@
+/**
+ * Reads the graphics of one page from pdfjs' operator list: the straight lines that can be table
+ * rules (stroked segments, and filled rectangles thin enough to be lines) and the raster images.
+ *
+ * Paths in the operator list are in user space, so the walk keeps the current transformation
+ * matrix itself (save/restore, cm, form XObjects; ISO 32000-1 §8.4.4) and maps everything through
+ * the viewport transform to top-left page coordinates. Runs in the extraction worker.
+ */
+import type { PageImage, Rule } from "./types.ts";
+
+export type Matrix = [number, number, number, number, number, number];
+
+/** a·b in PDF's row-vector convention: apply b first, then a… as pdfjs' Util.transform(a, b). */
+export function multiply(a: Matrix, b: Matrix): Matrix {
+  return [
+    a[0] * b[0] + a[2] * b[1],
+    a[1] * b[0] + a[3] * b[1],
+    a[0] * b[2] + a[2] * b[3],
+    a[1] * b[2] + a[3] * b[3],
+    a[0] * b[4] + a[2] * b[5] + a[4],
+    a[1] * b[4] + a[3] * b[5] + a[5],
+  ];
+}
+
+export function apply(m: Matrix, x: number, y: number): [number, number] {
+  return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
+}
+
+/** pdfjs' OPS codes and path drawing codes (DrawOPS) that the walk needs. */
+export interface OpCodes {
+  save: number;
+  restore: number;
+  transform: number;
+  constructPath: number;
+  stroke: number;
+  closeStroke: number;
+  fill: number;
+  eoFill: number;
+  fillStroke: number;
+  eoFillStroke: number;
+  closeFillStroke: number;
+  closeEOFillStroke: number;
+  setFillRGBColor: number;
+  setStrokeRGBColor: number;
+  paintFormXObjectBegin: number;
+  paintFormXObjectEnd: number;
+  paintImageXObject: number;
+  paintInlineImageXObject: number;
+}
+
+const MOVE = 0;
+const LINE = 1;
+const CURVE = 2;
+const QUAD = 3;
+const CLOSE = 4;
+
+/** Lines thinner than this (in points) count as rules when drawn as filled rectangles. */
+const THIN = 2.5;
+/** Images smaller than this on the page (points) are decoration, not content. */
+const MIN_IMAGE = 12;
+
+export interface RawImage {
+  width: number;
+  height: number;
+  kind: number;
+  data: Uint8Array | Uint8ClampedArray;
+}
+
+interface State {
+  ctm: Matrix;
+  fillLight: boolean;
+  strokeLight: boolean;
+}
+
+/** A colour too light to be seen as a line on white paper ("#f0f0f0" and lighter). */
+function isLight(hex: unknown): boolean {
+  if (typeof hex !== "string" || !/^#[0-9a-f]{6}$/i.test(hex)) return false;
+  const v = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+  return v.every((c) => c >= 0xf0);
+}
+
+/** The polylines of a pdfjs path (curves are reduced to their end points: they are never rules). */
+function subpaths(data: ArrayLike<number>): [number, number][][] {
+  const out: [number, number][][] = [];
+  let cur: [number, number][] = [];
+  for (let i = 0; i < data.length; ) {
+    const op = data[i++];
+    if (op === MOVE) {
+      if (cur.length) out.push(cur);
+      cur = [[data[i]!, data[i + 1]!]];
+      i += 2;
+    } else if (op === LINE) {
+      cur.push([data[i]!, data[i + 1]!]);
+      i += 2;
+    } else if (op === CURVE) {
+      cur.push([Number.NaN, Number.NaN], [data[i + 4]!, data[i + 5]!]);
+      i += 6;
+    } else if (op === QUAD) {
+      cur.push([Number.NaN, Number.NaN], [data[i + 2]!, data[i + 3]!]);
+      i += 4;
+    } else if (op === CLOSE) {
+      if (cur.length) cur.push(cur[0]!);
+    } else break;
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+function axisRule(a: [number, number], b: [number, number]): Rule | null {
+  if (!Number.isFinite(a[0]) || !Number.isFinite(b[0])) return null;
+  const horizontal = Math.abs(a[1] - b[1]) < 0.5 && Math.abs(a[0] - b[0]) > 1;
+  const vertical = Math.abs(a[0] - b[0]) < 0.5 && Math.abs(a[1] - b[1]) > 1;
+  if (!horizontal && !vertical) return null;
+  return { x0: Math.min(a[0], b[0]), y0: Math.min(a[1], b[1]), x1: Math.max(a[0], b[0]), y1: Math.max(a[1], b[1]) };
+}
+
+/** Rules of a stroked path: each axis-aligned segment. */
+function strokedRules(paths: [number, number][][]): Rule[] {
+  const rules: Rule[] = [];
+  for (const p of paths) {
+    for (let i = 1; i < p.length; i++) {
+      const r = axisRule(p[i - 1]!, p[i]!);
+      if (r) rules.push(r);
+    }
+  }
+  return rules;
+}
+
+/** Rules of a filled path: thin axis-aligned rectangles become their centre line. */
+function filledRules(paths: [number, number][][]): Rule[] {
+  const rules: Rule[] = [];
+  for (const p of paths) {
+    const pts = p.filter((q) => Number.isFinite(q[0]));
+    if (pts.length < 4 || pts.length > 6) continue;
+    const xs = pts.map((q) => q[0]);
+    const ys = pts.map((q) => q[1]);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+    const axisAligned = pts.every((q) => (Math.abs(q[0] - x0) < 0.5 || Math.abs(q[0] - x1) < 0.5) && (Math.abs(q[1] - y0) < 0.5 || Math.abs(q[1] - y1) < 0.5));
+    if (!axisAligned) continue;
+    if (y1 - y0 <= THIN && x1 - x0 > y1 - y0) rules.push({ x0, x1, y0: (y0 + y1) / 2, y1: (y0 + y1) / 2 });
+    else if (x1 - x0 <= THIN && y1 - y0 > x1 - x0) rules.push({ x0: (x0 + x1) / 2, x1: (x0 + x1) / 2, y0, y1 });
+    else if (x1 - x0 > THIN && y1 - y0 > THIN) {
+      // A filled box (cell shading, a framed area): its edges delimit cells like drawn rules do.
+      rules.push({ x0, x1, y0, y1: y0 }, { x0, x1, y0: y1, y1 }, { x0, x1: x0, y0, y1 }, { x0: x1, x1, y0, y1 });
+    }
+  }
+  return rules;
+}
+
+function mapPaths(paths: [number, number][][], m: Matrix): [number, number][][] {
+  return paths.map((p) => p.map((q) => (Number.isFinite(q[0]) ? apply(m, q[0], q[1]) : q)));
+}
+
+/** Converts pdfjs image data to 1, 3 or 4 channels (1-bit images are expanded to grey). */
+function pixelsOf(img: RawImage): { channels: 1 | 3 | 4; pixels: Uint8Array } | null {
+  const n = img.width * img.height;
+  if (img.kind === 3 && img.data.length >= n * 4) return { channels: 4, pixels: new Uint8Array(img.data.subarray(0, n * 4)) };
+  if (img.kind === 2 && img.data.length >= n * 3) return { channels: 3, pixels: new Uint8Array(img.data.subarray(0, n * 3)) };
+  if (img.kind === 1) {
+    const rowBytes = (img.width + 7) >> 3;
+    if (img.data.length < rowBytes * img.height) return null;
+    const out = new Uint8Array(n);
+    for (let y = 0; y < img.height; y++) {
+      for (let x = 0; x < img.width; x++) out[y * img.width + x] = (img.data[y * rowBytes + (x >> 3)]! >> (7 - (x & 7))) & 1 ? 255 : 0;
+    }
+    return { channels: 1, pixels: out };
+  }
+  return null;
+}
+
+function placedImage(img: RawImage, m: Matrix): PageImage | null {
+  const corners = [apply(m, 0, 0), apply(m, 1, 0), apply(m, 0, 1), apply(m, 1, 1)];
+  const xs = corners.map((c) => c[0]);
+  const ys = corners.map((c) => c[1]);
+  const box = { x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys) };
+  if (box.x1 - box.x0 < MIN_IMAGE || box.y1 - box.y0 < MIN_IMAGE) return null;
+  const px = pixelsOf(img);
+  return px ? { ...box, width: img.width, height: img.height, ...px } : null;
+}
+
+export interface OperatorList {
+  fnArray: number[];
+  argsArray: unknown[];
+}
+
+/**
+ * Rules and images of a page. `view` is the viewport transform; `image` resolves an image
+ * XObject id to its decoded pixels (null when pdfjs dropped it, e.g. above maxImageSize).
+ */
+export function pageGraphics(ops: OperatorList, OPS: OpCodes, view: Matrix, image: (id: string) => RawImage | null): { rules: Rule[]; images: PageImage[] } {
+  const rules: Rule[] = [];
+  const images: PageImage[] = [];
+  const stack: State[] = [];
+  let st: State = { ctm: view, fillLight: false, strokeLight: false };
+  const filled = new Set([OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
+  const stroked = new Set([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
+  /** Graphics-state operators: true when `fn` was one. */
+  const stateOp = (fn: number | undefined, args: unknown[] | null): boolean => {
+    if (fn === OPS.save || (fn === OPS.paintFormXObjectBegin && args)) {
+      stack.push(st);
+      st = { ...st };
+      const matrix = fn === OPS.paintFormXObjectBegin ? (args![0] as Matrix | null) : null;
+      if (matrix) st.ctm = multiply(st.ctm, matrix);
+    } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) st = stack.pop() ?? st;
+    else if (fn === OPS.transform && args) st.ctm = multiply(st.ctm, args as unknown as Matrix);
+    else if (fn === OPS.setFillRGBColor && args) st.fillLight = isLight(args[0]);
+    else if (fn === OPS.setStrokeRGBColor && args) st.strokeLight = isLight(args[0]);
+    else return false;
+    return true;
+  };
+  for (let i = 0; i < ops.fnArray.length; i++) {
+    const fn = ops.fnArray[i];
+    const args = ops.argsArray[i] as unknown[] | null;
+    if (stateOp(fn, args) || !args) continue;
+    if (fn === OPS.constructPath) {
+      const paint = args[0] as number;
+      const data = (args[1] as ArrayLike<number>[] | undefined)?.[0];
+      if (!data) continue;
+      const paths = mapPaths(subpaths(data), st.ctm);
+      if (stroked.has(paint) && !st.strokeLight) rules.push(...strokedRules(paths));
+      if (filled.has(paint) && !st.fillLight) rules.push(...filledRules(paths));
+    } else if (fn === OPS.paintImageXObject || fn === OPS.paintInlineImageXObject) {
+      const raw = fn === OPS.paintImageXObject ? image(String(args[0])) : (args[0] as RawImage);
+      const placed = raw ? placedImage(raw, st.ctm) : null;
+      if (placed) images.push(placed);
+    }
+  }
+  return { rules, images };
+}

@@ -1,0 +1,129 @@
+/**
+ * Lattice tables: grids drawn with ruling lines. Rules that touch form a region; the region's
+ * distinct horizontal and vertical rule positions are the grid; a missing border between two
+ * grid cells (less than half of the edge drawn) merges them into one spanning cell. Text items
+ * go to the cell under their centre. Pure.
+ */
+import { buildTable, inside, type CellDraft } from "./tables.ts";
+import type { Rule, Table, TextItem } from "./types.ts";
+
+/** Positions closer than this (points) are the same grid line; rules closer than this touch. */
+const TOL = 2;
+/** Above this many rules a page is a drawing, not a table: lattice analysis is skipped. */
+const MAX_RULES = 3000;
+
+const isHorizontal = (r: Rule): boolean => r.y1 - r.y0 < TOL;
+
+function touches(a: Rule, b: Rule): boolean {
+  return a.x0 <= b.x1 + TOL && b.x0 <= a.x1 + TOL && a.y0 <= b.y1 + TOL && b.y0 <= a.y1 + TOL;
+}
+
+/** Groups rules that touch (transitively), by union-find. */
+export function ruleRegions(rules: readonly Rule[]): Rule[][] {
+  const parent = rules.map((_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  for (let i = 0; i < rules.length; i++) {
+    for (let j = i + 1; j < rules.length; j++) if (touches(rules[i]!, rules[j]!)) parent[find(i)] = find(j);
+  }
+  const groups = new Map<number, Rule[]>();
+  rules.forEach((r, i) => {
+    const root = find(i);
+    groups.set(root, [...(groups.get(root) ?? []), r]);
+  });
+  return [...groups.values()];
+}
+
+/** Sorted distinct values, merging those closer than TOL. */
+export function distinct(values: number[]): number[] {
+  const out: number[] = [];
+  for (const v of [...values].sort((a, b) => a - b)) if (!out.length || v - out.at(-1)! > TOL) out.push(v);
+  return out;
+}
+
+/** Share of the interval [a, b] covered by the given intervals. */
+function coverage(a: number, b: number, spans: [number, number][]): number {
+  let covered = 0;
+  let cursor = a;
+  for (const [s, e] of [...spans].sort((p, q) => p[0] - q[0])) {
+    const from = Math.max(s, cursor);
+    const to = Math.min(e, b);
+    if (to > from) {
+      covered += to - from;
+      cursor = to;
+    }
+  }
+  return b > a ? covered / (b - a) : 0;
+}
+
+export interface Grid {
+  xs: number[];
+  ys: number[];
+  /** rightEdge[r][c]: a border between column c and c+1 in row r; bottomEdge[r][c] likewise. */
+  rightEdge: boolean[][];
+  bottomEdge: boolean[][];
+}
+
+/** The grid of one region of rules, or null when it is not a grid of at least two cells. */
+export function buildGrid(region: readonly Rule[]): Grid | null {
+  const hs = region.filter(isHorizontal);
+  const vs = region.filter((r) => !isHorizontal(r));
+  const ys = distinct(hs.map((r) => r.y0));
+  const xs = distinct(vs.map((r) => r.x0));
+  if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
+  const near = (v: number, w: number): boolean => Math.abs(v - w) <= TOL;
+  const rightEdge = ys.slice(1).map((yb, r) =>
+    xs.slice(1, -1).map((x) => coverage(ys[r]!, yb, vs.filter((v) => near(v.x0, x)).map((v) => [v.y0, v.y1])) >= 0.5),
+  );
+  const bottomEdge = ys.slice(1, -1).map((y) =>
+    xs.slice(1).map((xr, c) => coverage(xs[c]!, xr, hs.filter((h) => near(h.y0, y)).map((h) => [h.x0, h.x1])) >= 0.5),
+  );
+  return { xs, ys, rightEdge, bottomEdge };
+}
+
+/** Cells of a grid with their spans, merging across missing borders. */
+export function gridCells(grid: Grid): { row: number; col: number; rowSpan: number; colSpan: number }[] {
+  const rows = grid.ys.length - 1;
+  const cols = grid.xs.length - 1;
+  const taken = Array.from({ length: rows }, () => new Array<boolean>(cols).fill(false));
+  const cells: { row: number; col: number; rowSpan: number; colSpan: number }[] = [];
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      if (taken[r]![c]) continue;
+      let colSpan = 1;
+      while (c + colSpan < cols && !grid.rightEdge[r]![c + colSpan - 1]) colSpan++;
+      let rowSpan = 1;
+      const open = (rr: number): boolean => {
+        for (let k = c; k < c + colSpan; k++) if (grid.bottomEdge[rr]![k]) return false;
+        return true;
+      };
+      while (r + rowSpan < rows && open(r + rowSpan - 1)) rowSpan++;
+      for (let rr = r; rr < r + rowSpan; rr++) for (let k = c; k < c + colSpan; k++) taken[rr]![k] = true;
+      cells.push({ row: r, col: c, rowSpan, colSpan });
+    }
+  }
+  return cells;
+}
+
+/** Lattice tables of a page; `items` are the page's text items not yet placed elsewhere. */
+export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]): Table[] {
+  if (rules.length > MAX_RULES) return [];
+  const tables: Table[] = [];
+  for (const region of ruleRegions(rules)) {
+    const grid = buildGrid(region);
+    if (!grid) continue;
+    const box = { x0: grid.xs[0]!, x1: grid.xs.at(-1)!, top: grid.ys[0]!, bottom: grid.ys.at(-1)! };
+    const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
+    for (const item of items) {
+      if (!inside(item, box)) continue;
+      const cx = (item.x0 + item.x1) / 2;
+      const cy = item.base - 0.3 * item.size;
+      const col = grid.xs.findIndex((x, i) => i > 0 && cx <= x) - 1;
+      const row = grid.ys.findIndex((y, i) => i > 0 && cy <= y) - 1;
+      const cell = drafts.find((d) => row >= d.row && row < d.row + d.rowSpan && col >= d.col && col < d.col + d.colSpan);
+      cell?.items.push(item);
+    }
+    if (drafts.filter((d) => d.items.length > 0).length < 2) continue;
+    tables.push(buildTable("lattice", drafts, grid.xs, box));
+  }
+  return tables;
+}

@@ -1,0 +1,95 @@
+/**
+ * Text runs → lines → segments. A line is every run on one baseline; a segment is a stretch of a
+ * line with no gap wider than a few word spaces, so two columns (or two table cells) on the same
+ * baseline become two segments. Pure.
+ */
+import type { Segment, TextItem } from "./types.ts";
+
+/** Baselines closer than this share a line (fraction of the font size; absorbs small sub/superscripts). */
+const SAME_LINE = 0.35;
+/** A gap wider than this (fraction of the font size) ends a segment: more than a justified word space. */
+export const SEGMENT_GAP = 0.9;
+
+export function segmentOf(items: TextItem[]): Segment {
+  const sizes = items.filter((i) => !i.opaque).map((i) => i.size);
+  const size = sizes.length ? Math.max(...sizes) : items[0]!.size;
+  const base = items.reduce((b, i) => (i.size === size ? i.base : b), items[0]!.base);
+  return {
+    items,
+    x0: Math.min(...items.map((i) => i.x0)),
+    x1: Math.max(...items.map((i) => i.x1)),
+    base,
+    top: base - 0.8 * size,
+    bottom: base + 0.25 * size,
+    size,
+  };
+}
+
+/** Items grouped by baseline, each line sorted left to right. */
+export function groupLines(items: readonly TextItem[]): TextItem[][] {
+  const sorted = [...items].sort((a, b) => a.base - b.base || a.x0 - b.x0);
+  const lines: TextItem[][] = [];
+  let current: TextItem[] = [];
+  let base = Number.NaN;
+  let size = 0;
+  for (const item of sorted) {
+    if (current.length && Math.abs(item.base - base) <= SAME_LINE * Math.min(size, item.size)) {
+      current.push(item);
+      continue;
+    }
+    if (current.length) lines.push(current);
+    current = [item];
+    base = item.base;
+    size = item.size;
+  }
+  if (current.length) lines.push(current);
+  return lines.map((l) => l.sort((a, b) => a.x0 - b.x0));
+}
+
+/** A list marker: a bullet glyph, or a number or letter with a period or parenthesis. */
+export const MARKER = /^(?:[•◦▪▫‣⁃●○■□◆◇►–—*·-]|\(?(?:\d{1,3}|[a-zA-Z]|[ivxlIVXL]{1,5})[.)])$/u;
+
+/** Whether a run of items is only a list marker (which stays with the text after it). */
+export function isMarker(run: readonly TextItem[]): boolean {
+  if (run.length !== 1) return false;
+  const item = run[0]!;
+  return item.opaque || MARKER.test(item.text.trim());
+}
+
+/** Splits one line into segments at gaps wider than `gap` font sizes (never after a leading list marker). */
+export function splitLine(line: readonly TextItem[], gap = SEGMENT_GAP): Segment[] {
+  const out: Segment[] = [];
+  let run: TextItem[] = [];
+  let right = Number.NEGATIVE_INFINITY;
+  for (const item of line) {
+    const size = Math.min(item.size, run.at(-1)?.size ?? item.size);
+    const markerGap = out.length === 0 && isMarker(run) && item.x0 - right < 4 * size;
+    if (run.length && item.x0 - right > gap * size && !markerGap) {
+      out.push(segmentOf(run));
+      run = [];
+    }
+    run.push(item);
+    right = Math.max(right, item.x1);
+  }
+  if (run.length) out.push(segmentOf(run));
+  return out;
+}
+
+/** The text of a segment: runs joined with a space where the gap between them is visible. */
+export function segmentText(seg: Segment): string {
+  let text = "";
+  let right = Number.NaN;
+  for (const item of seg.items) {
+    if (item.opaque) continue;
+    const gap = item.x0 - right;
+    if (text && gap > 0.15 * item.size && !text.endsWith(" ") && !item.text.startsWith(" ")) text += " ";
+    text += item.text;
+    right = item.x1;
+  }
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** All segments of a page, line by line (top to bottom). */
+export function pageSegments(items: readonly TextItem[]): Segment[][] {
+  return groupLines(items).map((line) => splitLine(line));
+}

@@ -1,0 +1,147 @@
+/**
+ * The shapes that flow through the layout pipeline (see index.ts for the pipeline itself).
+ *
+ * Every coordinate is in PDF points on the page as it is displayed: origin at the top-left corner,
+ * y growing downwards, page rotation and crop box already applied (pdfjs' viewport transform).
+ */
+
+/** One run of text as pdfjs reports it, placed on the page. */
+export interface TextItem {
+  text: string;
+  /** Left and right edges of the run. */
+  x0: number;
+  x1: number;
+  /** Baseline. */
+  base: number;
+  /** Font size (the text matrix's vertical scale). */
+  size: number;
+  /** The font's PostScript name without the subset prefix ("LiberationSerif-Bold"). */
+  font: string;
+  bold: boolean;
+  italic: boolean;
+  /** Marked-content id ("p1R_mc4") that links the run to the structure tree, when tagged. */
+  mcid: string | null;
+  /** A glyph pdfjs has no Unicode for (typically a bullet in a symbol font): text is "". */
+  opaque: boolean;
+}
+
+/** A straight horizontal or vertical line drawn on the page: a ruling line, a cell border. */
+export interface Rule {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/** A raster image placed on the page, as raw pixels (PNG encoding happens in the writer). */
+export interface PageImage {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  width: number;
+  height: number;
+  channels: 1 | 3 | 4;
+  pixels: Uint8Array;
+}
+
+/** A table read from the tagged-PDF structure tree: rows of cells, each a set of marked-content ids. */
+export interface StructTable {
+  rows: { mcids: string[]; header: boolean }[][];
+}
+
+/** What the extraction worker sends for one page. */
+export interface RawPage {
+  /** 1-based page number. */
+  number: number;
+  width: number;
+  height: number;
+  items: TextItem[];
+  rules: Rule[];
+  images: PageImage[];
+  /** Heading level (1–6) by marked-content id, from H/H1…H6 structure elements. */
+  headings: Record<string, number>;
+  structTables: StructTable[];
+}
+
+/** Text items on one baseline, in reading order, with no gap wider than a word space or two. */
+export interface Segment {
+  items: TextItem[];
+  x0: number;
+  x1: number;
+  base: number;
+  /** Top and bottom of the glyph boxes (base − 0.8·size, base + 0.25·size). */
+  top: number;
+  bottom: number;
+  size: number;
+}
+
+/** A table cell: its text lines, its grid position and span. */
+export interface Cell {
+  row: number;
+  col: number;
+  rowSpan: number;
+  colSpan: number;
+  /** The cell's text, one entry per line. */
+  lines: Segment[];
+  header: boolean;
+}
+
+export interface Table {
+  kind: "structure" | "lattice" | "stream";
+  rows: number;
+  cols: number;
+  cells: Cell[];
+  x0: number;
+  x1: number;
+  top: number;
+  bottom: number;
+  /** Column edges (cols + 1 values), for column widths. */
+  colEdges: number[];
+}
+
+export type ListKind = "bullet" | "number";
+
+export interface Paragraph {
+  type: "paragraph";
+  lines: Segment[];
+  /** 1–6 when the paragraph is a heading. */
+  heading: number | null;
+  list: { kind: ListKind; level: number } | null;
+  align: "left" | "center" | "right" | "justify";
+  /** Left indent and first-line offset (negative: hanging), in points. */
+  indent: number;
+  firstLine: number;
+  /** Extra space above the paragraph beyond normal line spacing, in points. */
+  spaceBefore: number;
+  top: number;
+  bottom: number;
+}
+
+export interface ImageBlock {
+  type: "image";
+  image: PageImage;
+  top: number;
+  bottom: number;
+}
+
+export interface TableBlock {
+  type: "table";
+  table: Table;
+  top: number;
+  bottom: number;
+}
+
+export type Block = Paragraph | ImageBlock | TableBlock;
+
+/** One analysed page: its blocks in reading order. */
+export interface PageLayout {
+  number: number;
+  width: number;
+  height: number;
+  blocks: Block[];
+  /** The text's bounding box, for page margins. */
+  frame: { x0: number; x1: number; top: number; bottom: number };
+  /** Every text segment of the page in reading order (for the XLSX fallback sheet). */
+  segments: Segment[][];
+}

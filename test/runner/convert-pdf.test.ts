@@ -1,0 +1,158 @@
+/**
+ * PDF → DOCX and PDF → XLSX through the convert operation, on PDFs made here: a LibreOffice
+ * Writer document (headings, a bulleted list, a ruled table, a two-column section) and a Calc
+ * sheet (text, numbers, dates), plus the failure fixtures (password-protected, damaged, scanned).
+ * The DOCX is checked by LibreOffice itself: it must reopen and print the source's words.
+ */
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import ExcelJS from "exceljs";
+import { PDFDocument } from "pdf-lib";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { errorCode, ok, runOp } from "../helpers/runner.ts";
+import { pdftotext, run, tmpDir, wordRecall } from "../helpers/tools.ts";
+
+const execFileP = promisify(execFile);
+
+const NS =
+  'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" xmlns:number="urn:oasis:names:tc:opendocument:xmlns:datastyle:1.0"';
+const td = (v: string): string => `<table:table-cell table:style-name="TC"><text:p>${v}</text:p></table:table-cell>`;
+const WRITER = `<?xml version="1.0" encoding="UTF-8"?>
+<office:document ${NS} office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.text"><office:automatic-styles>
+<style:style style:name="Sect1" style:family="section"><style:section-properties><style:columns fo:column-count="2" fo:column-gap="0.5cm"/></style:section-properties></style:style>
+<style:style style:name="TC" style:family="table-cell"><style:table-cell-properties fo:border="0.5pt solid #000000" fo:padding="0.1cm"/></style:style>
+</office:automatic-styles><office:body><office:text>
+<text:h text:outline-level="1">Annual Observatory Summary</text:h>
+<text:p>The comet Halloran crossed the meridian at dusk while astronomers recorded its brightness. This paragraph is long enough to wrap over several lines so that the paragraph builder has to join them into one flowing paragraph.</text:p>
+<text:h text:outline-level="2">Instruments and methods</text:h>
+<text:p>We used three instruments during the campaign, listed below.</text:p>
+<text:list><text:list-item><text:p>Refractor with a small aperture</text:p></text:list-item><text:list-item><text:p>Reflector with a medium aperture</text:p></text:list-item></text:list>
+<table:table table:name="T1"><table:table-column table:number-columns-repeated="3"/>
+<table:table-row>${td("Telescope")}${td("Aperture")}${td("Site")}</table:table-row>
+<table:table-row>${td("Refractor")}${td("120")}${td("North dome")}</table:table-row>
+<table:table-row>${td("Reflector")}${td("254")}${td("South dome")}</table:table-row></table:table>
+<text:h text:outline-level="2">Discussion in two columns</text:h>
+<text:section text:style-name="Sect1" text:name="S1"><text:p>The first column talks about the weather on the mountain, which was mostly clear with occasional high clouds drifting from the west over the ridge during the early evening hours.</text:p><text:p>The second part continues about the calibration, which took place every afternoon before sunset using flat fields taken against the twilight sky and dark frames.</text:p></text:section>
+<text:p>After the section the text flows again in one column.</text:p>
+</office:text></office:body></office:document>`;
+
+const num = (v: number): string => `<table:table-cell office:value-type="float" office:value="${v}"><text:p>${v}</text:p></table:table-cell>`;
+const str = (v: string): string => `<table:table-cell office:value-type="string"><text:p>${v}</text:p></table:table-cell>`;
+const date = (v: string): string => `<table:table-cell table:style-name="D" office:value-type="date" office:date-value="${v}"><text:p>${v}</text:p></table:table-cell>`;
+const CALC = `<?xml version="1.0" encoding="UTF-8"?>
+<office:document ${NS} office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">
+<office:automatic-styles><number:date-style style:name="N1"><number:year number:style="long"/><number:text>-</number:text><number:month number:style="long"/><number:text>-</number:text><number:day number:style="long"/></number:date-style>
+<style:style style:name="D" style:family="table-cell" style:data-style-name="N1"/></office:automatic-styles>
+<office:body><office:spreadsheet><table:table table:name="Sales">
+<table:table-row>${str("Region")}${str("Revenue")}${str("Units")}${str("Date")}</table:table-row>
+<table:table-row>${str("Northwind")}${num(1234.5)}${num(17)}${date("2024-03-15")}</table:table-row>
+<table:table-row>${str("Southbay")}${num(-987)}${num(42)}${date("2024-04-01")}</table:table-row>
+<table:table-row>${str("Eastgate")}${num(4567)}${num(8)}${date("2024-05-20")}</table:table-row>
+</table:table></office:spreadsheet></office:body></office:document>`;
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const file = (name: string): string => path.join(dir, name);
+
+/** soffice --convert-to in a throwaway profile (never the pool Folio uses). */
+async function soffice(target: string, inputs: string[], outdir: string): Promise<void> {
+  await execFileP("soffice", [`-env:UserInstallation=file://${dir}/profile`, "--headless", "--convert-to", target, "--outdir", outdir, ...inputs], { timeout: 120_000 });
+}
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tmpDir("folio-convert-pdf-"));
+  await writeFile(file("report.fodt"), WRITER);
+  await writeFile(file("sales.fods"), CALC);
+  await soffice("pdf", [file("report.fodt"), file("sales.fods")], dir);
+  await execFileP("qpdf", ["--encrypt", "secret", "owner", "256", "--", file("report.pdf"), file("locked.pdf")]);
+  await writeFile(file("damaged.pdf"), Buffer.concat([Buffer.from("%PDF-1.7\n1 0 obj\n<< /Type /Catalog"), Buffer.alloc(2000, 0x41)]));
+  const scan = await PDFDocument.create();
+  const png = await sharp({ create: { width: 400, height: 500, channels: 3, background: { r: 240, g: 240, b: 230 } } }).png().toBuffer();
+  const page = scan.addPage([400, 500]);
+  page.drawImage(await scan.embedPng(png), { x: 0, y: 0, width: 400, height: 500 });
+  await writeFile(file("scan.pdf"), await scan.save());
+}, 180_000);
+
+afterAll(async () => {
+  await cleanup();
+});
+
+describe("convert PDF → DOCX", () => {
+  it("writes flowing paragraphs, Heading styles, a list and a real table, which LibreOffice reopens with every word", async () => {
+    const out = file("docx-out");
+    const res = ok(await runOp("convert", { to: "docx" }, [file("report.pdf")], out));
+    expect(res.outputs[0]!.filename).toBe("report.docx");
+    expect(res.figures).toMatchObject({ pages: 1, headings: 3, tables: 1 });
+    const docx = path.join(out, "report.docx");
+    const xml = (await run("unzip", ["-p", docx, "word/document.xml"])).stdout;
+    expect(xml).toContain('w:pStyle w:val="Heading1"');
+    expect(xml).toContain('w:pStyle w:val="Heading2"');
+    expect(xml).toContain("<w:tbl>");
+    expect(xml).toContain("<w:numPr>");
+    expect(xml).not.toMatch(/wp:anchor|w:txbxContent|w:framePr/);
+
+    const started = performance.now();
+    await soffice("pdf", [docx], path.join(dir, "reopened"));
+    expect(performance.now() - started).toBeLessThan(30_000);
+    const source = await pdftotext(file("report.pdf"));
+    const back = await pdftotext(path.join(dir, "reopened", "report.pdf"));
+    expect(wordRecall(source, back)).toBeGreaterThanOrEqual(0.99);
+    // Column text is read column by column: the left column's sentence comes before the right one's.
+    expect(back.replace(/\s+/g, " ")).toMatch(/early evening hours\. The second part continues/);
+  }, 120_000);
+});
+
+describe("convert PDF → XLSX", () => {
+  it("puts the sheet's table in a worksheet with numbers and dates as typed cells", async () => {
+    const out = file("xlsx-out");
+    const res = ok(await runOp("convert", { to: "xlsx" }, [file("sales.pdf")], out));
+    expect(res.figures).toMatchObject({ tables: 1, sheets: 1 });
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(path.join(out, "sales.xlsx"));
+    const ws = wb.worksheets[0]!;
+    expect(ws.getRow(1).values).toEqual([undefined, "Region", "Revenue", "Units", "Date"]);
+    expect(ws.getCell("B2").value).toBe(1234.5);
+    expect(ws.getCell("B3").value).toBe(-987);
+    expect(ws.getCell("C4").value).toBe(8);
+    expect(ws.getCell("D2").value).toEqual(new Date(Date.UTC(2024, 2, 15)));
+    expect(ws.getCell("D2").numFmt).toBe("yyyy-mm-dd");
+  }, 60_000);
+
+  it("gives a PDF without tables one sheet of text lines per page, and says tables: 0", async () => {
+    const out = file("xlsx-text");
+    await writeFile(file("letter.fodt"), WRITER.replace(/<table:table .*<\/table:table>/s, "").replace(/<text:section .*<\/text:section>/s, ""));
+    await soffice("pdf", [file("letter.fodt")], dir);
+    const res = ok(await runOp("convert", { to: "xlsx" }, [file("letter.pdf")], out));
+    expect(res.figures).toMatchObject({ tables: 0, sheets: 1 });
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(path.join(out, "letter.xlsx"));
+    expect(wb.worksheets[0]!.getCell("A1").value).toBe("Annual Observatory Summary");
+  }, 60_000);
+});
+
+describe("convert PDF input that cannot be converted", () => {
+  it.each([
+    ["a password-protected PDF", "locked.pdf", "docx", "encrypted_input"],
+    ["a damaged PDF", "damaged.pdf", "docx", "invalid_pdf"],
+    ["a scan without a text layer", "scan.pdf", "docx", "unsupported_input"],
+    ["a scan without a text layer, to XLSX", "scan.pdf", "xlsx", "unsupported_input"],
+  ])("refuses %s", async (_what, name, to, code) => {
+    expect(errorCode(await runOp("convert", { to }, [file(name)], file(`out-${name}-${to}`)))).toBe(code);
+  }, 60_000);
+
+  it("says what to do with a scan", async () => {
+    const err = await runOp("convert", { to: "docx" }, [file("scan.pdf")], file("out-scan-msg"));
+    expect(String((err as Error).message)).toMatch(/OCR/);
+  });
+
+  it("refuses an Office document asked to become Word", async () => {
+    await writeFile(file("plain.fodt"), WRITER);
+    const docx = file("plain.docx");
+    await soffice("docx", [file("plain.fodt")], dir);
+    expect(await readFile(docx)).toBeTruthy();
+    expect(errorCode(await runOp("convert", { to: "docx" }, [docx], file("out-plain")))).toBe("unsupported_input");
+  }, 60_000);
+});
