@@ -5,11 +5,15 @@
  * result comes back out of it; the cluster and the bucket are then inspected directly.
  */
 import { execFile } from "node:child_process";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { loadOrCreateTls } from "../../api/tls.ts";
 import { startController, type Controller } from "../../controller/main.ts";
 import { PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
@@ -34,6 +38,8 @@ let api: Server;
 let key: string;
 let otherKey: string;
 let dir: string;
+let receiver: https.Server;
+const received: { headers: Record<string, string>; body: string }[] = [];
 let cleanup: () => Promise<void>;
 
 async function tenantKey(name: string): Promise<string> {
@@ -85,14 +91,28 @@ describe("the public API in Kubernetes mode", () => {
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     await applyCrd(kc);
-    controller = startController({ kubeConfig: kc, store, namespace: NS, workers: 2, template: runnerTemplate(s3) });
+    const tls = await loadOrCreateTls(dir, {});
+    receiver = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString("utf8") });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    // Loopback is allowed for the test receiver only, through the operator allow-list, in both processes.
+    const webhooks = { allowedHosts: ["127.0.0.1"], tls: { ca: tls.cert } };
+    controller = startController({ kubeConfig: kc, store, namespace: NS, workers: 2, template: runnerTemplate(s3), webhooks });
     await controller.synced();
-    api = await startServer({ FOLIO_BACKEND: "kubernetes", KUBECONFIG: platform.kubeconfig, FOLIO_JOBS_NAMESPACE: NS, ...s3.env });
+    api = await startServer({ FOLIO_BACKEND: "kubernetes", KUBECONFIG: platform.kubeconfig, FOLIO_JOBS_NAMESPACE: NS, FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", ...s3.env });
     key = await tenantKey("acme");
     otherKey = await tenantKey("globex");
   });
 
   afterAll(async () => {
+    receiver?.closeAllConnections();
+    receiver?.close();
     await api?.cleanup();
     await controller?.stop();
     store?.close();
@@ -216,5 +236,25 @@ describe("the public API in Kubernetes mode", () => {
     const after = await api.request("GET", `/v1/jobs/${job.id}`, { key });
     expect(after.json.result.files.map((f: { id: string }) => f.id)).not.toContain(gone!.id);
     expect(await pageCount(await download(kept!))).toBe(2);
+  });
+
+  it("should send the job's webhook from the controller, signed with the tenant's secret", async () => {
+    const shown = await api.folio(["tenants", "show-secret", "acme", "--json"]);
+    const secret = (shown.json as { webhook_secret: string }).webhook_secret;
+    expect(secret).toMatch(/^whsec_/);
+    const url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/acme`;
+    const src = await textPdf(path.join(dir, "w.pdf"), 1, "whiskey");
+    const job = await run("compress", [src], { webhook_url: url });
+    expect(job.status).toBe("succeeded");
+    const delivery = await until("the webhook", () => Promise.resolve(received.find((r) => r.body.includes(job.id))), 60_000);
+    const payload = new Webhook(secret).verify(delivery.body, delivery.headers) as { type: string; data: { id: string; status: string } };
+    expect(payload).toMatchObject({ type: "job.succeeded", data: { id: job.id, status: "succeeded" } });
+    const seen = await until("the ledger to say delivered", async () => {
+      const res = await api.request("GET", `/v1/jobs/${job.id}`, { key });
+      return res.json.webhook?.status === "delivered" ? res.json : undefined;
+    }, 30_000);
+    expect(seen.webhook).toMatchObject({ url, attempts: 1, last_error: null });
+    // The signing secret sits in the job's own Secret, never in the PdfJob.
+    expect(JSON.stringify(await pdfJob(job.id))).not.toContain(secret);
   });
 });

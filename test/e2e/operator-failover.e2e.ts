@@ -19,18 +19,15 @@ import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
 import { Readable } from "node:stream";
 import {
-  ApiextensionsV1Api,
   BatchV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
-  type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateTls } from "../../api/tls.ts";
-import { pdfJobCrd } from "../../controller/crd.ts";
 import { newId } from "../../core/ids.ts";
 import { jobIdOf } from "../../core/pdfjob-view.ts";
 import {
@@ -53,6 +50,7 @@ import { ROOT, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
+import { applyCrd } from "./support.ts";
 
 const NS = "default";
 const TENANT = "ten_failover";
@@ -230,14 +228,6 @@ function metricSum(text: string, name: string, labels = ""): number | undefined 
 
 // --- the cluster side -------------------------------------------------------------------------------
 
-async function applyCrd(): Promise<void> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  await api.createCustomResourceDefinition({ body: pdfJobCrd() as unknown as V1CustomResourceDefinition });
-  await until("the CRD to be established", async () => {
-    const crd = await api.readCustomResourceDefinition({ name: `${PDFJOB_PLURAL}.${PDFJOB_GROUP}` });
-    return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
-  });
-}
 
 async function upload(bytes: Buffer, filename: string): Promise<PdfJobInput> {
   const fileId = newId("file");
@@ -321,7 +311,7 @@ describe("controller fail-over on a real control plane", () => {
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrd();
+    await applyCrd(kc);
     // The runner pods' S3 credentials (the Job template's secretKeyRefs).
     await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
       namespace: NS,
