@@ -16,6 +16,8 @@
  * 6. The Dockerfiles take their Debian packages from bin/debian-packages.txt: they copy it, and
  *    name no `runtime` package of it themselves (the one source of truth); they run as uid
  *    10001 under tini, have no compiler or npm in the final stage, and share one build stage.
+ * 7. Every environment variable the chart sets is a core/config.ts key (or read by the AWS SDK,
+ *    the engines or the test pod), so a misspelt or stale name fails here.
  *
  * `--prometheusrule MANIFEST OUT` checks a rendered PrometheusRule instead (see renderedRules).
  *
@@ -27,6 +29,7 @@ import { fileURLToPath } from "node:url";
 // js-yaml arrives with @kubernetes/client-node (whose own YAML helpers convert objects into its
 // model classes); the raw parser keeps documents as they are.
 import { load, loadAll } from "js-yaml";
+import { CONFIG_KEYS } from "../../core/config.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const read = (p: string): string => readFileSync(join(ROOT, p), "utf8");
@@ -194,6 +197,20 @@ function dockerfiles(): void {
 }
 
 /**
+ * Environment the chart sets that core/config.ts does not define but something else reads: the
+ * AWS SDK's credentials, the engines' HOME, the `helm test` pod's script and Node.
+ */
+const ENV_READ_ELSEWHERE = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "HOME", "FOLIO_URL", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_NO_WARNINGS"];
+
+/** Every environment variable the chart's templates set is one a process reads (no misspelt key). */
+function chartEnv(configKeys: ReadonlySet<string>): void {
+  const templates = ["_helpers.tpl", "api/deployment.yaml", "controller/deployment.yaml", "tests/readyz.yaml"];
+  const names = new Set(templates.flatMap((t) => [...read(`helm/folio/templates/${t}`).matchAll(/^\s*- name: ([A-Z][A-Z0-9_]*)\s*$/gm)].map((m) => m[1]!)));
+  const unknown = [...names].filter((n) => !configKeys.has(n) && !ENV_READ_ELSEWHERE.includes(n));
+  check(names.size > 20 && unknown.length === 0, `the chart sets ${names.size} environment variables, each a core/config.ts key or read elsewhere${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`);
+}
+
+/**
  * `--prometheusrule MANIFEST OUT`: the chart's rendered PrometheusRule carries exactly the rules
  * of files/alerts.yaml (runbook links aside, which follow runbookBaseUrl); its spec is written to
  * OUT so that promtool checks what would be installed.
@@ -252,6 +269,7 @@ function main(): number {
   alerts(known);
   dashboard(known, promqlOut);
   dockerfiles();
+  chartEnv(new Set(Object.keys(CONFIG_KEYS)));
   process.stdout.write(`static checks: ${passed} passed, ${failures} failed\n`);
   return failures ? 1 : 0;
 }

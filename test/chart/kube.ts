@@ -24,7 +24,7 @@
  *   node test/chart/kube.ts uninstalled NAMESPACE MANIFEST
  *       Every object of the manifest is gone (or being deleted), except those Helm keeps
  *       (helm.sh/resource-policy: keep); the CRDs are still there.
- *   node test/chart/kube.ts rbac NAMESPACE FULLNAME [LEASE]
+ *   node test/chart/kube.ts rbac NAMESPACE FULLNAME
  *       SubjectAccessReviews: each ServiceAccount may do what its component needs and nothing
  *       of a list of things it must not (least privilege), the runner's nothing at all.
  *   node test/chart/kube.ts runner-pod NAMESPACE FULLNAME RUNNER_IMAGE
@@ -353,39 +353,51 @@ async function uninstalled(k: Kube, ns: string, manifest: string): Promise<void>
   else fail(`CustomResourceDefinition/pdfjobs.folio.dev is gone after uninstall: HTTP ${crd.status}`);
 }
 
-/** What each ServiceAccount may (true) and must not (false) do in the release's namespace. */
-function rbacExpectations(ns: string, fullname: string, lease: string): { sa: string; verb: string; group: string; resource: string; name?: string; subresource?: string; allowed: boolean }[] {
+/**
+ * What each ServiceAccount may (true) and must not (false) do in the release's namespace: exactly
+ * the calls the code makes (api/jobs/pdfjob-client.ts; controller/main.ts's informers and Lease,
+ * controller/apply.ts, controller/webhooks.ts), and the nearest verbs it does not need refused.
+ */
+function rbacExpectations(ns: string, fullname: string): { sa: string; verb: string; group: string; resource: string; name?: string; subresource?: string; allowed: boolean }[] {
   const c = `${fullname}-controller`;
   const a = `${fullname}-api`;
   const r = `${fullname}-runner`;
+  const lease = "folio-controller"; // controller/main.ts
+  const may = (sa: string, group: string, resource: string, verbs: string[], allowed: boolean, more: { subresource?: string; name?: string } = {}) =>
+    verbs.map((verb) => ({ sa, verb, group, resource, allowed, ...more }));
   return [
-    // controller
-    ...["get", "list", "watch", "update", "patch", "delete"].map((verb) => ({ sa: c, verb, group: "folio.dev", resource: "pdfjobs", allowed: true })),
-    { sa: c, verb: "create", group: "folio.dev", resource: "pdfjobs", allowed: false },
-    { sa: c, verb: "update", group: "folio.dev", resource: "pdfjobs", subresource: "status", allowed: true },
-    { sa: c, verb: "update", group: "folio.dev", resource: "pdfjobs", subresource: "finalizers", allowed: true },
-    ...["get", "list", "watch", "create", "delete"].map((verb) => ({ sa: c, verb, group: "batch", resource: "jobs", allowed: true })),
-    { sa: c, verb: "update", group: "batch", resource: "jobs", allowed: false },
-    ...["get", "list", "watch"].map((verb) => ({ sa: c, verb, group: "", resource: "pods", allowed: true })),
-    ...["create", "delete", "update"].map((verb) => ({ sa: c, verb, group: "", resource: "pods", allowed: false })),
-    { sa: c, verb: "get", group: "", resource: "pods", subresource: "log", allowed: false },
-    ...["get", "create", "delete"].map((verb) => ({ sa: c, verb, group: "", resource: "secrets", allowed: true })),
-    ...["list", "watch", "update"].map((verb) => ({ sa: c, verb, group: "", resource: "secrets", allowed: false })),
-    { sa: c, verb: "create", group: "", resource: "events", allowed: true },
-    { sa: c, verb: "patch", group: "events.k8s.io", resource: "events", allowed: true },
-    { sa: c, verb: "create", group: "coordination.k8s.io", resource: "leases", allowed: true },
-    { sa: c, verb: "update", group: "coordination.k8s.io", resource: "leases", name: lease, allowed: true },
-    { sa: c, verb: "update", group: "coordination.k8s.io", resource: "leases", name: "someone-elses-lease", allowed: false },
-    { sa: c, verb: "create", group: "apps", resource: "deployments", allowed: false },
-    { sa: c, verb: "get", group: "", resource: "configmaps", allowed: false },
-    // api
-    ...["create", "get", "list", "watch", "delete"].map((verb) => ({ sa: a, verb, group: "folio.dev", resource: "pdfjobs", allowed: true })),
-    { sa: a, verb: "update", group: "folio.dev", resource: "pdfjobs", allowed: false },
-    { sa: a, verb: "patch", group: "folio.dev", resource: "pdfjobs", subresource: "status", allowed: false },
-    ...["create", "get", "delete"].map((verb) => ({ sa: a, verb, group: "", resource: "secrets", allowed: true })),
-    ...["list", "watch"].map((verb) => ({ sa: a, verb, group: "", resource: "secrets", allowed: false })),
-    { sa: a, verb: "create", group: "batch", resource: "jobs", allowed: false },
-    { sa: a, verb: "list", group: "", resource: "pods", allowed: false },
+    // controller: informers, finalizers (merge patch), retention delete, status replace
+    ...may(c, "folio.dev", "pdfjobs", ["list", "watch", "patch", "delete"], true),
+    ...may(c, "folio.dev", "pdfjobs", ["create", "update", "get"], false),
+    ...may(c, "folio.dev", "pdfjobs", ["update"], true, { subresource: "status" }),
+    ...may(c, "folio.dev", "pdfjobs", ["patch"], false, { subresource: "status" }),
+    ...may(c, "folio.dev", "pdfjobs", ["update"], true, { subresource: "finalizers" }),
+    ...may(c, "batch", "jobs", ["list", "watch", "create", "delete"], true),
+    ...may(c, "batch", "jobs", ["get", "update", "patch"], false),
+    ...may(c, "", "pods", ["list", "watch"], true),
+    ...may(c, "", "pods", ["get", "create", "delete", "update"], false),
+    ...may(c, "", "pods", ["get"], false, { subresource: "log" }),
+    ...may(c, "", "secrets", ["get"], true),
+    ...may(c, "", "secrets", ["list", "watch", "create", "update", "delete"], false),
+    ...may(c, "", "events", ["create"], true),
+    ...may(c, "", "events", ["list", "delete"], false),
+    ...may(c, "events.k8s.io", "events", ["create"], false),
+    ...may(c, "coordination.k8s.io", "leases", ["create"], true),
+    ...may(c, "coordination.k8s.io", "leases", ["get", "update"], true, { name: lease }),
+    ...may(c, "coordination.k8s.io", "leases", ["delete"], false, { name: lease }),
+    ...may(c, "coordination.k8s.io", "leases", ["update"], false, { name: "someone-elses-lease" }),
+    ...may(c, "apps", "deployments", ["create"], false),
+    ...may(c, "", "configmaps", ["get"], false),
+    // api: PdfJobs and the Secrets it creates for them
+    ...may(a, "folio.dev", "pdfjobs", ["create", "get", "list", "patch", "delete"], true),
+    ...may(a, "folio.dev", "pdfjobs", ["update", "watch"], false),
+    ...may(a, "folio.dev", "pdfjobs", ["update", "patch"], false, { subresource: "status" }),
+    ...may(a, "folio.dev", "pdfjobs", ["update"], true, { subresource: "finalizers" }),
+    ...may(a, "", "secrets", ["create", "update", "patch", "delete"], true),
+    ...may(a, "", "secrets", ["get", "list", "watch"], false),
+    ...may(a, "batch", "jobs", ["create"], false),
+    ...may(a, "", "pods", ["list"], false),
+    ...may(a, "coordination.k8s.io", "leases", ["create"], false),
     // runner: nothing at all
     ...[
       ["get", "", "pods"], ["list", "", "secrets"], ["get", "", "secrets"], ["get", "folio.dev", "pdfjobs"],
@@ -394,8 +406,8 @@ function rbacExpectations(ns: string, fullname: string, lease: string): { sa: st
   ].map((e) => ({ ...e, ns }));
 }
 
-async function rbac(k: Kube, ns: string, fullname: string, lease: string): Promise<void> {
-  for (const e of rbacExpectations(ns, fullname, lease)) {
+async function rbac(k: Kube, ns: string, fullname: string): Promise<void> {
+  for (const e of rbacExpectations(ns, fullname)) {
     const review = {
       apiVersion: "authorization.k8s.io/v1",
       kind: "SubjectAccessReview",
@@ -504,7 +516,7 @@ async function main(argv: string[]): Promise<number> {
       await uninstalled(k, args[0]!, args[1]!);
       break;
     case "rbac":
-      await rbac(k, args[0]!, args[1]!, args[2] ?? `${args[1]!}-controller`);
+      await rbac(k, args[0]!, args[1]!);
       break;
     case "runner-pod":
       await runnerPod(k, args[0]!, args[1]!, args[2]!);

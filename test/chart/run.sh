@@ -12,14 +12,23 @@
 #                   the schema must reject; the `helm test` hook's script run against a real
 #                   `folio serve` (HTTPS, self-signed certificate)
 #   6. cluster      the real control plane of test/k8s (plus deployment, replicaset and
-#                   disruption controllers): every rendered manifest server-side dry-run
+#                   disruption controllers, OwnerReferencesPermissionEnforcement) and a MinIO
+#                   (test/chart/platform.ts): every rendered manifest server-side dry-run
 #                   (strict field validation + admission, PodSecurity `restricted` enforced and
 #                   warned) — then helm install into a `restricted` namespace, objects and pods
 #                   admitted, RBAC least privilege by SubjectAccessReview, a runner pod of the
 #                   controller's Job template admitted and selected by the NetworkPolicy, helm
-#                   upgrade with a changed value, helm uninstall, the CRD still there.
+#                   upgrade with a changed value, helm uninstall, the CRD still there; the
+#                   default values installed and uninstalled (their images are not mapped: the
+#                   pods are admitted, not run).
+#   7. live         a release whose pods run (values-live.yaml; test/chart/live.ts): the API
+#                   (`folio serve`, Kubernetes mode) and the controller (`folio controller`) as
+#                   local processes acting as their ServiceAccounts; Deployments Available, every
+#                   probe answers, the controller holds the Lease, `helm test` passes in the
+#                   cluster, one merge through the API → PdfJob → controller → runner pod → S3 →
+#                   download and a signed webhook, DELETE; helm uninstall.
 #
-# Exit status non-zero on any failure. FOLIO_CHART_TEST_K8S=0 skips step 6 (for a quick local
+# Exit status non-zero on any failure. FOLIO_CHART_TEST_K8S=0 skips steps 6 and 7 (for a quick local
 # run; CI never sets it). Timings of every step are printed at the end.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -51,6 +60,7 @@ step() {
   step_name="$1"; step_started=$SECONDS; shift
   printf '\n\033[1m== %s\033[0m\n' "$*"
 }
+free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
 die() { printf '\033[31mchart-test: %s\033[0m\n' "$*" >&2; exit 1; }
 # expect_fail WHAT PATTERN CMD...: CMD must fail and say PATTERN.
 expect_fail() {
@@ -102,8 +112,8 @@ expect_fail "two API replicas on one ReadWriteOnce volume" "replicaCount" helm t
 expect_fail "two controllers without leader election" "enabled" helm template x "$chart" --set controller.leaderElection.enabled=false
 expect_fail "a wrong type (workers: many)" "workers" helm template x "$chart" --set controller.workers=many
 expect_fail "an unknown pull policy" "pullPolicy" helm template x "$chart" --set images.pullPolicy=Sometimes
-expect_fail "a renew deadline not below the lease duration" "renewDeadlineSeconds" helm template x "$chart" --set controller.leaderElection.renewDeadlineSeconds=20
-expect_fail "the metrics port on the HTTPS port" "metricsPort" helm template x "$chart" --set api.metricsPort=8443
+expect_fail "a test URL that is not https://host:port" "url" helm template x "$chart" --set tests.url=http://folio-api/
+expect_fail "an extra volume mount without a path" "mountPath" helm template x "$chart" --set 'api.extraVolumeMounts[0].name=x'
 
 # The `helm test` hook's script, run as its pod would run it, against the real API server
 # (`folio serve` from the checkout on a free port, with its generated self-signed certificate).
@@ -114,7 +124,7 @@ hook_script="$(node -e '
   const c = pod.spec.containers[0];
   if (c.command[0] !== "node" || c.command.at(-2) !== "-e") throw new Error("unexpected hook command " + c.command.slice(0, 3));
   process.stdout.write(c.command.at(-1));' "$out/default.yaml")"
-port="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')"
+port="$(free_port)"
 FOLIO_WORKERS=1 node bin/folio.ts serve --port "$port" --data-dir "$out/api-data" >"$out/serve.log" 2>&1 &
 serve_pid=$!
 if FOLIO_URL="https://localhost:$port" NODE_TLS_REJECT_UNAUTHORIZED=0 NODE_NO_WARNINGS=1 \
@@ -129,7 +139,8 @@ if [ "${FOLIO_CHART_TEST_K8S:-1}" = 0 ]; then
   step skipped "cluster steps SKIPPED (FOLIO_CHART_TEST_K8S=0)"
 else
   # --- 6. the real control plane ------------------------------------------------------------------
-  step k8s-start "start the control plane (test/k8s; builds it first if the cache is empty)"
+  step k8s-start "start the control plane and MinIO (test/k8s, test/s3; builds the control plane if the cache is empty)"
+  test/s3/build.sh >/dev/null   # MinIO for the live release: cached in ~/.cache/folio-s3, built when missing
   node test/chart/platform.ts --write-env "$out/k8s.env" 2>"$out/platform.log" &
   platform_pid=$!
   until [ -s "$out/k8s.env" ]; do
@@ -162,7 +173,7 @@ else
   sed -n '1,/^NOTES:/p' "$out/install.log" | sed 's/^/  /'
   helm get manifest "$release" -n "$ns" >"$out/installed.yaml"
   node test/chart/kube.ts installed "$ns" "$out/installed.yaml"
-  node test/chart/kube.ts rbac "$ns" "$fullname" folio-leader   # values-full.yaml's leaseName
+  node test/chart/kube.ts rbac "$ns" "$fullname"
   node test/chart/kube.ts runner-pod "$ns" "$fullname" "registry.example.com/acme/folio/runner:0.1.0"
 
   step upgrade "helm upgrade with a changed value"
@@ -189,7 +200,43 @@ else
   helm uninstall folio --namespace "$ns" --wait --timeout 2m >/dev/null
   node test/chart/kube.ts uninstalled "$ns" "$out/installed-default.yaml"
 
-  step k8s-stop "stop the control plane"
+  # The live release: the default values plus values-live.yaml; its pods run (platform.ts maps
+  # the folio.test images to the checkout's `folio`), reach the MinIO of platform.ts, and act as
+  # their ServiceAccounts (live.ts kubeconfigs). Fixed ports would clash on the host's network.
+  step live-install "live release: install (its pods run on the local kubelet)"
+  ns=folio-live
+  node test/chart/kube.ts namespace "$ns" pod-security.kubernetes.io/enforce=restricted \
+    pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted
+  api_port="$(free_port)"
+  metrics_port="$(free_port)"
+  node test/chart/live.ts prepare "$ns" "$out/live"
+  helm install folio "$chart" --namespace "$ns" -f test/chart/values-live.yaml \
+    --set api.port="$api_port" --set controller.metricsPort="$metrics_port" \
+    --set storage.s3.endpoint="$CHART_S3_ENDPOINT" --set storage.s3.region="$CHART_S3_REGION" \
+    --set tests.url="https://127.0.0.1:$api_port" --timeout 2m >/dev/null
+  node test/chart/live.ts kubeconfigs "$ns" folio
+  helm get manifest folio -n "$ns" >"$out/installed-live.yaml"
+  node test/chart/kube.ts installed "$ns" "$out/installed-live.yaml"
+  node test/chart/kube.ts rbac "$ns" folio
+
+  step live-ready "live release: Deployments Available, probes answer, the controller leads"
+  node test/chart/live.ts available "$ns" folio
+
+  step helm-test "helm test: the readyz hook pod runs in the cluster"
+  helm test folio --namespace "$ns" --timeout 2m >"$out/helm-test.log" || { cat "$out/helm-test.log"; die "helm test failed"; }
+  sed 's/^/  /' "$out/helm-test.log"
+  grep -Eq 'Phase:[[:space:]]+Succeeded' "$out/helm-test.log" || die "helm test does not report the hook pod Succeeded"
+  echo "  ok    helm test: the hook pod ran on the local kubelet and Succeeded"
+
+  step live-job "live release: one merge through the API, the controller, a runner pod, S3, a webhook"
+  node test/chart/live.ts job "$ns" folio "https://127.0.0.1:$api_port" "$out/live"
+
+  step live-remove "live release: helm uninstall"
+  helm get manifest folio -n "$ns" >"$out/installed-live.yaml"
+  helm uninstall folio --namespace "$ns" --wait --timeout 2m >/dev/null
+  node test/chart/kube.ts uninstalled "$ns" "$out/installed-live.yaml"
+
+  step k8s-stop "stop the control plane and MinIO"
   kill -TERM "$platform_pid"; wait "$platform_pid" || true; platform_pid=""
 fi
 

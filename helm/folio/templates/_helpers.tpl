@@ -63,8 +63,9 @@ imagePullSecrets:
 {{- end }}
 {{- end -}}
 
+{{/* The controller's leader-election Lease (controller/main.ts names it; one per namespace). */}}
 {{- define "folio.leaseName" -}}
-{{- default (printf "%s-controller" (include "folio.fullname" .)) .Values.controller.leaderElection.leaseName -}}
+folio-controller
 {{- end -}}
 
 {{/* The restricted Pod Security Standard, pod level. */}}
@@ -96,13 +97,11 @@ seccompProfile:
 {{- define "folio.sharedEnv" -}}
 {{- $c := .Values.config -}}
 {{- $s3 := .Values.storage.s3 -}}
-- name: FOLIO_BACKEND
-  value: kubernetes
-- name: FOLIO_NAMESPACE
+- name: POD_NAMESPACE
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
-- name: FOLIO_POD_NAME
+- name: POD_NAME
   valueFrom:
     fieldRef:
       fieldPath: metadata.name
