@@ -35,6 +35,8 @@ export const DEFAULT_COMMANDS: Readonly<Record<string, readonly string[]>> = {
 export interface PlatformOptions extends ControlPlaneOptions {
   readonly images?: readonly ImageMapping[];
   readonly commands?: Readonly<Record<string, readonly string[]>>;
+  /** The node's pod capacity (LocalKubeletOptions.maxPods): a backlog then waits unscheduled. */
+  readonly maxPods?: number;
   /** Start the control plane alone (for a test that runs its own kubelet). */
   readonly withoutKubelet?: boolean;
 }
@@ -74,6 +76,7 @@ export async function startPlatform(opts: PlatformOptions = {}): Promise<Platfor
         kubeletVersion: controlPlane.versions.kubernetes,
         images: opts.images ?? DEFAULT_IMAGES,
         commands: opts.commands ?? DEFAULT_COMMANDS,
+        ...(opts.maxPods === undefined ? {} : { maxPods: opts.maxPods }),
         ...(opts.log ? { log: opts.log } : {}),
       });
       await untaintReadyNode(controlPlane.kubeconfigs.admin, controlPlane.nodeName);

@@ -33,6 +33,11 @@ export interface LocalKubeletOptions {
   readonly commands?: Readonly<Record<string, readonly string[]>>;
   /** Kubelet environment variables every container inherits (the image's ENV stand-in). */
   readonly inheritEnv?: readonly string[];
+  /**
+   * At most this many unfinished pods on the node (a node's pod capacity, as the scheduler
+   * respects it); the rest stay unscheduled until a place frees up. Unlimited by default.
+   */
+  readonly maxPods?: number;
   /** Where pod directories go; a fresh temp dir by default, removed on stop. */
   readonly rootDir?: string;
   readonly log?: (line: string) => void;
@@ -63,6 +68,8 @@ export class LocalKubelet {
   /** Every pod this kubelet ran, by UID, for tests to inspect after the fact. */
   readonly #ran = new Map<string, { namespace: string; name: string; worker: PodWorker }>();
   readonly #binding = new Set<string>();
+  /** Pods bound by us that the node's informer has not delivered yet (they hold a place too). */
+  readonly #bound = new Set<string>();
   readonly #core: CoreV1Api;
   readonly #scheduler: CoreV1Api;
   /** Pods bound to this node, watched as the node (the Node authorizer allows no wider list). */
@@ -155,9 +162,12 @@ export class LocalKubelet {
   #sync(pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? "";
     if (pod.spec?.nodeName !== this.nodeName) return;
+    this.#bound.delete(uid);
     const worker = this.#workers.get(uid);
     if (worker) {
       worker.update(pod);
+      // A place on a full node freed up: bind the next pod now rather than at the next resync.
+      if (this.#opts.maxPods !== undefined && isTerminal(pod)) this.#unscheduled.resync();
       return;
     }
     if (isTerminal(pod)) {
@@ -178,18 +188,31 @@ export class LocalKubelet {
     created.update(pod); // a pod already being deleted starts terminating at once
   }
 
-  /** Plays the scheduler for pods that name no node: every pod fits the one node there is. */
+  /** Pods holding a place on the node: being bound, bound but not seen yet, or still running. */
+  #podsOnNode(): number {
+    let n = this.#binding.size + this.#bound.size;
+    for (const worker of this.#workers.values()) if (!worker.finished && worker.exit === undefined) n++;
+    return n;
+  }
+
+  /**
+   * Plays the scheduler for pods that name no node: every pod fits the one node there is, up to
+   * `maxPods` (then the unscheduled informer's resync, or a pod finishing, tries again).
+   */
   #bind(pod: V1Pod): void {
     const key = pod.metadata?.uid ?? "";
     if (pod.spec?.nodeName) return;
     const scheduler = pod.spec?.schedulerName ?? "default-scheduler";
     if (this.#binding.has(key) || isTerminal(pod) || pod.metadata?.deletionTimestamp || scheduler !== "default-scheduler") return;
+    if (this.#opts.maxPods !== undefined && this.#podsOnNode() >= this.#opts.maxPods) return;
     this.#binding.add(key);
     const { name = "", namespace = "", uid } = pod.metadata ?? {};
     this.#scheduler.createNamespacedPodBinding({
       name, namespace,
       body: { apiVersion: "v1", kind: "Binding", metadata: { name, namespace, ...(uid ? { uid } : {}) }, target: { apiVersion: "v1", kind: "Node", name: this.nodeName } },
-    }).catch((err: unknown) => {
+    }).then(() => {
+      if (this.#opts.maxPods !== undefined && !this.#workers.has(key)) this.#bound.add(key);
+    }, (err: unknown) => {
       // 409: already bound (a resync raced the watch); 404: deleted meanwhile. Anything else is
       // retried by the next resync.
       if (code(err) !== 409 && code(err) !== 404) this.#log(`kubelet: binding ${namespace}/${name} failed: ${String(err)}`);
@@ -201,6 +224,7 @@ export class LocalKubelet {
   /** The pod left the API: kill what is left of it and remove its directory. */
   #forget(pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? "";
+    this.#bound.delete(uid);
     const worker = this.#workers.get(uid);
     if (!worker) return;
     this.#workers.delete(uid);

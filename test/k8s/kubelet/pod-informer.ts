@@ -55,12 +55,17 @@ export class PodInformer {
     const silentMs = ((this.#opts.watchTimeoutSeconds ?? 25) + 15) * 1000;
     this.#timers.push(
       setInterval(() => {
-        for (const pod of this.#cache.values()) this.#opts.onUpsert(pod);
+        this.resync();
       }, resync),
       setInterval(() => {
         if (Date.now() - this.#lastEvent > silentMs) this.#restart("watch silent", true);
       }, 5000),
     );
+  }
+
+  /** Replays every cached pod to onUpsert now (what the periodic resync does). */
+  resync(): void {
+    for (const pod of this.#cache.values()) this.#opts.onUpsert(pod);
   }
 
   /** The cached pod `namespace/name`. */

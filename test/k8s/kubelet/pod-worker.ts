@@ -71,6 +71,8 @@ export class PodWorker {
   /** The process, once started (tests use its pid and log). */
   get process(): LocalProcess | undefined { return this.#proc; }
   get exit(): ProcessExit | undefined { return this.#exit; }
+  /** The terminal status is written: the pod no longer takes a place on the node. */
+  get finished(): boolean { return this.#finished; }
 
   /** Runs the pod to completion; never rejects. */
   run(): Promise<void> {
