@@ -131,7 +131,8 @@ export async function writeDocx(layout: DocumentLayout, out: string, signal: Abo
   const figures: DocxFigures = { paragraphs: 0, headings: 0, tables: 0, images: 0 };
   for (const page of layout.pages) {
     signal.throwIfAborted();
-    let pageBreak = children.length > 0;
+    // A page that begins with the rest of a table flows on from it: Word breaks the table itself.
+    let pageBreak = children.length > 0 && !page.continued;
     for (const block of page.blocks) {
       if (block.type === "paragraph") {
         children.push(paragraphOf(block, pageBreak));

@@ -1,9 +1,10 @@
 /**
  * PDF → XLSX writer: the tables the layout analysis found (runner/pdf-layout: tagged structure,
  * then ruled grids, then whitespace columns), one worksheet per table — named "Page N" when the
- * page holds one table, "Page N Table K" when it holds several — written with exceljs. Cells are
- * typed (pdf-layout/cells.ts): numbers and dates are real numeric and date cells with a number
- * format that prints them as the PDF did; spanning cells are merged.
+ * page holds one table, "Page N Table K" when it holds several; a table continued over pages is one
+ * table, named after the page it starts on — written with exceljs. Cells are typed
+ * (pdf-layout/cells.ts): numbers and dates are real numeric and date cells with a number format
+ * that prints them as the PDF did; spanning cells are merged.
  *
  * A PDF without any table still converts (decision for issue #6): one sheet per page with the
  * page's text, one line per row, cells split where the line has wide gaps; the figures then say

@@ -1,8 +1,8 @@
 /**
  * Typing a table cell's printed text for a spreadsheet: numbers (any of the usual thousands and
  * decimal separators, negatives with a sign or in parentheses, percentages, a currency sign), dates
- * (ISO, day.month.year, month/day/year or day/month/year, "15 Mar 2024", "Mar 15, 2024") and
- * booleans become typed values with a number format that prints them as the PDF did; anything else
+ * (ISO, day.month.year, month/day/year or day/month/year, "15 Mar 2024", "15-Mar-24",
+ * "Mar 15, 2024"; a month name must be one, "Marble" is not March) and booleans become typed values with a number format that prints them as the PDF did; anything else
  * stays text. Separators are read without a locale: with both "," and "." the last is the decimal
  * point; a lone "," followed by exactly three digits groups thousands, otherwise it is a decimal
  * comma; a lone "." is a decimal point. Pure.
@@ -64,7 +64,13 @@ export function typedNumber(text: string): { value: number; numFmt?: string } | 
   return numFmt ? { value, numFmt } : { value };
 }
 
-const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+
+/** 1–12 for a month name or its abbreviation ("Mar", "Sept", "March"), 0 for any other word. */
+function monthOf(word: string): number {
+  const w = word.toLowerCase();
+  return w.length >= 3 ? MONTHS.findIndex((m) => m.startsWith(w)) + 1 : 0;
+}
 
 function validDate(y: number, m: number, d: number): Date | null {
   if (m < 1 || m > 12 || d < 1) return null;
@@ -93,15 +99,17 @@ export function typedDate(text: string): { value: Date; numFmt: string } | null 
     const fmt = dayFirst ? `dd${sep}mm${sep}${yy}` : `mm${sep}dd${sep}${yy}`;
     return date ? { value: date, numFmt: fmt } : null;
   }
-  m = /^(\d{1,2})[ -]([A-Za-z]{3,9})\.?[ -](\d{4})$/.exec(s);
+  m = /^(\d{1,2})([ -])([A-Za-z]{3,9})\.?\2(\d{4}|\d{2})$/.exec(s);
   if (m) {
-    const month = MONTHS.indexOf(m[2]!.slice(0, 3).toLowerCase()) + 1;
-    const date = month ? validDate(Number(m[3]), month, Number(m[1])) : null;
-    return date ? { value: date, numFmt: m[2]!.length > 3 ? "d mmmm yyyy" : "d mmm yyyy" } : null;
+    const [name, y] = [m[3]!, m[4]!];
+    const month = monthOf(name);
+    const date = month ? validDate(fullYear(y), month, Number(m[1])) : null;
+    const fmt = ["d", name.length > 3 ? "mmmm" : "mmm", y.length === 2 ? "yy" : "yyyy"].join(m[2]);
+    return date ? { value: date, numFmt: fmt } : null;
   }
   m = /^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4})$/.exec(s);
   if (m) {
-    const month = MONTHS.indexOf(m[1]!.slice(0, 3).toLowerCase()) + 1;
+    const month = monthOf(m[1]!);
     const date = month ? validDate(Number(m[3]), month, Number(m[2])) : null;
     return date ? { value: date, numFmt: m[1]!.length > 3 ? "mmmm d, yyyy" : "mmm d, yyyy" } : null;
   }

@@ -11,6 +11,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
+import { glyphRuns, splitAtGaps, type FontMetrics } from "./glyphs.ts";
 import { multiply, pageGraphics, type Matrix, type RawImage } from "./graphics.ts";
 import { readStructure } from "./structure.ts";
 import type { RawPage, TextItem } from "./types.ts";
@@ -100,7 +101,15 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, fonts: Map<strin
   };
   const { rules, images } = pageGraphics(ops, pdfjs.OPS, view, image);
   const structure = readStructure((await page.getStructTree().catch(() => null)));
-  const items = textItems(page, text.items, view, fonts);
+  const metrics = (id: string): FontMetrics | null => {
+    try {
+      return page.commonObjs.has(id) ? (page.commonObjs.get(id) as FontMetrics | null) : null;
+    } catch {
+      return null;
+    }
+  };
+  // pdfjs joins glyphs across gaps of up to 0.6 em: cut its runs where the glyphs jump (glyphs.ts).
+  const items = splitAtGaps(textItems(page, text.items, view, fonts), glyphRuns(ops, pdfjs.OPS, view, metrics));
   page.cleanup();
   return {
     page: { number: n, width: viewport.width, height: viewport.height, items, rules, images, headings: structure.headings, structTables: structure.tables },

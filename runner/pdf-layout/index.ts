@@ -5,18 +5,20 @@
  *
  * The pipeline, per page:
  *  1. extract.ts / extract-worker.ts — pdfjs in a throwaway worker thread: text runs with fonts and
- *     marked-content ids, ruling lines and images (graphics.ts), the structure tree (structure.ts).
+ *     marked-content ids, cut where the glyphs jump (glyphs.ts), ruling lines and images
+ *     (graphics.ts), the structure tree (structure.ts).
  *  2. tables, most exact first, each taking its text out of the flow:
  *     tagged Table elements (tables.ts) → ruled grids (lattice.ts) → whitespace columns (stream.ts).
  *  3. lines.ts — the remaining runs as lines, split into segments at wide gaps.
  *  4. blocks.ts — segments stacked into blocks; blocks, tables and images put in reading order by
  *     recursive XY-cut (columns first, then bands).
  *  5. paragraphs.ts — blocks split into paragraphs with alignment, indents, list markers.
- * Then over the whole document, classify.ts decides headings from font size and weight (or takes
- * the structure tree's H1…H6).
+ * Then over the whole document, continued.ts joins tables cut by a page break, and classify.ts
+ * decides headings from font size and weight (or takes the structure tree's H1…H6).
  */
 import { readingOrder, buildBlocks, bounds, type Box, type TextBlock } from "./blocks.ts";
 import { assignHeadings } from "./classify.ts";
+import { joinContinuedTables } from "./continued.ts";
 import { extractPages, type ExtractOptions } from "./extract.ts";
 import { latticeTables } from "./lattice.ts";
 import { lineMarker, blockParagraphs } from "./paragraphs.ts";
@@ -93,7 +95,7 @@ export function analyzePage(raw: RawPage): PageLayout {
     }
     prevBottom = block.bottom;
   }
-  return { number: raw.number, width: raw.width, height: raw.height, blocks, frame, segments: pageSegments(raw.items) };
+  return { number: raw.number, width: raw.width, height: raw.height, blocks, frame, segments: pageSegments(raw.items), continued: false };
 }
 
 /** Analyses a whole PDF. Checks the job's signal between pages. */
@@ -111,6 +113,7 @@ export async function analyzePdf(file: string, opts: ExtractOptions): Promise<Do
     }
     pages.push(page);
   }
+  joinContinuedTables(pages);
   const paragraphs = pages.flatMap((p) => p.blocks.filter((b): b is Paragraph => b.type === "paragraph"));
   const headings = assignHeadings(paragraphs, (p) => headingOf.get(p) ?? null);
   const chars = raws.reduce((n, r) => n + r.items.reduce((m, i) => m + i.text.trim().length, 0), 0);

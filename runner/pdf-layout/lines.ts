@@ -9,6 +9,8 @@ import type { Segment, TextItem } from "./types.ts";
 const SAME_LINE = 0.35;
 /** A gap wider than this (fraction of the font size) ends a segment: more than a justified word space. */
 export const SEGMENT_GAP = 0.9;
+/** A gap wider than this (fraction of the font size) between two runs is a word space, as pdfjs reckons. */
+export const WORD_GAP = 0.1;
 
 export function segmentOf(items: TextItem[]): Segment {
   const sizes = items.filter((i) => !i.opaque).map((i) => i.size);
@@ -82,7 +84,7 @@ export function segmentText(seg: Segment): string {
   for (const item of seg.items) {
     if (item.opaque) continue;
     const gap = item.x0 - right;
-    if (text && gap > 0.15 * item.size && !text.endsWith(" ") && !item.text.startsWith(" ")) text += " ";
+    if (text && gap > WORD_GAP * item.size && !text.endsWith(" ") && !item.text.startsWith(" ")) text += " ";
     text += item.text;
     right = item.x1;
   }

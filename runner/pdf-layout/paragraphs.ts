@@ -7,7 +7,7 @@
  * paragraph's lines into text, undoing end-of-line hyphenation. Pure.
  */
 import type { Box, TextBlock } from "./blocks.ts";
-import { isMarker, MARKER } from "./lines.ts";
+import { isMarker, MARKER, WORD_GAP } from "./lines.ts";
 import type { ListKind, Paragraph, Segment, TextItem } from "./types.ts";
 
 /** Tolerance for "the same edge", in points. */
@@ -123,7 +123,7 @@ export function paragraphRuns(p: Paragraph): Run[] {
           const hyphenated = /\p{L}-$/u.test(lastText) && /^\p{Ll}/u.test(text);
           if (hyphenated) last.text = lastText.slice(0, -1);
           else if (!/\s$/.test(lastText)) sep = " ";
-        } else if (item.x0 - prevRight > 0.15 * item.size && !/\s$/.test(lastText) && !/^\s/.test(text)) sep = " ";
+        } else if (item.x0 - prevRight > WORD_GAP * item.size && !/\s$/.test(lastText) && !/^\s/.test(text)) sep = " ";
       }
       prevRight = item.x1;
       if (last && sameFormat(last, item)) last.text += sep + text;

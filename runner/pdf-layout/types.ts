@@ -144,4 +144,6 @@ export interface PageLayout {
   frame: { x0: number; x1: number; top: number; bottom: number };
   /** Every text segment of the page in reading order (for the XLSX fallback sheet). */
   segments: Segment[][];
+  /** The page begins with the rest of the previous page's last table, joined to it (continued.ts). */
+  continued: boolean;
 }

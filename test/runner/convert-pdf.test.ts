@@ -1,15 +1,17 @@
 /**
  * PDF → DOCX and PDF → XLSX through the convert operation, on PDFs made here: a LibreOffice
- * Writer document (headings, a bulleted list, a ruled table, a two-column section) and a Calc
- * sheet (text, numbers, dates), plus the failure fixtures (password-protected, damaged, scanned).
- * The DOCX is checked by LibreOffice itself: it must reopen and print the source's words.
+ * Writer document (headings, a bulleted list, a ruled table, a two-column section), a Calc sheet
+ * (text, numbers, dates), a pdf-lib PDF with the cases pdfjs alone gets wrong (a date drawn a
+ * fifth of an em before the next cell's text; a ruled table cut by a page break), plus the failure
+ * fixtures (password-protected, damaged, scanned). The DOCX is checked by LibreOffice itself: it
+ * must reopen and print the source's words.
  */
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import ExcelJS from "exceljs";
-import { PDFDocument } from "pdf-lib";
+import { PDFDocument, StandardFonts, type PDFFont, type PDFPage } from "pdf-lib";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCode, ok, runOp } from "../helpers/runner.ts";
@@ -53,6 +55,44 @@ const CALC = `<?xml version="1.0" encoding="UTF-8"?>
 <table:table-row>${str("Eastgate")}${num(4567)}${num(8)}${date("2024-05-20")}</table:table-row>
 </table:table></office:spreadsheet></office:body></office:document>`;
 
+/**
+ * Page 1: an unruled table whose dates end 2 pt (a fifth of an em) before the region's text, as
+ * Calc prints them; pages 2–3: a ruled table that starts at the foot of page 2 and goes on at the
+ * top of page 3. Returns the ruled table's rows.
+ */
+async function trickyTablesPdf(): Promise<{ bytes: Uint8Array; ruled: string[][] }> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const text = (page: PDFPage, s: string, x: number, y: number, f: PDFFont = font): void => page.drawText(s, { x, y, size: 10, font: f });
+  const first = doc.addPage([595, 842]);
+  text(first, "Shipments by product", 60, 780);
+  // Headers left-aligned in their cells, dates right-aligned in theirs (cells from 240 to 300).
+  [["Product", 60], ["Shipped", 240], ["Region", 302]].forEach(([h, x]) => text(first, String(h), Number(x), 750));
+  const rows = [["Osprey Sail", "2024-05-30", "East"], ["Tide Margin", "2023-11-09", "West"], ["Have Yarrow", "2023-08-02", "Central"], ["Budget They", "2023-01-24", "North"]];
+  rows.forEach(([name, date, region], r) => {
+    const y = 734 - 16 * r;
+    text(first, name!, 60, y);
+    text(first, date!, 300 - font.widthOfTextAtSize(date!, 10), y);
+    text(first, region!, 302, y);
+  });
+
+  const ruled = [["Berth", "Vessel", "Tonnage", "Crew"], ...Array.from({ length: 7 }, (_, i) => [`B${i + 1}`, `Vessel ${String.fromCharCode(65 + i)}`, String(1000 + 137 * i), String(10 + i)])];
+  const xs = [60, 160, 300, 400, 500];
+  const grid = (page: PDFPage, top: number, part: string[][]): void => {
+    part.forEach((row, r) => row.forEach((cell, c) => text(page, cell, xs[c]! + 4, top - 18 * (r + 1) + 5)));
+    for (let r = 0; r <= part.length; r++) page.drawLine({ start: { x: xs[0]!, y: top - 18 * r }, end: { x: xs.at(-1)!, y: top - 18 * r }, thickness: 0.7 });
+    for (const x of xs) page.drawLine({ start: { x, y: top }, end: { x, y: top - 18 * part.length }, thickness: 0.7 });
+  };
+  const second = doc.addPage([595, 842]);
+  for (let i = 0; i < 30; i++) text(second, `Line ${i + 1} of the text that fills this page before the table begins.`, 60, 780 - 20 * i);
+  grid(second, 160, ruled.slice(0, 5));
+  const third = doc.addPage([595, 842]);
+  grid(third, 780, ruled.slice(5));
+  text(third, "The text after the table.", 60, 700);
+  return { bytes: await doc.save(), ruled };
+}
+
+let ruledRows: string[][];
 let dir: string;
 let cleanup: () => Promise<void>;
 const file = (name: string): string => path.join(dir, name);
@@ -74,6 +114,9 @@ beforeAll(async () => {
   const page = scan.addPage([400, 500]);
   page.drawImage(await scan.embedPng(png), { x: 0, y: 0, width: 400, height: 500 });
   await writeFile(file("scan.pdf"), await scan.save());
+  const tricky = await trickyTablesPdf();
+  await writeFile(file("tricky.pdf"), tricky.bytes);
+  ruledRows = tricky.ruled;
 }, 180_000);
 
 afterAll(async () => {
@@ -121,6 +164,21 @@ describe("convert PDF → XLSX", () => {
     expect(ws.getCell("D2").numFmt).toBe("yyyy-mm-dd");
   }, 60_000);
 
+  it("cuts a date from the next cell's text drawn close to it, and joins a table cut by a page break", async () => {
+    const out = file("xlsx-tricky");
+    const res = ok(await runOp("convert", { to: "xlsx" }, [file("tricky.pdf")], out));
+    expect(res.figures).toMatchObject({ tables: 2, sheets: 2 });
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(path.join(out, "tricky.xlsx"));
+    const [dates, ruled] = wb.worksheets;
+    expect(dates!.getRow(2).values).toEqual([undefined, "Osprey Sail", new Date(Date.UTC(2024, 4, 30)), "East"]);
+    expect(dates!.getCell("B5").value).toEqual(new Date(Date.UTC(2023, 0, 24)));
+    expect(dates!.getCell("C4").value).toBe("Central");
+    expect(ruled!.name).toBe("Page 2");
+    expect(ruled!.rowCount).toBe(ruledRows.length);
+    expect(ruled!.getRow(8).values).toEqual([undefined, "B7", "Vessel G", 1822, 16]);
+  }, 60_000);
+
   it("gives a PDF without tables one sheet of text lines per page, and says tables: 0", async () => {
     const out = file("xlsx-text");
     await writeFile(file("letter.fodt"), WRITER.replace(/<table:table .*<\/table:table>/s, "").replace(/<text:section .*<\/text:section>/s, ""));
@@ -130,6 +188,22 @@ describe("convert PDF → XLSX", () => {
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path.join(out, "letter.xlsx"));
     expect(wb.worksheets[0]!.getCell("A1").value).toBe("Annual Observatory Summary");
+  }, 60_000);
+});
+
+describe("convert PDF → DOCX, a table cut by a page break", () => {
+  it("writes one Word table holding the rows of both pages, and no page break inside it", async () => {
+    const out = file("docx-tricky");
+    const res = ok(await runOp("convert", { to: "docx" }, [file("tricky.pdf")], out));
+    expect(res.figures).toMatchObject({ pages: 3, tables: 2 });
+    const xml = (await run("unzip", ["-p", path.join(out, "tricky.docx"), "word/document.xml"])).stdout;
+    const tables = xml.split("<w:tbl>").slice(1).map((t) => t.slice(0, t.indexOf("</w:tbl>")));
+    expect(tables).toHaveLength(2);
+    expect(tables[1]!.match(/<w:tr[ >]/g)).toHaveLength(ruledRows.length);
+    // The page break comes before the table's page (2), not before the text after it (page 3).
+    const after = xml.slice(xml.lastIndexOf("</w:tbl>"));
+    expect(after).toContain("The text after the table.");
+    expect(after).not.toMatch(/w:pageBreakBefore|w:br w:type="page"/);
   }, 60_000);
 });
 

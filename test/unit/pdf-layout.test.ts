@@ -1,16 +1,18 @@
 /**
  * The pure parts of PDF layout analysis (runner/pdf-layout), on hand-made text items and rules:
- * line grouping, reading order across columns, paragraph text, cell typing, lattice grids and
- * stream columns.
+ * line grouping, reading order across columns, paragraph text, cell typing, lattice grids, stream
+ * columns and tables continued across a page break. (Glyph runs: pdf-layout-glyphs.test.ts.)
  */
 import { describe, expect, it } from "vitest";
 import { buildBlocks, readingOrder, type Box, type TextBlock } from "../../runner/pdf-layout/blocks.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
+import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { buildGrid, gridCells } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, pageSegments, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { blockParagraphs, paragraphText } from "../../runner/pdf-layout/paragraphs.ts";
-import { mergeComplementary, projectColumns, streamTable } from "../../runner/pdf-layout/stream.ts";
-import type { TextItem } from "../../runner/pdf-layout/types.ts";
+import { mergeComplementary, projectColumns, streamTable, streamTables } from "../../runner/pdf-layout/stream.ts";
+import { buildTable } from "../../runner/pdf-layout/tables.ts";
+import type { Block, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 
 /** A text item of `text` at x, baseline `base`, 12 pt, 6 pt per character. */
 function item(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem {
@@ -77,10 +79,15 @@ describe("typeCell", () => {
 
   it.each([
     ["2024-03-15", "2024-03-15", "yyyy-mm-dd"],
+    ["2024/03/15", "2024-03-15", "yyyy/mm/dd"],
     ["03/15/24", "2024-03-15", "mm/dd/yy"],
+    ["3/5/2024", "2024-03-05", "mm/dd/yyyy"],
     ["15/03/2024", "2024-03-15", "dd/mm/yyyy"],
     ["15.03.2024", "2024-03-15", "dd.mm.yyyy"],
     ["15 Mar 2024", "2024-03-15", "d mmm yyyy"],
+    ["15 March 2024", "2024-03-15", "d mmmm yyyy"],
+    ["15-Mar-24", "2024-03-15", "d-mmm-yy"],
+    ["Mar 15, 2024", "2024-03-15", "mmm d, yyyy"],
     ["March 15, 2024", "2024-03-15", "mmmm d, yyyy"],
   ])("reads the date %s as a date cell", (text, iso, numFmt) => {
     const typed = typeCell(text);
@@ -91,6 +98,18 @@ describe("typeCell", () => {
 
   it("does not take an impossible date for one", () => {
     expect(typeCell("2024-02-30").value).toBe("2024-02-30");
+  });
+
+  it.each([
+    ["a year alone", "2024", 2024],
+    ["a compact date-like number", "20240315", 20240315],
+    ["a decimal", "15.03", 15.03],
+    ["a range of years", "2020-2021", "2020-2021"],
+    ["a range of numbers", "10-12", "10-12"],
+    ["a month and year", "03/2024", "03/2024"],
+    ["a word that starts like a month", "15 Marble 2024", "15 Marble 2024"],
+  ])("does not take %s for a date: %s", (_what, text, value) => {
+    expect(typeCell(text).value).toEqual(value);
   });
 });
 
@@ -134,5 +153,102 @@ describe("stream columns", () => {
   it("refuses two columns of prose", () => {
     const rows = [0, 1, 2].map((i) => splitLine([item("several words of running text here", 0, 10 + 14 * i), item("and more words of text over there", 300, 10 + 14 * i)]));
     expect(streamTable(rows)).toBeNull();
+  });
+
+  it("cuts a date from the text of the next cell, though less than a word space apart", () => {
+    // Calc: dates right-aligned in their cell, the region left-aligned 2 pt after: one segment each row.
+    const rows = [
+      [item("Product", 0, 10), item("Shipped", 102, 10), item("Region", 162, 10)],
+      [item("Osprey Sail", 0, 24), item("2024-05-30", 100, 24), item("East", 162, 24)],
+      [item("Tide Margin", 0, 38), item("2023-11-09", 100, 38), item("West", 162, 38)],
+      [item("Have Yarrow", 0, 52), item("2023-08-02", 100, 52), item("Central", 162, 52)],
+    ].map((r) => splitLine(r));
+    expect(rows[1]!.map(segmentText)).toEqual(["Osprey Sail", "2024-05-30 East"]);
+    const table = streamTable(rows)!;
+    expect([table.rows, table.cols]).toEqual([4, 3]);
+    expect(table.cells.filter((c) => c.row === 1).map((c) => c.lines.map(segmentText).join(" "))).toEqual(["Osprey Sail", "2024-05-30", "East"]);
+  });
+
+  it("does not take a bulleted or numbered list for a table", () => {
+    // The marker sits far enough from its text to be a segment of its own.
+    const bullets = ["Apples", "Pears", "Plums"].map((t, i) => [item("•", 0, 10 + 14 * i), item(t, 60, 10 + 14 * i)]);
+    const numbers = ["Apples", "Pears", "Plums"].map((t, i) => [item(`${i + 1}.`, 0, 10 + 14 * i), item(t, 60, 10 + 14 * i)]);
+    for (const list of [bullets, numbers]) {
+      const lines = pageSegments(list.flat());
+      expect(lines.every((l) => l.length === 2)).toBe(true);
+      expect(streamTables(lines)).toEqual([]);
+    }
+  });
+
+  it("needs two rows of two cells", () => {
+    const rows = [[item("Region", 0, 10), item("Units", 100, 10)], [item("North", 0, 24), item("17", 118, 24)], [item("Total", 0, 38)]].map((r) => splitLine(r));
+    expect(streamTable(rows)).not.toBeNull();
+    expect(streamTable([rows[0]!, rows[2]!])).toBeNull();
+  });
+
+  it("does not make a column of a value cut that a single row has", () => {
+    // A producer that places every word: "8" and "bits" are two runs, but no other row is cut there.
+    const rows = [
+      [item("4", 0, 10), item("LITERAL_OFFSET", 60, 10)],
+      [item("4", 0, 24), item("MIME_TYPE_OFFSET", 60, 24)],
+      [item("4", 0, 38), item("WEIGHT in lower 8", 60, 38), item("bits", 166, 38)],
+    ].map((r) => splitLine(r));
+    const table = streamTable(rows)!;
+    expect([table.rows, table.cols]).toEqual([3, 2]);
+    expect(table.cells.filter((c) => c.row === 2).map((c) => c.lines.map(segmentText).join(" "))).toEqual(["4", "WEIGHT in lower 8 bits"]);
+  });
+});
+
+describe("tables across a page break", () => {
+  /** A 4-column table of `rows` (row texts), its columns at x = 0, 100, 200, 300, 400 (+ shift). */
+  function table(rows: string[][], base: number, shift = 0): Table {
+    const edges = [0, 100, 200, 300, 400].map((x) => x + shift);
+    const drafts = rows.flatMap((r, ri) => r.map((text, col) => ({ row: ri, col, rowSpan: 1, colSpan: 1, items: [item(text, edges[col]! + 4, base + 14 * ri)] })));
+    return buildTable("stream", drafts, edges, { x0: edges[0]!, x1: edges[4]!, top: base - 12, bottom: base + 14 * rows.length });
+  }
+  const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
+  const para = (text: string, base: number): Block => {
+    const seg = splitLine([item(text, 0, base)])[0]!;
+    return { type: "paragraph", lines: [seg], heading: null, list: null, align: "left", indent: 0, firstLine: 0, spaceBefore: 0, top: seg.top, bottom: seg.bottom };
+  };
+  const page = (number: number, blocks: Block[]): PageLayout => ({ number, width: 595, height: 842, blocks, frame: { x0: 0, x1: 400, top: 0, bottom: 800 }, segments: [], continued: false });
+  const header = ["Berth", "Vessel", "Tonnage", "Crew"];
+  const texts = (t: Table): string[] => t.cells.sort((a, b) => a.row - b.row || a.col - b.col).map((c) => c.lines.map(segmentText).join(" "));
+
+  it("appends the rows that continue on the next page to the table, and the page flows on", () => {
+    const first = table([header, ["B1", "Delta Fjord", "5,207", "26"]], 740);
+    // Whitespace columns shift with their widest cell: these start 12 pt further right.
+    const rest = table([["B2", "Sail They", "1,936", "28"], ["B3", "Pilot Prairie", "40,963", "44"]], 72, 12);
+    const pages = [page(1, [para("Some text above the table.", 700), tableBlock(first)]), page(2, [tableBlock(rest), para("Text after it.", 120)])];
+    joinContinuedTables(pages);
+    expect(first.rows).toBe(4);
+    expect(texts(first).slice(8)).toEqual(["B2", "Sail They", "1,936", "28", "B3", "Pilot Prairie", "40,963", "44"]);
+    expect(pages[1]!.blocks.map((b) => b.type)).toEqual(["paragraph"]);
+    expect(pages[1]!.continued).toBe(true);
+  });
+
+  it("drops a repeated header row, passes over page numbers and follows a table over three pages", () => {
+    const first = table([header, ["B1", "Delta Fjord", "5,207", "26"]], 740);
+    const middle = table([header, ["B2", "Sail They", "1,936", "28"]], 72);
+    const last = table([header, ["B3", "Pilot Prairie", "40,963", "44"]], 72);
+    const pages = [page(1, [tableBlock(first), para("1", 820)]), page(2, [tableBlock(middle), para("2", 820)]), page(3, [tableBlock(last)])];
+    joinContinuedTables(pages);
+    expect(first.rows).toBe(4);
+    expect(texts(first).filter((t) => t === "Berth")).toHaveLength(1);
+    expect(first.cells.filter((c) => c.row === 0).every((c) => c.header)).toBe(true);
+    expect(pages.map((p) => p.blocks.filter((b) => b.type === "table").length)).toEqual([1, 0, 0]);
+  });
+
+  it("keeps two tables apart when text comes between them or their columns differ", () => {
+    const a = table([header, ["B1", "Delta Fjord", "5,207", "26"]], 740);
+    const b = table([header, ["B2", "Sail They", "1,936", "28"]], 72);
+    const pages = [page(1, [tableBlock(a), para("A closing paragraph of the chapter.", 780)]), page(2, [tableBlock(b)])];
+    joinContinuedTables(pages);
+    expect([a.rows, pages[1]!.continued]).toEqual([2, false]);
+
+    const narrow = buildTable("lattice", [0, 1].map((col) => ({ row: 0, col, rowSpan: 1, colSpan: 1, items: [item("x", 150 * col + 4, 80)] })), [0, 150, 300], { x0: 0, x1: 300, top: 70, bottom: 90 });
+    const pages2 = [page(1, [tableBlock(a)]), page(2, [tableBlock(narrow)])];
+    joinContinuedTables(pages2);
+    expect([a.rows, pages2[1]!.blocks.length]).toEqual([2, 1]);
   });
 });

@@ -1,0 +1,255 @@
+/**
+ * Where a page's glyphs are drawn, from pdfjs' operator list — what its text content leaves out.
+ *
+ * pdfjs joins glyphs into one text run across gaps of up to 0.6 em, putting a space in between, so
+ * a right-aligned date and the left-aligned text of the next table cell come back as one run
+ * ("2024-05-30 East") and the two cells would merge. glyphRuns walks the operator list keeping the
+ * text state as pdfjs' canvas renderer does (text and line matrices, Td/TD/T*, TL, Tc, Tw, Tz, Ts,
+ * Tf; q/Q, cm and form XObjects for the graphics state; ISO 32000-1 §9.3–9.4) and returns the
+ * stretches of glyphs drawn without a jump. Only a jump to where a text-showing operator starts
+ * counts — text placed on its own, as a cell's is; the offsets inside one TJ array are how TeX and
+ * others space words, and stay inside a run. splitAtGaps then cuts each pdfjs text item where two
+ * of those stretches meet. Only upright horizontal text is measured; anything else stays as pdfjs
+ * gave it. The walk runs in the extraction worker; splitAtGaps is pure.
+ */
+import { multiply, type Matrix } from "./graphics.ts";
+import { WORD_GAP } from "./lines.ts";
+import type { TextItem } from "./types.ts";
+
+/** pdfjs' OPS codes that move the text position or draw glyphs. */
+export interface TextOpCodes {
+  save: number;
+  restore: number;
+  transform: number;
+  paintFormXObjectBegin: number;
+  paintFormXObjectEnd: number;
+  setGState: number;
+  beginText: number;
+  setFont: number;
+  setTextMatrix: number;
+  moveText: number;
+  setLeadingMoveText: number;
+  nextLine: number;
+  setLeading: number;
+  setCharSpacing: number;
+  setWordSpacing: number;
+  setHScale: number;
+  setTextRise: number;
+  showText: number;
+}
+
+/** What the walk needs of a loaded font (pdfjs' FontFaceObject). */
+export interface FontMetrics {
+  fontMatrix?: number[];
+  vertical?: boolean;
+}
+
+/** A stretch of glyphs on one baseline drawn without a jump: its ink box and its text. */
+export interface GlyphRun {
+  x0: number;
+  x1: number;
+  base: number;
+  size: number;
+  text: string;
+}
+
+/**
+ * A jump wider than this (font sizes) between two glyphs ends a run: a word space, where pdfjs puts
+ * one — so the pieces are joined with a space again (lines.ts). Calc leaves as little as 0.19 em
+ * between a right-aligned date and the text of the next cell.
+ */
+const RUN_GAP = WORD_GAP;
+/** Inside one text-showing operator, pdfjs' own limit: a wider jump makes two items there already. */
+const SHOW_GAP = 0.6;
+
+interface TextState {
+  ctm: Matrix;
+  tm: Matrix;
+  x: number;
+  y: number;
+  lineX: number;
+  lineY: number;
+  leading: number;
+  charSpacing: number;
+  wordSpacing: number;
+  hScale: number;
+  rise: number;
+  font: FontMetrics | null;
+  fontSize: number;
+}
+
+interface Glyph {
+  unicode?: string;
+  width?: number;
+  isSpace?: boolean;
+}
+
+const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
+
+/** Collects glyphs into runs: a glyph joins the last run when it starts where that run's last glyph ends. */
+class RunBuilder {
+  readonly runs: GlyphRun[] = [];
+  /** Where the last glyph of the last run advanced the text position to (spaces included). */
+  private cursor = Number.NaN;
+  /** No visible glyph of the current text-showing operator yet: its first may start a run. */
+  private opening = true;
+
+  /** A text-showing operator begins. */
+  show(): void {
+    this.opening = true;
+  }
+
+  /** A glyph drawn from x0, its ink ending at x1 and its advance (with Tc and Tw) at next. */
+  add(x0: number, x1: number, next: number, base: number, size: number, text: string): void {
+    const last = this.runs.at(-1);
+    const gap = x0 - this.cursor;
+    const limit = (this.opening ? RUN_GAP : SHOW_GAP) * size;
+    const follows = last !== undefined && Math.abs(base - last.base) < 0.1 * size && Math.abs(size - last.size) < 0.1 * size && gap > -0.5 * size && gap <= limit;
+    if (/^\s*$/.test(text)) {
+      // A space never starts a run; it only carries the cursor.
+      if (follows) {
+        last.text += " ";
+        this.cursor = next;
+      }
+      return;
+    }
+    if (follows) {
+      last.text += text;
+      last.x1 = Math.max(last.x1, x1);
+    } else this.runs.push({ x0, x1, base, size, text });
+    this.cursor = next;
+    this.opening = false;
+  }
+}
+
+/** Draws one showText operation: glyph boxes into `out`, the text position advanced. */
+function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBuilder): void {
+  const font = st.font;
+  if (!font || font.vertical || st.fontSize === 0) return;
+  const direction = st.fontSize < 0 ? -1 : 1;
+  const size = Math.abs(st.fontSize);
+  const widthScale = size * (font.fontMatrix?.[0] ?? 0.001);
+  const hScale = st.hScale * direction;
+  const trm = multiply(st.ctm, st.tm);
+  const upright = Math.abs(trm[1]) < 1e-6 && Math.abs(trm[2]) < 1e-6 && trm[0] * hScale > 0 && trm[3] < 0;
+  const deviceSize = size * Math.abs(trm[3]);
+  const base = trm[3] * (st.y + st.rise) + trm[5];
+  out.show();
+  let x = 0;
+  for (const g of glyphs) {
+    if (typeof g === "number") {
+      x -= (g * size) / 1000;
+      continue;
+    }
+    const w = (g.width ?? 0) * widthScale;
+    const advance = w + ((g.isSpace ? st.wordSpacing : 0) + st.charSpacing) * direction;
+    if (upright && g.unicode) {
+      const at = (dx: number): number => trm[0] * (st.x + dx * hScale) + trm[4];
+      out.add(at(x), at(x + w), at(x + advance), base, deviceSize, g.unicode);
+    }
+    x += advance;
+  }
+  st.x += x * hScale;
+}
+
+function moveText(st: TextState, tx: number, ty: number): void {
+  st.x = st.lineX += tx;
+  st.y = st.lineY += ty;
+}
+
+/** Applies a text-state operator (position, spacing, font) to `st`; other operators change nothing. */
+function textStateOp(st: TextState, fn: number | undefined, a: unknown[], OPS: TextOpCodes, font: (name: string) => FontMetrics | null): void {
+  const n = (k: number): number => Number(a[k]) || 0;
+  const setFont = (name: unknown, size: unknown): void => {
+    st.font = font(String(name));
+    st.fontSize = Number(size) || 0;
+  };
+  if (fn === OPS.beginText) Object.assign(st, { tm: IDENTITY, x: 0, y: 0, lineX: 0, lineY: 0 });
+  else if (fn === OPS.setTextMatrix) Object.assign(st, { tm: Array.from((a.length === 1 ? a[0] : a) as ArrayLike<number>) as Matrix, x: 0, y: 0, lineX: 0, lineY: 0 });
+  else if (fn === OPS.moveText) moveText(st, n(0), n(1));
+  else if (fn === OPS.setLeadingMoveText) {
+    st.leading = n(1);
+    moveText(st, n(0), n(1));
+  } else if (fn === OPS.nextLine) moveText(st, 0, st.leading);
+  else if (fn === OPS.setLeading) st.leading = -n(0);
+  else if (fn === OPS.setCharSpacing) st.charSpacing = n(0);
+  else if (fn === OPS.setWordSpacing) st.wordSpacing = n(0);
+  else if (fn === OPS.setHScale) st.hScale = n(0) / 100;
+  else if (fn === OPS.setTextRise) st.rise = n(0);
+  else if (fn === OPS.setFont) setFont(a[0], a[1]);
+  else if (fn === OPS.setGState) {
+    for (const [key, value] of (a[0] ?? []) as [string, unknown][]) if (key === "Font" && Array.isArray(value)) setFont(value[0], value[1]);
+  }
+}
+
+/** The glyph runs of a page. `view` is the viewport transform; `font` resolves a loaded font name. */
+export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, view: Matrix, font: (name: string) => FontMetrics | null): GlyphRun[] {
+  const out = new RunBuilder();
+  const stack: TextState[] = [];
+  let st: TextState = { ctm: view, tm: IDENTITY, x: 0, y: 0, lineX: 0, lineY: 0, leading: 0, charSpacing: 0, wordSpacing: 0, hScale: 1, rise: 0, font: null, fontSize: 0 };
+  for (let i = 0; i < ops.fnArray.length; i++) {
+    const fn = ops.fnArray[i];
+    const a = (ops.argsArray[i] ?? []) as unknown[];
+    if (fn === OPS.save || fn === OPS.paintFormXObjectBegin) {
+      stack.push(st);
+      st = { ...st };
+      if (fn === OPS.paintFormXObjectBegin && a[0]) st.ctm = multiply(st.ctm, a[0] as Matrix);
+    } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) st = stack.pop() ?? st;
+    else if (fn === OPS.transform) st.ctm = multiply(st.ctm, a as Matrix);
+    else if (fn === OPS.showText) showText(st, (a[0] ?? []) as (Glyph | number)[], out);
+    else textStateOp(st, fn, a, OPS, font);
+  }
+  return out.runs;
+}
+
+const solid = (s: string): string => s.normalize("NFKC").replace(/\s+/g, "");
+
+/** The runs lying on an item's baseline within its extent, left to right (`runs` sorted by base). */
+function runsUnder(item: TextItem, runs: readonly GlyphRun[]): GlyphRun[] {
+  const tol = 0.3 * item.size;
+  let lo = 0;
+  let hi = runs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (runs[mid]!.base < item.base - tol) lo = mid + 1;
+    else hi = mid;
+  }
+  const slack = 1 + 0.1 * item.size;
+  const out: GlyphRun[] = [];
+  for (let i = lo; i < runs.length && runs[i]!.base <= item.base + tol; i++) {
+    const r = runs[i]!;
+    if (r.x0 >= item.x0 - slack && r.x1 <= item.x1 + slack) out.push(r);
+  }
+  return out.sort((p, q) => p.x0 - q.x0);
+}
+
+/** One item cut into the runs it is made of, or null when the runs do not spell its text. */
+function cut(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | null {
+  const text = item.text;
+  if (solid(text) !== runs.map((r) => solid(r.text)).join("") || solid(text).length !== text.replace(/\s+/g, "").length) return null;
+  const pieces: TextItem[] = [];
+  let at = 0;
+  for (const r of runs) {
+    let chars = solid(r.text).length;
+    const start = at;
+    while (at < text.length && chars > 0) {
+      if (!/\s/.test(text[at]!)) chars--;
+      at++;
+    }
+    // pdfjs put a space wherever glyphs jump: a cut anywhere else means the runs are not this item's.
+    if (at < text.length && !/\s/.test(text[at]!)) return null;
+    pieces.push({ ...item, text: text.slice(start, at).trim(), x0: r.x0, x1: r.x1 });
+  }
+  return pieces;
+}
+
+/** Splits pdfjs text items at the gaps between glyph runs (see the header). */
+export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[]): TextItem[] {
+  const sorted = [...runs].sort((a, b) => a.base - b.base);
+  const out: TextItem[] = [];
+  for (const item of items) {
+    const under = !item.opaque && /\S\s+\S/.test(item.text) ? runsUnder(item, sorted) : [];
+    out.push(...((under.length > 1 ? cut(item, under) : null) ?? [item]));
+  }
+  return out;
+}

@@ -1,0 +1,116 @@
+/**
+ * Glyph runs (runner/pdf-layout/glyphs.ts) on hand-made operator lists: where the text state puts
+ * each glyph, where a jump ends a run, and how a pdfjs text item is cut into the runs it is made
+ * of — only where they spell its text and meet at a space.
+ */
+import { describe, expect, it } from "vitest";
+import { glyphRuns, splitAtGaps, type GlyphRun, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
+import type { Matrix } from "../../runner/pdf-layout/graphics.ts";
+import type { TextItem } from "../../runner/pdf-layout/types.ts";
+
+const OPS: TextOpCodes = {
+  save: 1,
+  restore: 2,
+  transform: 3,
+  paintFormXObjectBegin: 4,
+  paintFormXObjectEnd: 5,
+  setGState: 6,
+  beginText: 7,
+  setFont: 8,
+  setTextMatrix: 9,
+  moveText: 10,
+  setLeadingMoveText: 11,
+  nextLine: 12,
+  setLeading: 13,
+  setCharSpacing: 14,
+  setWordSpacing: 15,
+  setHScale: 16,
+  setTextRise: 17,
+  showText: 18,
+};
+/** A US Letter page's viewport: y flipped, origin at the top-left corner. */
+const VIEW: Matrix = [1, 0, 0, -1, 0, 792];
+/** Every glyph half an em wide, the space a quarter. */
+const glyphs = (text: string): { unicode: string; width: number; isSpace: boolean }[] =>
+  [...text].map((c) => ({ unicode: c, width: c === " " ? 250 : 500, isSpace: c === " " }));
+const font = (): { fontMatrix: number[] } => ({ fontMatrix: [0.001, 0, 0, 0.001, 0, 0] });
+
+/** An operator list from [op name, args] pairs. */
+function opList(ops: [keyof TextOpCodes, unknown[]][]): { fnArray: number[]; argsArray: unknown[] } {
+  return { fnArray: ops.map(([op]) => OPS[op]), argsArray: ops.map(([, args]) => args) };
+}
+
+const brief = (runs: GlyphRun[]): [string, number, number, number][] => runs.map((r) => [r.text, +r.x0.toFixed(2), +r.x1.toFixed(2), +r.base.toFixed(2)]);
+
+describe("glyph runs", () => {
+  it("ends a run where the next text object starts a fifth of an em after the last glyph", () => {
+    const ops = opList([
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [100, 700]],
+      ["showText", [glyphs("2024")]],
+      ["beginText", []],
+      ["moveText", [122, 700]],
+      ["showText", [glyphs("East")]],
+    ]);
+    expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([
+      ["2024", 100, 120, 92],
+      ["East", 122, 142, 92],
+    ]);
+  });
+
+  it("keeps kerning, spaces and word spacing inside a run, and follows the text and graphics state", () => {
+    const ops = opList([
+      ["save", []],
+      ["transform", [2, 0, 0, 2, 0, 0]],
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["setWordSpacing", [3]],
+      ["setTextMatrix", [[1, 0, 0, 1, 50, 300]]],
+      // "ab" kerned together (−0.05 em), a space stretched by Tw, then "cd".
+      ["showText", [[...glyphs("a"), 50, ...glyphs("b c"), ...glyphs("d")]]],
+      ["setLeadingMoveText", [0, -12]],
+      ["showText", [glyphs("next")]],
+      ["restore", []],
+    ]);
+    // In text space: a 0–5, b 4.5–9.5, the space to 15 (2.5 + Tw 3), c 15–20, d 20–25; all scaled
+    // by 2 from x = 100. The second line is 12 text units (24 pt) lower.
+    expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([
+      ["ab cd", 100, 150, 192],
+      ["next", 100, 140, 216],
+    ]);
+  });
+
+  it("keeps word spacing done with TJ offsets inside a run, as TeX does", () => {
+    // "lower", 0.3 em, "8", 0.3 em, "bits", all in one TJ array.
+    const ops = opList([["beginText", []], ["setFont", ["F1", 10]], ["moveText", [100, 700]], ["showText", [[...glyphs("lower"), -300, ...glyphs("8"), -300, ...glyphs("bits")]]]]);
+    expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([["lower8bits", 100, 156, 92]]);
+  });
+
+  it("measures nothing in a font it cannot resolve or in rotated text", () => {
+    const unknown = opList([["beginText", []], ["setFont", ["F9", 10]], ["showText", [glyphs("abc")]]]);
+    expect(glyphRuns(unknown, OPS, VIEW, () => null)).toEqual([]);
+    const rotated = opList([["beginText", []], ["setFont", ["F1", 10]], ["setTextMatrix", [[0, 1, -1, 0, 100, 100]]], ["showText", [glyphs("abc")]]]);
+    expect(glyphRuns(rotated, OPS, VIEW, font)).toEqual([]);
+  });
+});
+
+describe("splitAtGaps", () => {
+  const item = (text: string, x0: number, x1: number): TextItem => ({ text, x0, x1, base: 92, size: 10, font: "Carlito", bold: false, italic: false, mcid: "p1_mc3", opaque: false });
+  const run = (text: string, x0: number, x1: number): GlyphRun => ({ text, x0, x1, base: 92, size: 10 });
+
+  it("cuts the run pdfjs joined across a gap into the two cells' texts", () => {
+    const pieces = splitAtGaps([item("2024-05-30 East", 100, 142)], [run("2024-05-30", 100, 120), run("East", 122, 142)]);
+    expect(pieces.map((p) => [p.text, p.x0, p.x1, p.mcid])).toEqual([
+      ["2024-05-30", 100, 120, "p1_mc3"],
+      ["East", 122, 142, "p1_mc3"],
+    ]);
+  });
+
+  it("keeps a run whole where the glyphs do not spell it or would be cut inside a word", () => {
+    const whole = item("Hello world", 100, 155);
+    expect(splitAtGaps([whole], [run("Hel", 100, 115), run("lo world", 117, 155)])).toEqual([whole]);
+    expect(splitAtGaps([whole], [run("Hello", 100, 125), run("there", 127, 155)])).toEqual([whole]);
+    expect(splitAtGaps([whole], [run("Hello world", 100, 155)])).toEqual([whole]);
+  });
+});
