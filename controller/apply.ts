@@ -160,13 +160,17 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
 export async function applyActions(pj: PdfJob, actions: readonly Action[], deps: ApplyDeps): Promise<ApplyResult> {
   const now = (deps.now ?? (() => new Date()))();
   const component = deps.component ?? "folio-controller";
-  // Events are best effort: losing one never blocks the reconcile.
-  const event: EventFn = async (target, type, reason, message) => {
-    try {
-      await deps.kube.createEvent(namespaceOf(target), eventFor(target, type, reason, message, now, component));
-    } catch {
-      // dropped
-    }
+  // Events are best effort and, like client-go's recorder, sent without holding up the reconcile
+  // (they were half of its API writes): a lost one never blocks or fails it.
+  const event: EventFn = (target, type, reason, message) => {
+    void (async () => {
+      try {
+        await deps.kube.createEvent(namespaceOf(target), eventFor(target, type, reason, message, now, component));
+      } catch {
+        // dropped
+      }
+    })();
+    return Promise.resolve();
   };
   // Each write returns the new object: later actions of the list use its resourceVersion.
   const step: Step = { current: pj };

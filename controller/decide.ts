@@ -76,7 +76,7 @@ export interface DecideOptions {
   /** The runner container's last termination (the newest pod of the Job), if any. */
   observedPod?: ObservedPod;
   /** Input keys that other unfinished PdfJobs still use: never deleted from under them. */
-  inputKeysInUse?: ReadonlySet<string>;
+  inputKeysInUse?: Pick<ReadonlySet<string>, "has">;
 }
 
 /** How long to wait for a deleted Job's runner to stop before looking again. */
@@ -200,6 +200,7 @@ function endEvent(ctx: Ctx, e: Ending): Action {
 
 function inputKeys(ctx: Ctx): string[] {
   const inUse = ctx.opts.inputKeysInUse ?? new Set<string>();
+  // Asked only here, when a job has ended: the reconciler computes the set lazily.
   const keys = (Array.isArray(ctx.pj.spec.inputs) ? ctx.pj.spec.inputs : []).map((i) => i.key).filter((k) => typeof k === "string" && !inUse.has(k));
   return [...new Set(keys)];
 }

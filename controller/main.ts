@@ -38,6 +38,7 @@ import {
   type V1Pod,
 } from "@kubernetes/client-node";
 import { loadConfig, type Config } from "../core/config.ts";
+import { shareConnections } from "../core/net/kube-connections.ts";
 import { createLogger } from "../core/logger.ts";
 import { SsrfGuard } from "../core/net/ssrf.ts";
 import type { TlsTrust } from "../core/webhooks/http.ts";
@@ -229,6 +230,7 @@ const listOf = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } })
 
 /** Starts the informers and workers; the caller stops them. */
 export function startController(o: ControllerOptions): Controller {
+  shareConnections(o.kubeConfig);
   const log = o.log ?? (() => undefined);
   const ns = o.namespace;
   const batch = o.kubeConfig.makeApiClient(BatchV1Api);

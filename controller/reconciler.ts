@@ -62,6 +62,12 @@ async function readText(store: ObjectStore, key: string): Promise<string> {
 
 const describe = (err: unknown): string => (err instanceof Error ? err.message : JSON.stringify(err));
 
+/** A set made on its first question. */
+function lazySet(make: () => ReadonlySet<string>): Pick<ReadonlySet<string>, "has"> {
+  let set: ReadonlySet<string> | undefined;
+  return { has: (key) => (set ??= make()).has(key) };
+}
+
 export class Reconciler {
   readonly #o: ReconcilerOptions;
 
@@ -69,7 +75,7 @@ export class Reconciler {
     this.#o = o;
   }
 
-  /** Input keys of the other unfinished PdfJobs (never deleted from under them). */
+  /** Input keys of the other unfinished PdfJobs (never deleted from under them). O(PdfJobs). */
   #inputKeysInUse(self: PdfJob): Set<string> {
     const keys = new Set<string>();
     for (const pj of this.#o.caches.pdfJobs()) {
@@ -94,7 +100,8 @@ export class Reconciler {
     const actions = decide(pj, job, (this.#o.now ?? (() => new Date()))(), {
       template: this.#o.template,
       ...(observedPod ? { observedPod } : {}),
-      inputKeysInUse: this.#inputKeysInUse(pj),
+      // Scanning every PdfJob is only needed when a job ends and its inputs go.
+      inputKeysInUse: lazySet(() => this.#inputKeysInUse(pj)),
     });
     const result = await applyActions(pj, actions, this.#o);
     return { actions, result };

@@ -4,6 +4,7 @@
  * every other failure is thrown for the route to turn into a 503.
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { shareConnections } from "../../core/net/kube-connections.ts";
 import { PDFJOB_API_VERSION, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
 
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
@@ -25,6 +26,7 @@ export class PdfJobClient {
   readonly #core: CoreV1Api;
 
   constructor(kc: KubeConfig, namespace: string) {
+    shareConnections(kc);
     this.namespace = namespace;
     this.#custom = kc.makeApiClient(CustomObjectsApi);
     this.#core = kc.makeApiClient(CoreV1Api);
