@@ -118,7 +118,7 @@ async function download(
 ): Promise<void> {
   let body: Readable;
   try {
-    body = await store.get(input.key);
+    body = await store.get(input.key, { signal });
   } catch (err) {
     if (err instanceof ObjectNotFound) throw new JobError("invalid_pdf", `Input "${input.filename}" could not be read.`, { cause: err });
     throw err;

@@ -202,9 +202,10 @@ export class S3ObjectStore implements ObjectStore {
     await rm(localPath, { force: true });
   }
 
-  async get(key: string): Promise<Readable> {
+  async get(key: string, opts: { signal?: AbortSignal } = {}): Promise<Readable> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      // The signal ends a request to a server that never answers (the runner's deadline).
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), opts.signal ? { abortSignal: opts.signal } : {});
       if (!(res.Body instanceof Readable)) throw new StorageError(`S3 get ${JSON.stringify(key)} failed: no body stream`);
       return res.Body;
     } catch (err) {

@@ -10,7 +10,7 @@ export interface ObjectStore {
   /** Moves a local file into the store (cheap on the local disk). */
   putFile(key: string, localPath: string): Promise<void>;
   /** A stream of the object's bytes; rejects with NotFound when absent. */
-  get(key: string): Promise<Readable>;
+  get(key: string, opts?: { signal?: AbortSignal }): Promise<Readable>;
   /** A local path of the object, for the runner in embedded mode. */
   localPath?(key: string): string;
   /** Deletes the object; absent is fine. */

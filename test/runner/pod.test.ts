@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
 import { createWriteStream } from "node:fs";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -190,6 +191,25 @@ describe.skipIf(!HAVE_SERVER)("folio runner --pod on a real S3 server", () => {
     expect(run.code, run.stderr).toBe(4);
     expect(JSON.parse(run.message)).toMatchObject({ error: { code: "timeout" } });
     expect(run.tmpLeft).toEqual([]);
+  });
+
+  it("should stop at its deadline when the object store accepts the connection and never answers", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const spec = { ...podSpec("silent", "compress", [{ key: "ten_pod/file_alpha", filename: "alpha.pdf" }]), limits: { timeout_ms: 1500 } };
+      const started = Date.now();
+      const run = await runPod(spec, { FOLIO_S3_ENDPOINT: endpoint });
+      expect(run.code, run.stderr).toBe(4);
+      expect(JSON.parse(run.message)).toMatchObject({ error: { code: "timeout" } });
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 
   it("should report a storage failure as internal (exit code 1, retryable) without leaking credentials", async () => {
