@@ -32,7 +32,7 @@ import { newId } from "../core/ids.ts";
 import { LABELS, MANAGED_BY, PDFJOB_API_VERSION, PDFJOB_FINALIZER, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob, type PdfJobInput } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
-import { applyCrd } from "../test/e2e/support.ts";
+import { applyCrd, runnerTemplate } from "../test/e2e/support.ts";
 import { tmpDir } from "../test/helpers/tools.ts";
 import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../test/k8s/platform.ts";
@@ -246,16 +246,7 @@ async function setUp(dir: string): Promise<Bench> {
     namespace: NS,
     workers: WORKERS,
     leaderElection: { namespace: NS, name: "folio-controller", identity: "bench" },
-    template: {
-      image: "folio/runner:bench",
-      imagePullPolicy: "Never",
-      storage: { bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true },
-      env: [
-        { name: "AWS_ACCESS_KEY_ID", value: s3.accessKeyId },
-        { name: "AWS_SECRET_ACCESS_KEY", value: s3.secretAccessKey },
-        { name: "PATH", value: process.env.PATH ?? "/usr/bin:/bin" },
-      ],
-    },
+    template: { ...runnerTemplate(s3), image: "folio/runner:bench" },
     log: (msg) => {
       const m = /^reconcile [^:]+: (.*)$/s.exec(msg);
       if (m) errors.set(errorKind(m[1]!), (errors.get(errorKind(m[1]!)) ?? 0) + 1);

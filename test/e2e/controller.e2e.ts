@@ -4,10 +4,7 @@
  * the controller (controller/main.ts's startController) running in-process. Runner pods run
  * `node bin/folio.ts runner --pod` against the MinIO.
  */
-import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createWriteStream } from "node:fs";
 import { BatchV1Api, CoordinationV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
@@ -22,7 +19,7 @@ import { pageCount, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerTemplate, sleep, until } from "./support.ts";
+import { applyCrd, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
 
 const NS = "default";
 const TENANT = "ten_e2e";
@@ -37,20 +34,7 @@ let controller: Controller;
 let dir: string;
 let cleanup: () => Promise<void>;
 
-async function upload(file: string): Promise<PdfJobInput> {
-  const bytes = await readFile(file);
-  const fileId = newId("file");
-  const key = `${TENANT}/${fileId}`;
-  await store.put(key, Readable.from([bytes]));
-  return {
-    key,
-    fileId,
-    filename: path.basename(file),
-    contentType: "application/pdf",
-    size: bytes.length,
-    sha256: createHash("sha256").update(bytes).digest("hex"),
-  };
-}
+const upload = (file: string): Promise<PdfJobInput> => uploadPdf(store, TENANT, file);
 
 async function createPdfJob(inputs: PdfJobInput[]): Promise<string> {
   const name = pdfJobName(newId("job"));

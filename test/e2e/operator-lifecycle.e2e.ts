@@ -14,8 +14,6 @@
  * the ordinary runner template, and `folio-hung` whose runners get the silent storage endpoint
  * and a runner timeout of an hour (so that only the Job's deadline can end them).
  */
-import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -44,7 +42,7 @@ import { tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerTemplate, until } from "./support.ts";
+import { applyCrd, runnerTemplate, until, uploadPdf } from "./support.ts";
 
 const RESTRICTED = "folio-restricted";
 const HUNG = "folio-hung";
@@ -96,20 +94,7 @@ async function startSilentServer(): Promise<typeof silent> {
 }
 
 
-async function upload(file: string): Promise<PdfJobInput> {
-  const bytes = await readFile(file);
-  const fileId = newId("file");
-  const key = `${TENANT}/${fileId}`;
-  await store.put(key, Readable.from([bytes]));
-  return {
-    key,
-    fileId,
-    filename: path.basename(file),
-    contentType: "application/pdf",
-    size: bytes.length,
-    sha256: createHash("sha256").update(bytes).digest("hex"),
-  };
-}
+const upload = (file: string): Promise<PdfJobInput> => uploadPdf(store, TENANT, file);
 
 async function twoInputs(tag: string): Promise<PdfJobInput[]> {
   return [await upload(await textPdf(path.join(dir, `${tag}-1.pdf`), 2, tag)), await upload(await textPdf(path.join(dir, `${tag}-2.pdf`), 1, tag))];

@@ -2,11 +2,17 @@
  * What the end-to-end suites share: polling, the CRD applied and established, and the runner Job
  * template that points runner pods (run by the local kubelet as `folio runner --pod`) at MinIO.
  */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import https from "node:https";
+import path from "node:path";
+import { Readable } from "node:stream";
 import { ApiextensionsV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { pdfJobCrd } from "../../controller/crd.ts";
 import type { JobTemplateOptions } from "../../controller/job-template.ts";
-import { PDFJOB_GROUP, PDFJOB_PLURAL } from "../../core/schemas/pdfjob.ts";
+import { newId } from "../../core/ids.ts";
+import { PDFJOB_GROUP, PDFJOB_PLURAL, type PdfJobInput } from "../../core/schemas/pdfjob.ts";
+import type { ObjectStore } from "../../core/storage/store.ts";
 import type { S3Server } from "../s3/server.ts";
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -65,5 +71,21 @@ export function runnerTemplate(s3: S3Server): JobTemplateOptions {
       { name: "AWS_SECRET_ACCESS_KEY", value: s3.secretAccessKey },
       { name: "PATH", value: process.env.PATH ?? "/usr/bin:/bin" },
     ],
+  };
+}
+
+/** Puts a local PDF into the store under `{tenant}/{new file id}`, as the API's upload does. */
+export async function uploadPdf(store: ObjectStore, tenant: string, file: string): Promise<PdfJobInput> {
+  const bytes = await readFile(file);
+  const fileId = newId("file");
+  const key = `${tenant}/${fileId}`;
+  await store.put(key, Readable.from([bytes]));
+  return {
+    key,
+    fileId,
+    filename: path.basename(file),
+    contentType: "application/pdf",
+    size: bytes.length,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
   };
 }
