@@ -1,23 +1,24 @@
 /**
- * Fail-over of the controller (issue #4): 50 PdfJobs with webhooks, the controller as a real
+ * Fail-over of the controller (issue #4): 50 jobs with webhooks submitted through the public API
+ * in Kubernetes mode (`folio serve`, FOLIO_BACKEND=kubernetes), the controller as a real
  * `node bin/folio.ts controller` process, SIGKILLed in the middle; two replicas take over with
  * Lease leader election, and their leader is SIGKILLed too. Every PdfJob must end Succeeded
  * exactly once (one Job, one runner pod each) and every webhook must arrive at a real HTTPS
  * receiver, verified with the stock `standardwebhooks` library, under one webhook-id per job.
  *
  * The platform is the real one (test/k8s/platform.ts: kube-apiserver, kube-controller-manager, the
- * local kubelet running the runner) with a real MinIO. Like the API will, each PdfJob gets a Secret
- * it owns holding the tenant's signing secrets (half of them mid-rotation: two secrets). The
+ * local kubelet running the runner) with a real MinIO. The API gives each PdfJob a Secret it owns
+ * holding the tenant's signing secrets; the tenant's secret is rotated half-way, so the later jobs
+ * are signed with both (`folio tenants rotate-secret`). The
  * receiver's self-signed CA is trusted through FOLIO_WEBHOOK_CA_FILE, and loopback is allowed
  * through the operator allow-list FOLIO_WEBHOOK_ALLOWED_HOSTS.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import https from "node:https";
 import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
-import { Readable } from "node:stream";
 import {
   BatchV1Api,
   CoordinationV1Api,
@@ -28,21 +29,15 @@ import {
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateTls } from "../../api/tls.ts";
-import { newId } from "../../core/ids.ts";
 import { jobIdOf } from "../../core/pdfjob-view.ts";
 import {
   LABELS,
   MANAGED_BY,
-  PDFJOB_API_VERSION,
-  PDFJOB_FINALIZER,
   PDFJOB_GROUP,
-  PDFJOB_KIND,
   PDFJOB_PLURAL,
   PDFJOB_VERSION,
   pdfJobName,
-  WEBHOOK_SECRETS_KEY,
   type PdfJob,
-  type PdfJobInput,
 } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
@@ -50,18 +45,21 @@ import { ROOT, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
+import { blob, startServer, type Server } from "../api/harness.ts";
 import { applyCrd } from "./support.ts";
 
 const NS = "default";
-const TENANT = "ten_failover";
 const JOBS = 50;
-/** PdfJobs created while the first controller runs; the rest while none does. */
+/** Jobs submitted while the first controller runs; the rest while none does. */
 const FIRST_BATCH = 30;
+/** The tenant's webhook secret is rotated before this job: the later ones are signed with both. */
+const ROTATE_AT = 25; // a multiple of 5: see submit()
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
 const LEASE = "folio-controller";
 const S3_SECRET = "folio-s3";
-const OLD = `whsec_${randomBytes(24).toString("base64")}`;
-const NEW = `whsec_${randomBytes(24).toString("base64")}`;
+/** The tenant's webhook secret before and after the rotation. */
+let OLD = "";
+let NEW = "";
 /** A token in the webhook URL's path: it must never reach a log line or an event. */
 const TOKEN = randomBytes(12).toString("hex");
 
@@ -74,6 +72,8 @@ let dir: string;
 let cleanup: () => Promise<void>;
 let receiver: Receiver;
 let caFile: string;
+let api: Server;
+let apiKey: string;
 let pdfs: Buffer[];
 const replicas: Replica[] = [];
 
@@ -229,40 +229,33 @@ function metricSum(text: string, name: string, labels = ""): number | undefined 
 // --- the cluster side -------------------------------------------------------------------------------
 
 
-async function upload(bytes: Buffer, filename: string): Promise<PdfJobInput> {
-  const fileId = newId("file");
-  const key = `${TENANT}/${fileId}`;
-  await store.put(key, Readable.from([bytes]));
-  return { key, fileId, filename, contentType: "application/pdf", size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+/** A merge with a webhook, through the public API; the PdfJob's name. */
+async function createPdfJob(): Promise<string> {
+  const form = new FormData();
+  form.append("file", blob(pdfs[0]!), "a.pdf");
+  form.append("file", blob(pdfs[1]!), "b.pdf");
+  form.append("outline", "keep");
+  form.append("webhook_url", receiver.url);
+  const res = await api.request("POST", "/v1/pdf/merge", { key: apiKey, form });
+  expect(res.status, res.text).toBe(202);
+  return pdfJobName((res.json as { id: string }).id);
 }
 
-/** A merge PdfJob with a webhook, then the Secret it owns with the signing secrets (as the API does). */
-async function createPdfJob(i: number): Promise<string> {
-  const inputs = [await upload(pdfs[0]!, "a.pdf"), await upload(pdfs[1]!, "b.pdf")];
-  const name = pdfJobName(newId("job"));
-  const pj = (await custom.createNamespacedCustomObject({
-    ...CRD,
-    body: {
-      apiVersion: PDFJOB_API_VERSION,
-      kind: PDFJOB_KIND,
-      metadata: { name, namespace: NS, finalizers: [PDFJOB_FINALIZER] },
-      spec: { tenant: TENANT, operation: "merge", inputs, options: { outline: "keep" }, secretRef: { name }, webhook: { url: receiver.url }, deadlineSeconds: 300, retentionSeconds: 3600 },
-    },
-  })) as PdfJob;
-  const secrets = i % 2 === 0 ? `${OLD}\n${NEW}\n` : `${OLD}\n`;
-  await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
-    namespace: NS,
-    body: {
-      metadata: {
-        name,
-        namespace: NS,
-        ownerReferences: [{ apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, name, uid: pj.metadata.uid!, controller: true, blockOwnerDeletion: true }],
-      },
-      type: "Opaque",
-      stringData: { [WEBHOOK_SECRETS_KEY]: secrets },
-    },
-  });
-  return name;
+/**
+ * Submits jobs `from`…`to - 1`, five at a time (so that many are still pending when a controller
+ * dies), rotating the tenant's webhook secret before job ROTATE_AT; the PdfJob names, in order.
+ */
+async function submit(from: number, to: number): Promise<string[]> {
+  const names: string[] = [];
+  for (let i = from; i < to; i += 5) {
+    if (i === ROTATE_AT) {
+      const rotated = await api.folio(["tenants", "rotate-secret", "failover", "--json"]);
+      expect(rotated.code, rotated.stderr).toBe(0);
+      NEW = (rotated.json as { webhook_secret: string }).webhook_secret;
+    }
+    names.push(...(await Promise.all(Array.from({ length: Math.min(5, to - i) }, () => createPdfJob()))));
+  }
+  return names;
 }
 
 const listPdfJobs = async (): Promise<PdfJob[]> => ((await custom.listNamespacedCustomObject(CRD)) as { items: PdfJob[] }).items;
@@ -325,10 +318,22 @@ describe("controller fail-over on a real control plane", () => {
       await readFile(await textPdf(path.join(dir, "a.pdf"), 2, "alpha")),
       await readFile(await textPdf(path.join(dir, "b.pdf"), 1, "beta")),
     ];
+    api = await startServer({
+      FOLIO_BACKEND: "kubernetes",
+      KUBECONFIG: platform.kubeconfig,
+      FOLIO_JOBS_NAMESPACE: NS,
+      FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      FOLIO_MAX_UNFINISHED_JOBS: String(JOBS),
+      ...s3.env,
+    });
+    expect((await api.folio(["tenants", "create", "failover", "--plan", "business"])).code).toBe(0);
+    apiKey = ((await api.folio(["keys", "create", "--tenant", "failover", "--json"])).json as { key: string }).key;
+    OLD = ((await api.folio(["tenants", "show-secret", "failover", "--json"])).json as { webhook_secret: string }).webhook_secret;
   });
 
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.kill("SIGKILL")));
+    await api?.cleanup();
     await receiver?.close();
     store?.close();
     await s3?.stop();
@@ -342,7 +347,7 @@ describe("controller fail-over on a real control plane", () => {
     await leaderAmong([a], 60_000);
     expect((await until("a to be ready", async () => ((await a.get("/readyz"))?.status === 200 ? true : undefined), 60_000))).toBe(true);
     const names: string[] = [];
-    for (let i = 0; i < FIRST_BATCH; i++) names.push(await createPdfJob(i));
+    names.push(...(await submit(0, FIRST_BATCH)));
     const atFirstKill = await until("a first PdfJob to succeed", async () => {
       const p = await phases();
       return p.succeeded > 0 ? p : undefined;
@@ -350,7 +355,7 @@ describe("controller fail-over on a real control plane", () => {
     expect(await a.kill("SIGKILL")).toBeNull();
     // In the middle: some ended, some not (still Pending, Running, or without a Job at all).
     expect(atFirstKill.ended).toBeLessThan(FIRST_BATCH);
-    for (let i = FIRST_BATCH; i < JOBS; i++) names.push(await createPdfJob(i));
+    names.push(...(await submit(FIRST_BATCH, JOBS)));
 
     // 2. Two replicas: one takes the Lease once the dead one's expires; the other follows.
     const b = new Replica("b", await freePort());
@@ -421,8 +426,8 @@ describe("controller fail-over on a real control plane", () => {
       expect(got.length, `deliveries of ${pj.metadata.name}`).toBeGreaterThanOrEqual(1);
       expect(new Set(got.map((d) => d.id))).toEqual(new Set([pj.status!.webhook!.messageId]));
       expect(got.every((d) => d.verifiedOld)).toBe(true);
-      // Mid-rotation jobs were signed with both secrets; the others with the old one only.
-      expect(got.every((d) => d.verifiedNew === (index % 2 === 0)), `rotation of ${pj.metadata.name}`).toBe(true);
+      // Jobs submitted after the rotation were signed with both secrets; the others with the old one only.
+      expect(got.every((d) => d.verifiedNew === index >= ROTATE_AT), `rotation of ${pj.metadata.name}`).toBe(true);
       expect(pj.status?.webhook).toMatchObject({ status: "delivered", eventType: "job.succeeded" });
       expect(pj.status?.conditions?.find((x) => x.type === "WebhookDelivered")).toMatchObject({ status: "True", reason: "Delivered" });
     }
@@ -437,7 +442,7 @@ describe("controller fail-over on a real control plane", () => {
 
     // No secret and no webhook URL in the logs or the Events.
     const events = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });
-    const texts = [...replicas.map((r) => r.output), JSON.stringify(events.items)];
+    const texts = [...replicas.map((r) => r.output), api.logs(), JSON.stringify(events.items)];
     for (const text of texts) {
       for (const secret of [OLD, NEW, OLD.slice(6), NEW.slice(6), TOKEN, s3.secretAccessKey]) expect(text.includes(secret)).toBe(false);
     }
