@@ -19,6 +19,7 @@ import { PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } 
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { blob, startServer, type Server } from "../api/harness.ts";
 import { brokenPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
+import { unzip } from "../helpers/convert-quality.ts";
 import { pageCount, pdftotext, qpdfCheck, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
@@ -164,6 +165,12 @@ describe("the public API in Kubernetes mode", () => {
     const converted = await run("convert", [rtf], { to: "pdf" });
     expect(converted.status, JSON.stringify(converted.error)).toBe("succeeded");
     expect(await pdftotext(await download(converted.result.files[0]))).toContain("quokka marmalade");
+
+    const docx = await run("convert", [src], { to: "docx" });
+    expect(docx.status, JSON.stringify(docx.error)).toBe("succeeded");
+    expect(docx.result.files[0].content_type).toBe("application/vnd.openxmlformats-officedocument.wordprocessingml.document");
+    const word = unzip(await readFile(await download(docx.result.files[0]))).get("word/document.xml");
+    expect(word?.toString("utf8")).toContain("charlie");
   });
 
   it("should protect with a password that lives only in the PdfJob's own Secret", async () => {
