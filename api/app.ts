@@ -30,7 +30,16 @@ export interface AppDeps {
   tenants: TenantStore;
   accessRequests: AccessRequestStore;
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /** Embedded mode: /metrics on the API's port; Kubernetes mode: false (see api/main.ts). */
+  metricsOnApiPort: boolean;
   version: string;
+}
+
+/** GET /metrics: the registry in Prometheus text. */
+export function metricsHandler(metrics: Metrics): express.RequestHandler {
+  return (_req, res, next) => {
+    metrics.registry.metrics().then((text) => res.type(metrics.registry.contentType).send(text), next);
+  };
 }
 
 export function createApp(deps: AppDeps): express.Express {
@@ -76,9 +85,8 @@ export function createApp(deps: AppDeps): express.Express {
     const ok = await backend.ready();
     res.status(ok ? 200 : 503).json({ status: ok ? "ready" : "not ready" });
   });
-  app.get("/metrics", async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
+  // Kubernetes mode serves /metrics on a port of its own (API.md), never to the public.
+  if (deps.metricsOnApiPort) app.get("/metrics", metricsHandler(metrics));
   app.get("/v1/openapi.json", (_req, res) => {
     res.json(openapi);
   });

@@ -7,7 +7,10 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
+import http from "node:http";
+import type net from "node:net";
 import path from "node:path";
+import express from "express";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
@@ -16,7 +19,7 @@ import { FsObjectStore } from "../core/storage/fs-store.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { adminCommand, parseFlags } from "./admin.ts";
-import { createApp } from "./app.ts";
+import { createApp, metricsHandler } from "./app.ts";
 import type { JobBackend } from "./jobs/backend.ts";
 import { KubernetesBackend } from "./jobs/kubernetes.ts";
 import { LocalBackend } from "./jobs/local.ts";
@@ -72,6 +75,16 @@ function banner(cfg: Config, dataDir: string, certPath: string, first: { key: st
     );
   }
   return lines.join("\n");
+}
+
+function listen(server: net.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
 }
 
 interface BackendParts {
@@ -140,17 +153,30 @@ async function serve(argv: readonly string[]): Promise<number> {
     return EXIT.USAGE;
   }
   const { backend, store, webhooks } = parts;
-  const app = createApp({ config, log, metrics, backend, store, tenants, accessRequests: new AccessRequestStore(db), checkWebhookUrl: webhooks.check, version: VERSION });
+  const app = createApp({
+    config,
+    log,
+    metrics,
+    backend,
+    store,
+    tenants,
+    accessRequests: new AccessRequestStore(db),
+    checkWebhookUrl: webhooks.check,
+    version: VERSION,
+    metricsOnApiPort: !kubernetes,
+  });
   const tls = await loadOrCreateTls(dataDir, { cert: config.FOLIO_TLS_CERT, key: config.FOLIO_TLS_KEY });
   const server = createDualServer(app, tls, app);
+  // Kubernetes mode's metrics port (API.md: "on a separate port in Kubernetes"): GET /metrics only.
+  const metricsServer = kubernetes ? http.createServer(express().get("/metrics", metricsHandler(metrics))) : null;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.server.once("error", reject);
-      server.server.listen(config.FOLIO_PORT, config.FOLIO_HOST, resolve);
-    });
+    await listen(server.server, config.FOLIO_PORT, config.FOLIO_HOST);
+    if (metricsServer) await listen(metricsServer, config.FOLIO_METRICS_PORT, config.FOLIO_HOST);
   } catch (err) {
-    // Nothing may keep running when the port cannot be had (e.g. EADDRINUSE).
+    // Nothing may keep running when a port cannot be had (e.g. EADDRINUSE).
     log.fatal({ err }, "Could not listen");
+    await server.close();
+    metricsServer?.close();
     await backend.stop();
     db.close();
     return EXIT.INTERNAL;
@@ -164,6 +190,7 @@ async function serve(argv: readonly string[]): Promise<number> {
     const stop = (signal: string): void => {
       log.info({ signal }, "Stopping");
       void (async () => {
+        metricsServer?.close();
         await server.close();
         await webhooks.stop();
         await backend.stop();

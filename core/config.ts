@@ -130,7 +130,7 @@ export const CONFIG_KEYS = {
   FOLIO_CONTROLLER_LEADER_ELECTION: { schema: bool(true), doc: "Controller: take part in Lease leader election (one active replica)." },
   FOLIO_METRICS_PORT: {
     schema: z.coerce.number().int().min(0).max(65535).default(9090),
-    doc: "Controller: plain-HTTP port of /metrics, /healthz and /readyz (0: any free port).",
+    doc: "Plain-HTTP metrics port: the controller's /metrics, /healthz and /readyz; the API's /metrics in Kubernetes mode (0: any free port).",
   },
   FOLIO_CONTROLLER_LEASE_NAMESPACE: { schema: z.string().optional(), doc: "Controller: namespace of the leader Lease (default: the watched one, else POD_NAMESPACE)." },
   POD_NAME: { schema: z.string().optional(), doc: "Controller: this pod's name (downward API), part of its leader-election identity." },

@@ -222,6 +222,20 @@ async function deploymentAvailable(namespace: string, name: string): Promise<V1P
   return running;
 }
 
+/** The container's `metrics` port answers GET /metrics with Prometheus text, as the ServiceMonitor scrapes it. */
+async function scrape(pod: V1Pod, container: V1Container): Promise<void> {
+  const port = container.ports?.find((p) => p.name === "metrics")?.containerPort;
+  if (port === undefined) return fail(`${pod.metadata?.name}: no container port named metrics`);
+  const url = `http://${pod.status?.podIP ?? "127.0.0.1"}:${port}/metrics`;
+  try {
+    const res = await get(url);
+    if (res.status === 200 && /^folio_/m.test(res.body)) ok(`${pod.metadata?.name}: GET /metrics on port metrics (${port}) → 200, folio_* series`);
+    else fail(`${pod.metadata?.name}: ${url} → ${res.status}`);
+  } catch (err) {
+    fail(`${pod.metadata?.name}: ${url}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 async function available(namespace: string, fullname: string): Promise<void> {
   let controllerPods: V1Pod[] = [];
   for (const component of ["api", "controller"]) {
@@ -233,6 +247,7 @@ async function available(namespace: string, fullname: string): Promise<void> {
       const probes: [string, V1Probe | undefined][] = [["startup", c.startupProbe], ["liveness", c.livenessProbe], ["readiness", c.readinessProbe]];
       if (!c.readinessProbe || !c.livenessProbe) fail(`${pod.metadata?.name}: a readiness and a liveness probe are declared`);
       for (const [kind, probe] of probes) if (probe) await runProbe(pod, c, kind, probe);
+      await scrape(pod, c);
     }
   }
   const names = controllerPods.map((p) => p.metadata?.name ?? "");

@@ -209,9 +209,10 @@ else
     pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted
   api_port="$(free_port)"
   metrics_port="$(free_port)"
+  api_metrics_port="$(free_port)"
   node test/chart/live.ts prepare "$ns" "$out/live"
   helm install folio "$chart" --namespace "$ns" -f test/chart/values-live.yaml \
-    --set api.port="$api_port" --set controller.metricsPort="$metrics_port" \
+    --set api.port="$api_port" --set api.metricsPort="$api_metrics_port" --set controller.metricsPort="$metrics_port" \
     --set storage.s3.endpoint="$CHART_S3_ENDPOINT" --set storage.s3.region="$CHART_S3_REGION" \
     --set tests.url="https://127.0.0.1:$api_port" --timeout 2m >/dev/null
   node test/chart/live.ts kubeconfigs "$ns" folio

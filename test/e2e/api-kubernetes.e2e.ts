@@ -17,7 +17,7 @@ import { loadOrCreateTls } from "../../api/tls.ts";
 import { startController, type Controller } from "../../controller/main.ts";
 import { PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
-import { blob, startServer, type Server } from "../api/harness.ts";
+import { blob, freePort, startServer, type Server } from "../api/harness.ts";
 import { brokenPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
 import { unzip } from "../helpers/convert-quality.ts";
 import { pageCount, pdftotext, qpdfCheck, tmpDir } from "../helpers/tools.ts";
@@ -39,6 +39,7 @@ let api: Server;
 let key: string;
 let otherKey: string;
 let dir: string;
+let metricsPort: number;
 let receiver: https.Server;
 const received: { headers: Record<string, string>; body: string }[] = [];
 let cleanup: () => Promise<void>;
@@ -106,7 +107,15 @@ describe("the public API in Kubernetes mode", () => {
     const webhooks = { allowedHosts: ["127.0.0.1"], tls: { ca: tls.cert } };
     controller = startController({ kubeConfig: kc, store, namespace: NS, workers: 2, template: runnerTemplate(s3), webhooks });
     await controller.synced();
-    api = await startServer({ FOLIO_BACKEND: "kubernetes", KUBECONFIG: platform.kubeconfig, FOLIO_JOBS_NAMESPACE: NS, FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", ...s3.env });
+    metricsPort = await freePort();
+    api = await startServer({
+      FOLIO_BACKEND: "kubernetes",
+      KUBECONFIG: platform.kubeconfig,
+      FOLIO_JOBS_NAMESPACE: NS,
+      FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      FOLIO_METRICS_PORT: String(metricsPort),
+      ...s3.env,
+    });
     key = await tenantKey("acme");
     otherKey = await tenantKey("globex");
   });
@@ -127,6 +136,13 @@ describe("the public API in Kubernetes mode", () => {
     expect(res.status).toBe(200);
     expect(api.logs()).toContain("(kubernetes) listening on");
     expect(api.logs()).not.toContain("API key:");
+  });
+
+  it("should serve /metrics on its own port, not on the public one (API.md)", async () => {
+    expect((await api.request("GET", "/metrics", { key: null })).status).toBe(404);
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/^folio_http_requests_total\{/m);
   });
 
   it("should merge through the API: one PdfJob, one batch Job, an output that downloads", async () => {

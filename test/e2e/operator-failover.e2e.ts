@@ -324,6 +324,7 @@ describe("controller fail-over on a real control plane", () => {
       FOLIO_JOBS_NAMESPACE: NS,
       FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
       FOLIO_MAX_UNFINISHED_JOBS: String(JOBS),
+      FOLIO_METRICS_PORT: "0",
       ...s3.env,
     });
     expect((await api.folio(["tenants", "create", "failover", "--plan", "business"])).code).toBe(0);
