@@ -448,7 +448,7 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     template,
     ...(namespace ? { namespace } : {}),
     workers: config.FOLIO_CONTROLLER_WORKERS,
-    webhooks: { allowedHosts: config.FOLIO_WEBHOOK_ALLOWED_HOSTS.split(",").map((h) => h.trim()).filter(Boolean), ...(tls ? { tls } : {}) },
+    webhooks: { allowedHosts: config.FOLIO_WEBHOOK_ALLOWED_HOSTS, ...(tls ? { tls } : {}) },
     metrics,
     log,
   });

@@ -96,7 +96,10 @@ export const CONFIG_KEYS = {
     doc: "Kubernetes mode: the namespace the API creates PdfJobs and their Secrets in (default: POD_NAMESPACE, else default).",
   },
   FOLIO_WEBHOOK_ALLOWED_HOSTS: {
-    schema: z.string().default(""),
+    schema: z
+      .string()
+      .default("")
+      .transform((s) => s.split(",").map((h) => h.trim()).filter(Boolean)),
     doc: "Comma-separated hosts or addresses webhooks may reach even though they are not public (e.g. 127.0.0.1 for a local receiver).",
   },
   FOLIO_WEBHOOK_CA_FILE: {

@@ -18,7 +18,7 @@ export interface Webhooks {
 
 /** The SSRF guard of the configuration (with its operator allow-list). */
 export function webhookGuard(config: Config): SsrfGuard {
-  return new SsrfGuard(config.FOLIO_WEBHOOK_ALLOWED_HOSTS.split(",").map((s) => s.trim()).filter(Boolean));
+  return new SsrfGuard(config.FOLIO_WEBHOOK_ALLOWED_HOSTS);
 }
 
 /** A webhook URL check for submissions: null when the URL may receive webhooks, else why not. */
