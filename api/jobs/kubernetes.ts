@@ -12,7 +12,7 @@
  * - outputs: in the PdfJob's status; their file ids are derived from their keys, so a download
  *   finds its job among the tenant's PdfJobs. A deleted output is listed in an annotation;
  * - protect passwords and the tenant's webhook signing secrets (snapshotted at creation): a Secret
- *   owned by the PdfJob (spec.secretRef), made before the PdfJob and adopted right after it.
+ *   created right after the PdfJob and owned by it from the start (spec.secretRef).
  *
  * A PdfJob being deleted (deletionTimestamp set) is gone as far as the API is concerned.
  */
@@ -40,15 +40,19 @@ import { sql, type Db } from "../store/db.ts";
 import { fileObject, FileStore, type FileRow } from "../store/files.ts";
 import type { TenantStore } from "../store/tenants.ts";
 import { IDEMPOTENCY_TTL_MS, type FileContent, type JobBackend, type JobListQuery, type NewJob, type SubmitResult } from "./backend.ts";
-import type { PdfJobClient } from "./pdfjob-client.ts";
+import type { PdfJobApi } from "./pdfjob-client.ts";
 
 /** Output file ids the client deleted (comma-separated), on the PdfJob. */
 export const DELETED_OUTPUTS_ANNOTATION = "folio.dev/deleted-outputs";
+/** When the API created the job, in epoch milliseconds (creationTimestamp has whole seconds). */
+export const CREATED_MS_ANNOTATION = "folio.dev/created-ms";
+/** An idempotency key whose first request is younger than this may still be creating its job. */
+const IDEMPOTENCY_CREATING_MS = 60_000;
 
 export interface KubernetesBackendDeps {
   db: Db;
   store: ObjectStore;
-  kube: PdfJobClient;
+  kube: PdfJobApi;
   tenants: TenantStore;
   log: Logger;
   uploadTtlMs: number;
@@ -109,12 +113,18 @@ export class KubernetesBackend implements JobBackend {
       await this.#d.store.delete(upload.storage_key);
       return true;
     }
-    const output = await this.#output(tenantId, id);
-    if (!output) return false;
-    await this.#d.store.delete(output.key);
-    const prior = output.pj.metadata.annotations?.[DELETED_OUTPUTS_ANNOTATION];
-    await this.#d.kube.annotate(output.pj.metadata.name, { [DELETED_OUTPUTS_ANNOTATION]: prior ? `${prior},${id}` : id });
-    return true;
+    // The record first (guarded by resourceVersion, so concurrent deletes of one job's outputs
+    // all land), then the bytes: a failure in between leaves bytes nobody lists, never a listed
+    // file without bytes. The controller deletes the job's whole prefix at expiry anyway.
+    for (;;) {
+      const output = await this.#output(tenantId, id);
+      if (!output) return false;
+      const prior = output.pj.metadata.annotations?.[DELETED_OUTPUTS_ANNOTATION];
+      if (await this.#d.kube.annotate(output.pj, { [DELETED_OUTPUTS_ANNOTATION]: prior ? `${prior},${id}` : id })) {
+        await this.#d.store.delete(output.key);
+        return true;
+      }
+    }
   }
 
   /** A tenant's upload record; one claimed by a job that has ended (or gone) is dropped here. */
@@ -162,76 +172,89 @@ export class KubernetesBackend implements JobBackend {
   }
 
   async submit(nj: NewJob, idem: { key: string; hash: string } | null): Promise<SubmitResult> {
-    const now = this.#now();
     const jobId = newId("job");
     if (idem) {
-      const prior = this.#reserveIdempotencyKey(nj.tenantId, idem, jobId, now);
+      const prior = await this.#takeIdempotencyKey(nj.tenantId, idem, jobId);
       if (prior === "conflict") return { kind: "idempotency_conflict" };
-      if (prior) {
-        const pj = await this.#created(nj.tenantId, prior.jobId);
-        if (pj) return { kind: "replayed", job: this.#view(pj) };
-        // The first request's job is gone (deleted, or its creation failed): this one makes a new one.
-        sql(this.#d.db, "UPDATE idempotency SET job_id = ?, created_at = ? WHERE tenant_id = ? AND key = ?").run(jobId, now, nj.tenantId, idem.key);
-      }
+      if (prior) return { kind: "replayed", job: this.#view(prior) };
     }
+    let pj: PdfJob;
+    let inputs: PdfJobInput[];
     try {
-      const inputs: PdfJobInput[] = [];
-      for (const [index, i] of nj.inputs.entries()) {
-        const f = await this.#upload(nj.tenantId, i.file_id);
-        if (!f) return this.#abandon(nj.tenantId, idem, { kind: "unknown_file", index });
-        inputs.push({
-          key: f.storage_key,
-          fileId: f.id,
-          filename: f.filename,
-          contentType: f.content_type,
-          size: f.size,
-          sha256: f.sha256,
-          ...(f.pages === null ? {} : { pageCount: f.pages }),
-          ...(i.page_spec ? { pages: i.page_spec } : {}),
-        });
-      }
-      const pj = await this.#create(nj, jobId, inputs);
-      this.#files.claim(inputs.map((i) => i.fileId), jobId);
-      return { kind: "created", job: this.#view(pj) };
+      const found = await this.#inputs(nj);
+      if (typeof found === "number") return this.#abandon(nj.tenantId, idem, jobId, { kind: "unknown_file", index: found });
+      inputs = found;
+      pj = await this.#create(nj, jobId, inputs);
     } catch (err) {
-      this.#abandon(nj.tenantId, idem, null);
+      this.#abandon(nj.tenantId, idem, jobId, null);
       throw err;
     }
+    // The job exists from here on: its idempotency key stays taken whatever happens next.
+    this.#files.claim(inputs.map((i) => i.fileId), jobId);
+    return { kind: "created", job: this.#view(pj) };
   }
 
-  /** The earlier request's job, waiting a little while that request may still be creating it. */
-  async #created(tenantId: string, jobId: string): Promise<PdfJob | null> {
-    for (let i = 0; ; i++) {
-      const pj = await this.#pdfJob(tenantId, jobId);
-      if (pj || i >= 50) return pj;
-      await new Promise((r) => setTimeout(r, 100));
+  /** The job's inputs from the tenant's uploads; the index of the first unknown one instead. */
+  async #inputs(nj: NewJob): Promise<PdfJobInput[] | number> {
+    const inputs: PdfJobInput[] = [];
+    for (const [index, i] of nj.inputs.entries()) {
+      const f = await this.#upload(nj.tenantId, i.file_id);
+      if (!f) return index;
+      inputs.push({
+        key: f.storage_key,
+        fileId: f.id,
+        filename: f.filename,
+        contentType: f.content_type,
+        size: f.size,
+        sha256: f.sha256,
+        ...(f.pages === null ? {} : { pageCount: f.pages }),
+        ...(i.page_spec ? { pages: i.page_spec } : {}),
+      });
     }
+    return inputs;
   }
 
   /**
-   * Takes the idempotency key for `jobId` in one statement (so concurrent identical requests
-   * make one job); answers the job id of an earlier request with the same key, or "conflict".
+   * Takes the idempotency key for `jobId`; answers the job of an earlier request with the same
+   * key (waiting while that request may still be creating it), or "conflict" for another request.
+   * Every write is a single conditional statement, so of any number of concurrent identical
+   * requests exactly one creates the job.
    */
-  #reserveIdempotencyKey(tenantId: string, idem: { key: string; hash: string }, jobId: string, now: number): { jobId: string } | "conflict" | null {
-    sql(this.#d.db, "DELETE FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at <= ?").run(tenantId, idem.key, now - IDEMPOTENCY_TTL_MS);
-    const taken = sql(this.#d.db, "INSERT OR IGNORE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)").run(tenantId, idem.key, idem.hash, jobId, now);
-    if (taken.changes === 1) return null;
-    const prior = sql(this.#d.db, "SELECT request_hash, job_id FROM idempotency WHERE tenant_id = ? AND key = ?").get(tenantId, idem.key) as { request_hash: string; job_id: string };
-    return prior.request_hash === idem.hash ? { jobId: prior.job_id } : "conflict";
+  async #takeIdempotencyKey(tenantId: string, idem: { key: string; hash: string }, jobId: string): Promise<PdfJob | "conflict" | null> {
+    for (;;) {
+      const now = this.#now();
+      sql(this.#d.db, "DELETE FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at <= ?").run(tenantId, idem.key, now - IDEMPOTENCY_TTL_MS);
+      const taken = sql(this.#d.db, "INSERT OR IGNORE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)").run(tenantId, idem.key, idem.hash, jobId, now);
+      if (taken.changes === 1) return null;
+      const prior = sql(this.#d.db, "SELECT request_hash, job_id, created_at FROM idempotency WHERE tenant_id = ? AND key = ?").get(tenantId, idem.key) as
+        | { request_hash: string; job_id: string; created_at: number }
+        | undefined;
+      if (!prior) continue; // freed in between: take it
+      if (prior.request_hash !== idem.hash) return "conflict";
+      const pj = await this.#pdfJob(tenantId, prior.job_id);
+      if (pj) return pj;
+      if (now - prior.created_at < IDEMPOTENCY_CREATING_MS) {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      // The first request's job is gone (deleted, or never made): take the key over, unless
+      // another request did so first.
+      const over = sql(this.#d.db, "UPDATE idempotency SET job_id = ?, created_at = ? WHERE tenant_id = ? AND key = ? AND job_id = ?").run(jobId, now, tenantId, idem.key, prior.job_id);
+      if (over.changes === 1) return null;
+    }
   }
 
-  /** Frees an idempotency key this request took but did not use. */
-  #abandon<T>(tenantId: string, idem: { key: string } | null, result: T): T {
-    if (idem) sql(this.#d.db, "DELETE FROM idempotency WHERE tenant_id = ? AND key = ?").run(tenantId, idem.key);
+  /** Frees the idempotency key this request took (for `jobId`) but did not use. */
+  #abandon<T>(tenantId: string, idem: { key: string } | null, jobId: string, result: T): T {
+    if (idem) sql(this.#d.db, "DELETE FROM idempotency WHERE tenant_id = ? AND key = ? AND job_id = ?").run(tenantId, idem.key, jobId);
     return result;
   }
 
-  /** The Secret (when the job has secrets), then the PdfJob, then the Secret's adoption. */
+  /** The PdfJob, then (when the job has secrets) the Secret it owns. */
   async #create(nj: NewJob, jobId: string, inputs: PdfJobInput[]): Promise<PdfJob> {
     const name = pdfJobName(jobId);
     const labels = { [LABELS.tenant]: nj.tenantId, [LABELS.jobId]: jobId, [LABELS.managedBy]: MANAGED_BY };
     const secrets = this.#secretData(nj);
-    if (secrets) await this.#d.kube.createSecret(name, labels, secrets);
     const spec: PdfJobSpec = {
       tenant: nj.tenantId,
       operation: nj.operation,
@@ -244,14 +267,17 @@ export class KubernetesBackend implements JobBackend {
       ...(nj.outputFilename ? { outputFilename: nj.outputFilename } : {}),
       ...(Object.keys(nj.metadata).length ? { metadata: nj.metadata } : {}),
     };
-    let pj: PdfJob;
-    try {
-      pj = await this.#d.kube.create({ name, labels, finalizers: [PDFJOB_FINALIZER] }, spec);
-    } catch (err) {
-      if (secrets) await this.#d.kube.deleteSecret(name).catch(() => undefined);
-      throw err;
+    const annotations = { [CREATED_MS_ANNOTATION]: String(this.#now()) };
+    const pj = await this.#d.kube.create({ name, labels, annotations, finalizers: [PDFJOB_FINALIZER] }, spec);
+    if (secrets) {
+      try {
+        await this.#d.kube.createOwnedSecret(pj, labels, secrets);
+      } catch (err) {
+        // A job without its passwords or signing secrets must not run: take it back.
+        await this.#d.kube.delete(name).catch(() => undefined);
+        throw err;
+      }
     }
-    if (secrets) await this.#d.kube.ownSecret(name, pj);
     return pj;
   }
 
@@ -274,17 +300,16 @@ export class KubernetesBackend implements JobBackend {
     return pj ? this.#view(pj) : null;
   }
 
-  /** The tenant's live PdfJobs, newest first (ties broken by id, like the embedded store). */
+  /** The tenant's live PdfJobs. */
   async #tenantJobs(tenantId: string): Promise<PdfJob[]> {
-    const all = await this.#d.kube.list(tenantSelector(tenantId));
-    const created = (pj: PdfJob): number => Date.parse(pj.metadata.creationTimestamp ?? "") || 0;
-    return all
-      .filter((pj) => !pj.metadata.deletionTimestamp && pj.spec.tenant === tenantId)
-      .sort((a, b) => created(b) - created(a) || jobIdOf(b).localeCompare(jobIdOf(a)));
+    return (await this.#d.kube.list(tenantSelector(tenantId))).filter((pj) => !pj.metadata.deletionTimestamp && pj.spec.tenant === tenantId);
   }
 
   async listJobs(tenantId: string, q: JobListQuery): Promise<{ data: JobObject[]; has_more: boolean }> {
-    let jobs = (await this.#tenantJobs(tenantId)).map((pj) => this.#view(pj));
+    // Newest first, to the millisecond, ties broken by id (the embedded store's order).
+    const created = (pj: PdfJob): number => Number(pj.metadata.annotations?.[CREATED_MS_ANNOTATION]) || Date.parse(pj.metadata.creationTimestamp ?? "") || 0;
+    const sorted = (await this.#tenantJobs(tenantId)).sort((a, b) => created(b) - created(a) || jobIdOf(b).localeCompare(jobIdOf(a)));
+    let jobs = sorted.map((pj) => this.#view(pj));
     if (q.startingAfter) {
       const at = jobs.findIndex((j) => j.id === q.startingAfter);
       jobs = at < 0 ? [] : jobs.slice(at + 1);
@@ -317,7 +342,10 @@ export class KubernetesBackend implements JobBackend {
 
   // --- lifecycle -----------------------------------------------------------------------------
 
-  /** Deletes uploads no job used once they expire, and old idempotency keys. */
+  /**
+   * Deletes uploads no job used once they expire (records and bytes), the records of uploads
+   * whose job has ended or gone (the controller deleted their bytes), and old idempotency keys.
+   */
   async sweep(): Promise<number> {
     const now = this.#now();
     sql(this.#d.db, "DELETE FROM idempotency WHERE created_at <= ?").run(now - IDEMPOTENCY_TTL_MS);
@@ -326,6 +354,15 @@ export class KubernetesBackend implements JobBackend {
       await this.#d.store.delete(f.storage_key);
       this.#files.delete(f.id);
       n++;
+    }
+    const claimed = sql(this.#d.db, "SELECT DISTINCT tenant_id, job_id FROM files WHERE job_id IS NOT NULL AND role = 'upload' AND created_at <= ? LIMIT 200").all(now - 60_000) as {
+      tenant_id: string;
+      job_id: string;
+    }[];
+    for (const { tenant_id, job_id } of claimed) {
+      const pj = await this.#pdfJob(tenant_id, job_id);
+      if (pj && !ended(pj)) continue;
+      n += Number(sql(this.#d.db, "DELETE FROM files WHERE job_id = ? AND tenant_id = ? AND role = 'upload'").run(job_id, tenant_id).changes);
     }
     return n;
   }

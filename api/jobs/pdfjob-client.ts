@@ -1,7 +1,8 @@
 /**
  * The Kubernetes calls of the API's Kubernetes backend, and nothing else: PdfJobs in one
- * namespace and the Secrets they own. A 404 is an answer here (null / false), not an error;
- * every other failure is thrown for the route to turn into a 503.
+ * namespace and the Secrets they own (created with their owner, never read or changed: the
+ * garbage collector deletes them with it). A 404 is an answer here (null / false), not an error;
+ * every other failure is thrown, and the client gets `500 internal_error` (API.md).
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { shareConnections } from "../../core/net/kube-connections.ts";
@@ -19,6 +20,9 @@ export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
   else kc.loadFromCluster();
   return kc;
 }
+
+/** What the Kubernetes backend needs of the cluster (PdfJobClient; a stand-in in unit tests). */
+export type PdfJobApi = Pick<PdfJobClient, "namespace" | "create" | "get" | "list" | "delete" | "annotate" | "createOwnedSecret" | "ready">;
 
 export class PdfJobClient {
   readonly namespace: string;
@@ -72,39 +76,32 @@ export class PdfJobClient {
     }
   }
 
-  async annotate(name: string, annotations: Record<string, string>): Promise<void> {
-    await this.#custom.patchNamespacedCustomObject(
-      { ...CRD, namespace: this.namespace, name, body: { metadata: { annotations } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-  }
-
-  /** Creates the Secret a PdfJob will own (see ownSecret); an existing one of that name is replaced. */
-  async createSecret(name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
-    const body = { metadata: { name, namespace: this.namespace, labels }, type: "Opaque", stringData: data };
+  /**
+   * Sets annotations, guarded by the object's resourceVersion: false when the PdfJob changed since
+   * it was read (409) — the caller reads it again — or is gone.
+   */
+  async annotate(pj: PdfJob, annotations: Record<string, string>): Promise<boolean> {
     try {
-      await this.#core.createNamespacedSecret({ namespace: this.namespace, body });
+      await this.#custom.patchNamespacedCustomObject(
+        { ...CRD, namespace: this.namespace, name: pj.metadata.name, body: { metadata: { annotations, resourceVersion: pj.metadata.resourceVersion } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+      return true;
     } catch (err) {
-      if (!isStatus(err, 409)) throw err;
-      await this.#core.replaceNamespacedSecret({ namespace: this.namespace, name, body });
+      if (isStatus(err, 409) || isStatus(err, 404)) return false;
+      throw err;
     }
   }
 
-  /** Makes the PdfJob the Secret's controlling owner, so the garbage collector deletes it with the job. */
-  async ownSecret(name: string, owner: PdfJob): Promise<void> {
+  /**
+   * Creates the PdfJob's Secret, owned by it from the start: the garbage collector deletes it with
+   * the PdfJob, and no Secret exists without its job. (The runner pod and the webhook sender wait
+   * for it like for any missing reference; it follows the PdfJob within milliseconds.)
+   */
+  async createOwnedSecret(owner: PdfJob, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
     const ownerReferences = [{ apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, name: owner.metadata.name, uid: owner.metadata.uid ?? "", controller: true, blockOwnerDeletion: true }];
-    await this.#core.patchNamespacedSecret(
-      { namespace: this.namespace, name, body: { metadata: { ownerReferences } } },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
-  }
-
-  async deleteSecret(name: string): Promise<void> {
-    try {
-      await this.#core.deleteNamespacedSecret({ namespace: this.namespace, name });
-    } catch (err) {
-      if (!isStatus(err, 404)) throw err;
-    }
+    const body = { metadata: { name: owner.metadata.name, namespace: this.namespace, labels, ownerReferences }, type: "Opaque", stringData: data };
+    await this.#core.createNamespacedSecret({ namespace: this.namespace, body });
   }
 
   /** The apiserver answers and the PdfJob resource exists. */
