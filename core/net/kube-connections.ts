@@ -6,8 +6,10 @@
  * and TLS handshake on both ends. Measured on the 2-core machine: 195–247 GETs/s at 2.6–3.1 ms of
  * client CPU each, against 632–752/s at 0.7–0.8 ms with one shared pool; the controller's
  * backlog rate is bound by it. This wraps a KubeConfig so that the first dispatcher it makes is
- * kept and every later request uses it (the TLS settings of one KubeConfig never change; bearer
- * tokens travel in headers, which are still applied per request).
+ * kept and every later request uses it. Bearer tokens (service-account tokens, refreshed from
+ * their file) travel in headers, which are still applied per request; the TLS client identity is
+ * the one of the first request — so a kubeconfig whose exec plugin rotates *client certificates*
+ * is not supported (Folio runs with service-account tokens in a cluster, kubeconfig files in tests).
  *
  * It is typed structurally so that core/ needs nothing of the Kubernetes client (ARCHITECTURE.md);
  * the API and the controller call it on the KubeConfig they load.
