@@ -3,6 +3,7 @@
  * status codes, operations, outcomes — never ids, tenants or anything a client chooses.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { registerJobMetrics } from "../core/metrics/job-metrics.ts";
 
 export class Metrics {
   readonly registry = new Registry();
@@ -19,26 +20,12 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
-  readonly jobs = new Counter({
-    name: "folio_jobs_total",
-    help: "Jobs that ended, by operation and outcome (succeeded, failed with an error code, canceled).",
-    labelNames: ["operation", "outcome"] as const,
-    registers: [this.registry],
-  });
-  readonly jobDuration = new Histogram({
-    name: "folio_job_duration_seconds",
-    help: "Time from start to end of a job in the runner, by operation and outcome.",
-    labelNames: ["operation", "outcome"] as const,
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-    registers: [this.registry],
-  });
-  readonly jobWait = new Histogram({
-    name: "folio_job_queue_wait_seconds",
-    help: "Time jobs waited in the queue before a worker took them, by operation.",
-    labelNames: ["operation"] as const,
-    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
-    registers: [this.registry],
-  });
+  // folio_jobs_total, folio_job_duration_seconds, folio_job_queue_wait_seconds: shared with the
+  // controller, which emits them in Kubernetes mode (core/metrics/job-metrics.ts).
+  readonly #jobMetrics = registerJobMetrics(this.registry);
+  readonly jobs = this.#jobMetrics.jobs;
+  readonly jobDuration = this.#jobMetrics.jobDuration;
+  readonly jobWait = this.#jobMetrics.jobWait;
   readonly queueDepth = new Gauge({ name: "folio_jobs_queued", help: "Jobs waiting for a worker.", registers: [this.registry] });
   readonly running = new Gauge({ name: "folio_jobs_running", help: "Jobs running now.", registers: [this.registry] });
   readonly webhooks = new Counter({

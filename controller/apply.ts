@@ -4,6 +4,9 @@
  * decisions of its own beyond "409 AlreadyExists on create is success" and "404 on delete is
  * success"; everything else is recomputed by the next reconcile.
  *
+ * It tells the metrics what it did (ApplyDeps' hooks): every webhook attempt it recorded, and
+ * every phase change it wrote (see PhaseChange).
+ *
  * The caller (controller/reconciler.ts) turns the result into queue calls: an error →
  * `queue.addRateLimited(key)`; success → `queue.forget(key)` and, when asked, `addAfter`.
  */
@@ -18,8 +21,20 @@ import {
   type KubeConfig,
   type V1Job,
 } from "@kubernetes/client-node";
-import { PDFJOB_API_VERSION, PDFJOB_FINALIZER, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob, type PdfJobStatus } from "../core/schemas/pdfjob.ts";
+import {
+  PDFJOB_API_VERSION,
+  PDFJOB_FINALIZER,
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  TERMINAL_PHASES,
+  type PdfJob,
+  type PdfJobPhase,
+  type PdfJobStatus,
+} from "../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
+import { rfc3339 } from "../core/time.ts";
 import type { Action, EventType, WebhookDelivery } from "./decide.ts";
 import { recordWebhookAttempt, type WebhookOutcome } from "./ledger.ts";
 
@@ -41,6 +56,21 @@ export type WebhookSender = (delivery: WebhookDelivery) => Promise<WebhookOutcom
 /** One attempt's result as the metrics count it; `gave_up` comes once more when the ledger stops. */
 export type WebhookAttemptResult = "delivered" | "failed" | "blocked" | "gave_up";
 
+/**
+ * A phase change this controller wrote: `from` is the phase before (undefined without a status),
+ * `pdfJob` the PdfJob as written. Each change is reported once across all writers: status and
+ * finalizer writes carry the object's resourceVersion, so a write from a stale copy fails with
+ * 409 Conflict (another write happened first) and reports nothing; and only the leader writes.
+ *
+ * A PdfJob let go (its finalizer removed) while its status was not terminal — deleted before it
+ * ended, with no webhook to send — never gets a terminal status written: it ends when it is let
+ * go, and is reported then as a change to Canceled completed at that moment.
+ */
+export interface PhaseChange {
+  from: PdfJobPhase | undefined;
+  pdfJob: PdfJob;
+}
+
 export interface ApplyDeps {
   kube: KubeClient;
   store: ObjectStore;
@@ -48,6 +78,8 @@ export interface ApplyDeps {
   sendWebhook?: WebhookSender;
   /** Told the result of every recorded attempt (the webhook deliveries metric). */
   onWebhookAttempt?: (result: WebhookAttemptResult) => void;
+  /** Told every phase change written (the job metrics). */
+  onPhaseChange?: (change: PhaseChange) => void;
   now?: () => Date;
   /** The reporting component of events. */
   component?: string;
@@ -93,18 +125,43 @@ function eventFor(pj: PdfJob, type: EventType, reason: string, message: string, 
   };
 }
 
-/** Awaits `call()`, treating an API error with status `code` (404 on delete, 409 on create) as success. */
-async function tolerating(code: number, call: () => Promise<unknown>): Promise<void> {
+/**
+ * Awaits `call()`, treating an API error with status `code` (404 on delete, 409 on create) as
+ * success; answers whether the call itself succeeded (false: it was that error).
+ */
+async function tolerating(code: number, call: () => Promise<unknown>): Promise<boolean> {
   try {
     await call();
+    return true;
   } catch (err) {
     if (statusCodeOf(err) !== code) throw err;
+    return false;
   }
 }
 
 interface Step {
   current: PdfJob;
   requeueAfterMs?: number;
+}
+
+const isTerminal = (phase: PdfJobPhase | undefined): boolean => phase !== undefined && TERMINAL_PHASES.includes(phase);
+
+/** Writes the status, and reports the phase change it made, if any. */
+async function updateStatus(step: Step, status: PdfJobStatus, deps: ApplyDeps): Promise<void> {
+  const before = step.current;
+  step.current = await deps.kube.replaceStatus(before, status);
+  const from = before.status?.phase;
+  if (step.current.status?.phase !== from) deps.onPhaseChange?.({ from, pdfJob: step.current });
+}
+
+/** Removes the finalizer; a PdfJob let go before it ended is reported as canceled now (see PhaseChange). */
+async function removeFinalizer(pj: PdfJob, deps: ApplyDeps, now: Date): Promise<void> {
+  const finalizers = pj.metadata.finalizers ?? [];
+  if (!finalizers.includes(PDFJOB_FINALIZER)) return;
+  // 404: the PdfJob is gone already, let go by another write, which reported its end.
+  const removed = await tolerating(404, () => deps.kube.setFinalizers(pj, finalizers.filter((f) => f !== PDFJOB_FINALIZER)));
+  const from = pj.status?.phase;
+  if (removed && !isTerminal(from)) deps.onPhaseChange?.({ from, pdfJob: { ...pj, status: { ...pj.status, phase: "Canceled", completionTime: rfc3339(now.getTime()) } } });
 }
 
 async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, now: Date, event: EventFn): Promise<void> {
@@ -130,16 +187,16 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
       if (!finalizers.includes(PDFJOB_FINALIZER)) step.current = await deps.kube.setFinalizers(pj, [...finalizers, PDFJOB_FINALIZER]);
       return;
     case "removeFinalizer":
-      if (finalizers.includes(PDFJOB_FINALIZER)) await tolerating(404, () => deps.kube.setFinalizers(pj, finalizers.filter((f) => f !== PDFJOB_FINALIZER)));
-      return;
+      return removeFinalizer(pj, deps, now);
     case "createJob":
       // The name is deterministic: if it exists already, the next reconcile reads it.
-      return tolerating(409, () => deps.kube.createJob(ns, a.job));
-    case "deleteJob":
-      return tolerating(404, () => deps.kube.deleteJobForeground(ns, a.name));
-    case "updateStatus":
-      step.current = await deps.kube.replaceStatus(pj, a.status);
+      await tolerating(409, () => deps.kube.createJob(ns, a.job));
       return;
+    case "deleteJob":
+      await tolerating(404, () => deps.kube.deleteJobForeground(ns, a.name));
+      return;
+    case "updateStatus":
+      return updateStatus(step, a.status, deps);
     case "recordEvent":
       return event(pj, a.type, a.reason, a.message);
     case "deliverWebhook":
@@ -149,7 +206,8 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
       for (const prefix of a.prefixes) await deps.store.deletePrefix(prefix);
       return;
     case "deletePdfJob":
-      return tolerating(404, () => deps.kube.deletePdfJob(ns, pj.metadata.name, pj.metadata.uid));
+      await tolerating(404, () => deps.kube.deletePdfJob(ns, pj.metadata.name, pj.metadata.uid));
+      return;
     case "requeueAfter":
       step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, a.ms);
       return;

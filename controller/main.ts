@@ -310,6 +310,7 @@ export function startController(o: ControllerOptions): Controller {
     kube: kubeClient(o.kubeConfig),
     sendWebhook,
     onWebhookAttempt: (result) => metrics.webhook(result),
+    onPhaseChange: (change) => metrics.phaseChanged(change),
     onReconcile: (result, seconds) => metrics.reconciled(result, seconds),
     log,
   });

@@ -15,6 +15,14 @@
  *   get is an answer, not an error);
  * - folio_pdfjobs{phase}: PdfJobs in the informer cache by phase, reported by the leader only, so
  *   that the chart's sums over replicas count each PdfJob once;
+ * - the job metrics the API emits in embedded mode, defined once in core/metrics/job-metrics.ts:
+ *   folio_jobs_total{operation,outcome}, folio_job_duration_seconds{operation,outcome} and
+ *   folio_job_queue_wait_seconds{operation}, from the phase changes the apply layer writes
+ *   (controller/apply.ts PhaseChange: each once across replicas, a 409 Conflict reports nothing).
+ *   A job is counted and its duration (startTime → completionTime) observed when it becomes
+ *   terminal. Its queue wait (creationTimestamp → startTime) is observed when it starts: when it
+ *   becomes Running, or, for a job never seen Running, when it becomes terminal with a startTime
+ *   (a runner that ended before a reconcile saw it run); a job that never started has none;
  * - the process's default metrics, prefixed `folio_` like the API's.
  *
  * Labels are fixed small sets: never a tenant, a job, a URL or a secret.
@@ -22,9 +30,10 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { PDFJOB_PHASES } from "../core/schemas/pdfjob.ts";
+import { registerJobMetrics } from "../core/metrics/job-metrics.ts";
+import { PDFJOB_PHASES, TERMINAL_PHASES, type PdfJobPhase, type PdfJobStatus } from "../core/schemas/pdfjob.ts";
 import { ObjectNotFound, type ObjectStore } from "../core/storage/store.ts";
-import type { WebhookAttemptResult } from "./apply.ts";
+import type { PhaseChange, WebhookAttemptResult } from "./apply.ts";
 import type { QueueMetrics } from "./queue.ts";
 import type { ReconcileResult } from "./reconciler.ts";
 
@@ -79,6 +88,10 @@ export class ControllerMetrics {
     labelNames: ["operation"] as const,
     registers: [this.registry],
   });
+  readonly #jobMetrics = registerJobMetrics(this.registry);
+  readonly jobs = this.#jobMetrics.jobs;
+  readonly jobDuration = this.#jobMetrics.jobDuration;
+  readonly jobWait = this.#jobMetrics.jobWait;
   #phases: () => Iterable<string | undefined> | null = () => null;
 
   constructor(o: { defaultMetrics?: boolean } = {}) {
@@ -122,6 +135,22 @@ export class ControllerMetrics {
     this.webhookDeliveries.inc({ outcome });
   }
 
+  /** The job metrics of a phase change the apply layer wrote (controller/apply.ts onPhaseChange). */
+  phaseChanged({ from, pdfJob }: PhaseChange): void {
+    const status = pdfJob.status ?? {};
+    const to = status.phase;
+    const operation = pdfJob.spec.operation;
+    const ends = isTerminal(to) && !isTerminal(from);
+    const starts = (to === "Running" || ends) && from !== "Running";
+    const created = Date.parse(pdfJob.metadata.creationTimestamp ?? "");
+    const started = Date.parse(status.startTime ?? "");
+    if (starts && !Number.isNaN(created) && !Number.isNaN(started)) this.jobWait.observe({ operation }, seconds(started - created));
+    if (!ends) return;
+    this.jobs.inc({ operation, outcome: jobOutcome(status) });
+    const completed = Date.parse(status.completionTime ?? "");
+    if (!Number.isNaN(started) && !Number.isNaN(completed)) this.jobDuration.observe({ operation, outcome: to!.toLowerCase() }, seconds(completed - started));
+  }
+
   setLeader(leading: boolean): void {
     this.leader.set(leading ? 1 : 0);
   }
@@ -151,7 +180,7 @@ export class ControllerMetrics {
     return {
       put: counted("put", (key, body) => store.put(key, body)),
       putFile: counted("putFile", (key, file) => store.putFile(key, file)),
-      get: counted("get", (key) => store.get(key)),
+      get: counted("get", (key, opts) => store.get(key, opts)),
       delete: counted("delete", (key) => store.delete(key)),
       deletePrefix: counted("deletePrefix", (prefix) => store.deletePrefix(prefix)),
       exists: counted("exists", (key) => store.exists(key)),
@@ -164,6 +193,16 @@ export class ControllerMetrics {
       }),
     };
   }
+}
+
+const isTerminal = (phase: PdfJobPhase | undefined): boolean => phase !== undefined && TERMINAL_PHASES.includes(phase);
+const seconds = (ms: number): number => Math.max(0, ms) / 1000;
+
+/** folio_jobs_total's outcome, as the API's: succeeded, the error code of a failed job, or canceled. */
+function jobOutcome(status: PdfJobStatus): string {
+  if (status.phase === "Succeeded") return "succeeded";
+  if (status.phase === "Canceled") return "canceled";
+  return status.error?.code ?? "internal_error";
 }
 
 export interface MetricsServer {

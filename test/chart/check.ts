@@ -7,8 +7,9 @@
  *    runbook_url points at, a severity, and in test/chart/alerts.test.yaml both a case where it
  *    fires and one where it must not; every recording rule is used by an alert.
  * 3. Every metric the alerts and the dashboard query is one Folio exports: the API's (read
- *    from api/metrics.ts), the controller's (controller/metrics.ts once it exists; until then the
- *    agreed list below) or Prometheus' own `up`.
+ *    from api/metrics.ts), the job metrics both components emit (core/metrics/job-metrics.ts),
+ *    the controller's (controller/metrics.ts once it exists; until then the agreed list below) or
+ *    Prometheus' own `up`.
  * 4. The Grafana dashboard is valid JSON with unique panel ids, a datasource variable and no
  *    overlapping panels; its queries are written to PROMQL_OUT as a rules file, so that
  *    `promtool check rules` parses every one of them.
@@ -262,8 +263,9 @@ function main(): number {
   const promqlOut = process.argv.slice(2).find((a) => !a.startsWith("--")) ?? "/tmp/folio-dashboard-queries.yaml";
   const controllerFile = "controller/metrics.ts";
   const controller = existsSync(join(ROOT, controllerFile)) ? declaredMetrics(controllerFile) : CONTROLLER_METRICS;
-  const known = seriesNames([...declaredMetrics("api/metrics.ts"), ...controller]);
-  process.stdout.write(`static checks (metrics: api/metrics.ts + ${existsSync(join(ROOT, controllerFile)) ? controllerFile : "the agreed controller list"})\n`);
+  const shared = "core/metrics/job-metrics.ts";
+  const known = seriesNames([...declaredMetrics("api/metrics.ts"), ...declaredMetrics(shared), ...controller]);
+  process.stdout.write(`static checks (metrics: api/metrics.ts + ${shared} + ${existsSync(join(ROOT, controllerFile)) ? controllerFile : "the agreed controller list"})\n`);
   crdCopy();
   valuesSchema();
   alerts(known);

@@ -388,13 +388,14 @@ function rbacExpectations(ns: string, fullname: string): { sa: string; verb: str
     ...may(c, "coordination.k8s.io", "leases", ["update"], false, { name: "someone-elses-lease" }),
     ...may(c, "apps", "deployments", ["create"], false),
     ...may(c, "", "configmaps", ["get"], false),
-    // api: PdfJobs and the Secrets it creates for them
+    // api: PdfJobs, and the Secrets it creates already owned by them (the garbage collector
+    // deletes them with the PdfJob: the API never reads, changes or deletes one)
     ...may(a, "folio.dev", "pdfjobs", ["create", "get", "list", "patch", "delete"], true),
     ...may(a, "folio.dev", "pdfjobs", ["update", "watch"], false),
     ...may(a, "folio.dev", "pdfjobs", ["update", "patch"], false, { subresource: "status" }),
     ...may(a, "folio.dev", "pdfjobs", ["update"], true, { subresource: "finalizers" }),
-    ...may(a, "", "secrets", ["create", "update", "patch", "delete"], true),
-    ...may(a, "", "secrets", ["get", "list", "watch"], false),
+    ...may(a, "", "secrets", ["create"], true),
+    ...may(a, "", "secrets", ["get", "list", "watch", "update", "patch", "delete"], false),
     ...may(a, "batch", "jobs", ["create"], false),
     ...may(a, "", "pods", ["list"], false),
     ...may(a, "coordination.k8s.io", "leases", ["create"], false),

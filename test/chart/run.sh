@@ -114,6 +114,7 @@ expect_fail "a wrong type (workers: many)" "workers" helm template x "$chart" --
 expect_fail "an unknown pull policy" "pullPolicy" helm template x "$chart" --set images.pullPolicy=Sometimes
 expect_fail "a test URL that is not https://host:port" "url" helm template x "$chart" --set tests.url=http://folio-api/
 expect_fail "an extra volume mount without a path" "mountPath" helm template x "$chart" --set 'api.extraVolumeMounts[0].name=x'
+expect_fail "the API's metrics port equal to its port" "api.metricsPort must differ from api.port" helm template x "$chart" --set api.metricsPort=8443
 
 # The `helm test` hook's script, run as its pod would run it, against the real API server
 # (`folio serve` from the checkout on a free port, with its generated self-signed certificate).

@@ -1,11 +1,12 @@
 /** controller/apply.ts with a recording KubeClient and an in-memory store. */
 import { ApiException, type V1Job } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { applyActions, type KubeClient } from "../../controller/apply.ts";
+import { applyActions, type KubeClient, type PhaseChange } from "../../controller/apply.ts";
 import type { Action } from "../../controller/decide.ts";
 import { PDFJOB_FINALIZER, type PdfJob, type PdfJobStatus } from "../../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
-import { pdfJob } from "./fixtures.ts";
+import { FakeKube } from "./fake-kube.ts";
+import { at, iso, pdfJob } from "./fixtures.ts";
 
 const apiError = (code: number): ApiException<string> => new ApiException(code, "error", "body", {});
 
@@ -133,5 +134,71 @@ describe("applyActions", () => {
     const seen: string[] = [];
     await applyActions(pj, [{ action: "deliverWebhook", delivery }], { kube, store, sendWebhook: () => Promise.resolve(outcome), onWebhookAttempt: (r) => seen.push(r) });
     expect(seen).toEqual(expected);
+  });
+});
+
+describe("applyActions' phase changes (the job metrics' hook)", () => {
+  const hook = () => {
+    const seen: { from: string | undefined; to: string | undefined; completionTime: string | undefined }[] = [];
+    const onPhaseChange = (c: PhaseChange): void => void seen.push({ from: c.from, to: c.pdfJob.status?.phase, completionTime: c.pdfJob.status?.completionTime });
+    return { seen, onPhaseChange };
+  };
+
+  it("should report each phase change it writes, and no status write that keeps the phase", async () => {
+    const { kube, store } = fakes();
+    const { seen, onPhaseChange } = hook();
+    await applyActions(withRv(pdfJob()), [{ action: "updateStatus", status: { phase: "Pending" } }], { kube, store, onPhaseChange });
+    await applyActions(withRv(pdfJob({ status: { phase: "Pending" } })), [{ action: "updateStatus", status: { phase: "Running", startTime: iso(2) } }], { kube, store, onPhaseChange });
+    await applyActions(withRv(pdfJob({ status: { phase: "Running" } })), [{ action: "updateStatus", status: { phase: "Running", jobName: "j" } }], { kube, store, onPhaseChange });
+    const ended: PdfJobStatus = { phase: "Failed", completionTime: iso(20), error: { code: "timeout", message: "m" } };
+    await applyActions(withRv(pdfJob({ status: { phase: "Running" } })), [{ action: "updateStatus", status: ended }], { kube, store, onPhaseChange });
+    // A webhook attempt rewrites a terminal status, its phase unchanged.
+    const withLedger = withRv(pdfJob({ status: { ...ended, webhook: { messageId: "msg_x", eventType: "job.failed", status: "pending", attempts: 0 } } }));
+    await applyActions(withLedger, [{ action: "deliverWebhook", delivery }], { kube, store, onPhaseChange, sendWebhook: () => Promise.resolve({ delivered: true }) });
+    expect(seen).toEqual([
+      { from: undefined, to: "Pending", completionTime: undefined },
+      { from: "Pending", to: "Running", completionTime: undefined },
+      { from: "Running", to: "Failed", completionTime: iso(20) },
+    ]);
+  });
+
+  it("should report nothing for a status write that fails, 409 Conflict included", async () => {
+    const { kube, store } = fakes({ replaceStatus: 409 });
+    const { seen, onPhaseChange } = hook();
+    const r = await applyActions(withRv(pdfJob({ status: { phase: "Running" } })), [{ action: "updateStatus", status: { phase: "Succeeded" } }], { kube, store, onPhaseChange });
+    expect((r.error as ApiException<string>).code).toBe(409);
+    expect(seen).toEqual([]);
+  });
+
+  it("should report a PdfJob let go before it ended as Canceled then, and one that ended or is gone (404) not at all", async () => {
+    const { seen, onPhaseChange } = hook();
+    const letGo = (status: PdfJobStatus | undefined, fail: Partial<Record<keyof KubeClient, number>> = {}) => {
+      const { kube, store } = fakes(fail);
+      const pj = withRv(pdfJob({ deleting: true, ...(status ? { status } : {}) }));
+      return applyActions(pj, [{ action: "removeFinalizer" }], { kube, store, onPhaseChange, now: () => at(50) });
+    };
+    await letGo({ phase: "Running", startTime: iso(2) });
+    await letGo(undefined);
+    await letGo({ phase: "Canceled", completionTime: iso(40) });
+    await letGo({ phase: "Running" }, { setFinalizers: 404 });
+    expect((await letGo({ phase: "Running" }, { setFinalizers: 409 })).error).toBeDefined();
+    expect(seen).toEqual([
+      { from: "Running", to: "Canceled", completionTime: iso(50) },
+      { from: undefined, to: "Canceled", completionTime: iso(50) },
+    ]);
+  });
+
+  it("should report a job's end once when the same end is applied twice: the second write is stale", async () => {
+    const server = new FakeKube();
+    const running = server.put(pdfJob({ status: { phase: "Running", startTime: iso(2) } }));
+    const { seen, onPhaseChange } = hook();
+    const actions: Action[] = [{ action: "updateStatus", status: { phase: "Succeeded", startTime: iso(2), completionTime: iso(20) } }];
+    const store = fakes().store;
+    expect(await applyActions(running, actions, { kube: server.client, store, onPhaseChange })).toEqual({ performed: 1 });
+    // The same transition from the same (now stale) copy, as a second reconcile from a lagging cache does.
+    const again = await applyActions(running, actions, { kube: server.client, store, onPhaseChange });
+    expect((again.error as ApiException<string>).code).toBe(409);
+    expect(server.calls).toEqual(["replaceStatus Succeeded", "409 replaceStatus"]);
+    expect(seen).toEqual([{ from: "Running", to: "Succeeded", completionTime: iso(20) }]);
   });
 });

@@ -1,23 +1,67 @@
 /**
  * controller/metrics.ts: the metrics move with the real work queue, the reconciler's worker loop
- * and a real object store, and the plain-HTTP server answers /metrics and the probes.
+ * (and its reconciles against an API server that enforces resourceVersions) and a real object
+ * store, and the plain-HTTP server answers /metrics and the probes.
  */
 import { Readable } from "node:stream";
+import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type { KubeClient } from "../../controller/apply.ts";
 import { afterEach, describe, expect, it } from "vitest";
+import { RUNNER_CONTAINER } from "../../controller/job-template.ts";
 import { ControllerMetrics, serveMetrics, type MetricsServer } from "../../controller/metrics.ts";
 import { WorkQueue } from "../../controller/queue.ts";
-import { Reconciler, type Caches } from "../../controller/reconciler.ts";
-import type { PdfJob } from "../../core/schemas/pdfjob.ts";
+import { Reconciler, type Caches, type ReconcileOutcome } from "../../controller/reconciler.ts";
+import { pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { FsObjectStore } from "../../core/storage/fs-store.ts";
-import { ObjectNotFound } from "../../core/storage/store.ts";
+import { ObjectNotFound, type ObjectStore } from "../../core/storage/store.ts";
 import { tmpDir } from "../helpers/tools.ts";
-import { JOB_ID, pdfJob, TEMPLATE, TENANT } from "./fixtures.ts";
+import { FakeKube } from "./fake-kube.ts";
+import { active, at, complete, failed, iso, job, JOB_ID, pdfJob, resultMessage, TEMPLATE, TENANT, UID } from "./fixtures.ts";
 
 /** The value of one sample in the Prometheus text format; undefined when the series is absent. */
 async function sample(m: ControllerMetrics, series: string): Promise<number | undefined> {
   const line = (await m.registry.metrics()).split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const KEY = `folio/${pdfJobName(JOB_ID)}`;
+
+/** The runner pod as the pod informer shows it once the runner exited with `message`. */
+const exitedPod = (message: string, exitCode = 0): V1Pod => ({
+  metadata: { creationTimestamp: at(2) },
+  status: { containerStatuses: [{ name: RUNNER_CONTAINER, image: TEMPLATE.image, imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode, message } } }] },
+});
+
+/**
+ * One PdfJob's life: reconciles of the real reconciler at given times, against a FakeKube holding
+ * the PdfJob, with the Job and pods the test says the cluster has, the job series going to `m`.
+ */
+function life(m: ControllerMetrics, store: ObjectStore) {
+  const server = new FakeKube();
+  server.put(pdfJob());
+  let world: { job?: V1Job["status"]; pods?: V1Pod[]; stale?: PdfJob } = {};
+  let now = 0;
+  const caches: Caches = {
+    pdfJob: (key) => (key === KEY ? (world.stale ?? server.get(key)) : undefined),
+    pdfJobs: () => [server.get(KEY)].filter((pj) => pj !== undefined),
+    job: () => (world.job ? job(server.get(KEY) ?? pdfJob(), world.job) : undefined),
+    podsOfJob: () => world.pods ?? [],
+  };
+  const reconciler = new Reconciler({ caches, template: TEMPLATE, store, kube: server.client, now: () => at(now), onPhaseChange: (c) => m.phaseChanged(c) });
+  return {
+    server,
+    reconcile: (seconds: number, w: typeof world = {}): Promise<ReconcileOutcome | null> => {
+      now = seconds;
+      world = w;
+      return reconciler.reconcile(KEY);
+    },
+    /** Created at 0, Pending at 1, Running at 3 (its Job started at 2). */
+    async untilRunning(): Promise<void> {
+      await this.reconcile(1);
+      await this.reconcile(3, { job: active(2) });
+      expect(server.get(KEY)?.status).toMatchObject({ phase: "Running", startTime: iso(2) });
+    },
+  };
 }
 
 describe("ControllerMetrics", () => {
@@ -105,13 +149,109 @@ describe("ControllerMetrics", () => {
     await dir.cleanup();
   });
 
+  it("should pass get's signal through to the store", async () => {
+    const m = new ControllerMetrics({ defaultMetrics: false });
+    const dir = await tmpDir("folio-metrics-");
+    const signals: (AbortSignal | undefined)[] = [];
+    // FsObjectStore ignores the signal (S3ObjectStore aborts its request with it): record it instead.
+    class Recording extends FsObjectStore {
+      override get(key: string, opts?: { signal?: AbortSignal }): Promise<Readable> {
+        signals.push(opts?.signal);
+        return super.get(key);
+      }
+    }
+    const store = m.instrumentStore(new Recording(dir.dir));
+    await store.put(`${TENANT}/file_a`, Readable.from([Buffer.from("x")]));
+    const signal = new AbortController().signal;
+    (await store.get(`${TENANT}/file_a`, { signal })).destroy();
+    expect(signals).toEqual([signal]);
+    await dir.cleanup();
+  });
+
+  it("should count a job that succeeded once, with its queue wait and duration, even when its end is applied twice", async () => {
+    const m = new ControllerMetrics({ defaultMetrics: false });
+    const dir = await tmpDir("folio-metrics-");
+    const l = life(m, new FsObjectStore(dir.dir));
+    await l.untilRunning();
+    // The queue wait is observed when the job starts: created at 0, started at 2.
+    expect(await sample(m, 'folio_job_queue_wait_seconds_count{operation="compress"}')).toBe(1);
+    expect(await sample(m, 'folio_job_queue_wait_seconds_sum{operation="compress"}')).toBe(2);
+    expect(await sample(m, 'folio_jobs_total{operation="compress",outcome="succeeded"}')).toBeUndefined();
+    const running = l.server.get(KEY);
+    const ended = { job: complete(20), pods: [exitedPod(resultMessage())] };
+    expect((await l.reconcile(21, ended))?.result.error).toBeUndefined();
+    expect(l.server.get(KEY)?.status?.phase).toBe("Succeeded");
+    // A lagging cache still shows it Running: the same end again, from a stale copy, is refused.
+    const again = await l.reconcile(22, { ...ended, ...(running ? { stale: running } : {}) });
+    expect(again?.actions.some((a) => a.action === "updateStatus" && a.status.phase === "Succeeded")).toBe(true);
+    expect(again?.result.error).toMatchObject({ code: 409 });
+    await l.reconcile(23, ended);
+    expect(await sample(m, 'folio_jobs_total{operation="compress",outcome="succeeded"}')).toBe(1);
+    expect(await sample(m, 'folio_job_duration_seconds_count{operation="compress",outcome="succeeded"}')).toBe(1);
+    expect(await sample(m, 'folio_job_duration_seconds_sum{operation="compress",outcome="succeeded"}')).toBe(18);
+    expect(await sample(m, 'folio_job_queue_wait_seconds_count{operation="compress"}')).toBe(1);
+    await dir.cleanup();
+  });
+
+  it("should count a failed job by its error code, and a canceled one as canceled, running or not", async () => {
+    const m = new ControllerMetrics({ defaultMetrics: false });
+    const dir = await tmpDir("folio-metrics-");
+    const store = new FsObjectStore(dir.dir);
+    // Past its deadline: failed with timeout.
+    const timedOut = life(m, store);
+    await timedOut.untilRunning();
+    await timedOut.reconcile(21, { job: failed("DeadlineExceeded"), pods: [exitedPod("Killed\n", 137)] });
+    // Deleted while running: the Canceled status is written, then the Job stops and it is let go.
+    const deletedRunning = life(m, store);
+    await deletedRunning.untilRunning();
+    deletedRunning.server.delete(KEY, iso(30));
+    await deletedRunning.reconcile(31, { job: active(2) });
+    expect(deletedRunning.server.get(KEY)?.status?.phase).toBe("Canceled");
+    await deletedRunning.reconcile(40);
+    expect(deletedRunning.server.get(KEY)).toBeUndefined();
+    // Deleted while Pending, without a webhook: no terminal status is written; it ends when let go.
+    const deletedPending = life(m, store);
+    await deletedPending.reconcile(1);
+    deletedPending.server.delete(KEY, iso(4));
+    await deletedPending.reconcile(5);
+    expect(deletedPending.server.get(KEY)).toBeUndefined();
+    expect(deletedPending.server.calls.filter((c) => c.startsWith("replaceStatus"))).toEqual(["replaceStatus Pending"]);
+
+    expect(await sample(m, 'folio_jobs_total{operation="compress",outcome="timeout"}')).toBe(1);
+    expect(await sample(m, 'folio_jobs_total{operation="compress",outcome="canceled"}')).toBe(2);
+    expect(await sample(m, 'folio_jobs_total{operation="compress",outcome="succeeded"}')).toBeUndefined();
+    expect(await sample(m, 'folio_job_duration_seconds_count{operation="compress",outcome="failed"}')).toBe(1);
+    // Only the canceled job that had started has a duration (2 → 31) and a queue wait.
+    expect(await sample(m, 'folio_job_duration_seconds_count{operation="compress",outcome="canceled"}')).toBe(1);
+    expect(await sample(m, 'folio_job_duration_seconds_sum{operation="compress",outcome="canceled"}')).toBe(29);
+    expect(await sample(m, 'folio_job_queue_wait_seconds_count{operation="compress"}')).toBe(2);
+    await dir.cleanup();
+  });
+
+  it("should observe the queue wait at the end of a job never seen Running", async () => {
+    const m = new ControllerMetrics({ defaultMetrics: false });
+    const dir = await tmpDir("folio-metrics-");
+    const l = life(m, new FsObjectStore(dir.dir));
+    await l.reconcile(1);
+    // The runner started at 2 and ended at 20 before a reconcile saw it run.
+    await l.reconcile(21, { job: complete(20), pods: [exitedPod(resultMessage())] });
+    expect(l.server.get(KEY)?.status).toMatchObject({ phase: "Succeeded", startTime: iso(2) });
+    expect(await sample(m, 'folio_job_queue_wait_seconds_count{operation="compress"}')).toBe(1);
+    expect(await sample(m, 'folio_job_queue_wait_seconds_sum{operation="compress"}')).toBe(2);
+    expect(await sample(m, 'folio_jobs_total{operation="compress",outcome="succeeded"}')).toBe(1);
+    await dir.cleanup();
+  });
+
   it("should use only bounded labels", async () => {
     const m = new ControllerMetrics({ defaultMetrics: false });
     m.observePdfJobs(() => ["Succeeded"]);
+    const ended = pdfJob({ status: { phase: "Failed", startTime: iso(2), completionTime: iso(9), error: { code: "internal_error", message: `Job ${JOB_ID} of ${TENANT} failed` } } });
+    m.phaseChanged({ from: "Running", pdfJob: ended });
     const text = await m.registry.metrics();
+    expect(text).toContain('folio_jobs_total{operation="compress",outcome="internal_error"} 1');
     const labels = new Set([...text.matchAll(/[{,]([a-z_]+)="/g)].map((x) => x[1]));
     expect([...labels].sort()).toEqual(["le", "operation", "outcome", "phase", "result"]);
-    expect(text).not.toContain(JOB_ID);
+    for (const id of [JOB_ID, pdfJobName(JOB_ID), TENANT, UID]) expect(text).not.toContain(id);
   });
 });
 
