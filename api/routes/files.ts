@@ -1,6 +1,5 @@
 /** /v1/files: upload (multipart, streamed), read, download and delete (API.md "Files"). */
 import { Router, type Request, type Response } from "express";
-import { ObjectNotFound } from "../../core/storage/store.ts";
 import type { Config } from "../../core/config.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend } from "../jobs/backend.ts";
@@ -65,11 +64,7 @@ export function filesRouter(deps: FilesDeps): Router {
   });
 
   r.get("/files/:id/content", async (req, res) => {
-    // Bytes already gone (a delete or an expiry racing this request) are a file that is gone.
-    const found = await backend.openFile(auth(res).tenant.id, req.params.id).catch((err: unknown) => {
-      if (err instanceof ObjectNotFound) return null;
-      throw err;
-    });
+    const found = await backend.openFile(auth(res).tenant.id, req.params.id);
     if (!found) throw new ApiError("not_found", "No such file.");
     const { file, body } = found;
     const etag = `"${file.sha256}"`;

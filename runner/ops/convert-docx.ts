@@ -24,10 +24,10 @@ import {
   TextRun,
   WidthType,
 } from "docx";
-import sharp from "sharp";
 import type { DocumentLayout } from "../pdf-layout/index.ts";
 import { paragraphRuns } from "../pdf-layout/paragraphs.ts";
-import type { Cell, PageImage, PageLayout, Paragraph as LayoutParagraph, Table as LayoutTable } from "../pdf-layout/types.ts";
+import { disjointCells } from "../pdf-layout/tables.ts";
+import type { Cell, PngImage, PageLayout, Paragraph as LayoutParagraph, Table as LayoutTable } from "../pdf-layout/types.ts";
 
 /** Points → twentieths of a point (twips), Word's unit for page geometry and spacing. */
 const twips = (pt: number): number => Math.round(pt * 20);
@@ -35,7 +35,7 @@ const HEADINGS = [HeadingLevel.HEADING_1, HeadingLevel.HEADING_2, HeadingLevel.H
 const ALIGN = { left: AlignmentType.LEFT, center: AlignmentType.CENTER, right: AlignmentType.RIGHT, justify: AlignmentType.JUSTIFIED } as const;
 
 /** "LiberationSerif-BoldItalic" → "Liberation Serif"; "TimesNewRomanPSMT" → "Times New Roman". */
-export function fontFamily(psName: string): string | undefined {
+function fontFamily(psName: string): string | undefined {
   const base = psName.split(/[-,]/)[0]!.replace(/(PS)?MT$/, "").replace(/PS$/, "");
   if (!base) return undefined;
   return base.replace(/([a-z])([A-Z])/g, "$1 $2");
@@ -67,10 +67,18 @@ function cellParagraph(cell: Cell): Paragraph {
 function tableOf(t: LayoutTable, maxWidth: number): Table {
   const widths = t.colEdges.slice(1).map((x, i) => Math.max(12, x - t.colEdges[i]!));
   const scale = Math.min(1, maxWidth / widths.reduce((a, b) => a + b, 0));
+  // Cells by row, grouped once (a table continued over many pages has thousands of rows); merged
+  // areas never overlap (disjointCells), so no row is wider than the table.
+  const byRow = new Map<number, Cell[]>();
+  for (const c of disjointCells(t)) {
+    const row = byRow.get(c.row);
+    if (row) row.push(c);
+    else byRow.set(c.row, [c]);
+  }
   const rows: TableRow[] = [];
   for (let r = 0; r < t.rows; r++) {
-    const cells = t.cells.filter((c) => c.row === r).sort((a, b) => a.col - b.col);
-    if (cells.length === 0) continue;
+    const cells = byRow.get(r);
+    if (!cells) continue;
     rows.push(
       new TableRow({
         tableHeader: cells.every((c) => c.header),
@@ -86,17 +94,11 @@ function tableOf(t: LayoutTable, maxWidth: number): Table {
   });
 }
 
-async function imageParagraph(im: PageImage, maxWidth: number, pageBreak: boolean): Promise<Paragraph | null> {
-  let data: Buffer;
-  try {
-    data = await sharp(im.pixels, { raw: { width: im.width, height: im.height, channels: im.channels } }).png().toBuffer();
-  } catch {
-    return null;
-  }
+function imageParagraph(im: PngImage, maxWidth: number, pageBreak: boolean): Paragraph {
   const scale = Math.min(1, maxWidth / (im.x1 - im.x0));
   // Word sizes inline images in pixels at 96 per inch.
   const px = (pt: number): number => Math.max(1, Math.round((pt * scale * 96) / 72));
-  const run = new ImageRun({ type: "png", data, transformation: { width: px(im.x1 - im.x0), height: px(im.y1 - im.y0) } });
+  const run = new ImageRun({ type: "png", data: im.png, transformation: { width: px(im.x1 - im.x0), height: px(im.y1 - im.y0) } });
   return new Paragraph({ children: [run], pageBreakBefore: pageBreak });
 }
 
@@ -121,6 +123,8 @@ export interface DocxFigures {
   headings: number;
   tables: number;
   images: number;
+  /** Images left out (past the document's image budget, unreadable, or on the textless pages of a scan-like PDF). */
+  images_omitted: number;
 }
 
 /** Writes the layout as a DOCX file; checks the signal between pages. */
@@ -128,7 +132,7 @@ export async function writeDocx(layout: DocumentLayout, out: string, signal: Abo
   const setup = pageSetup(layout.pages);
   const maxWidth = setup.width - setup.left - setup.right;
   const children: (Paragraph | Table)[] = [];
-  const figures: DocxFigures = { paragraphs: 0, headings: 0, tables: 0, images: 0 };
+  const figures: DocxFigures = { paragraphs: 0, headings: 0, tables: 0, images: 0, images_omitted: layout.imagesOmitted };
   for (const page of layout.pages) {
     signal.throwIfAborted();
     // A page that begins with the rest of a table flows on from it: Word breaks the table itself.
@@ -143,9 +147,7 @@ export async function writeDocx(layout: DocumentLayout, out: string, signal: Abo
         children.push(tableOf(block.table, maxWidth));
         figures.tables++;
       } else {
-        const para = await imageParagraph(block.image, maxWidth, pageBreak);
-        if (!para) continue;
-        children.push(para);
+        children.push(imageParagraph(block.image, maxWidth, pageBreak));
         figures.images++;
       }
       pageBreak = false;
@@ -166,6 +168,10 @@ export async function writeDocx(layout: DocumentLayout, out: string, signal: Abo
       },
     ],
   });
-  await writeFile(out, await Packer.toBuffer(doc));
+  signal.throwIfAborted();
+  const bytes = await Packer.toBuffer(doc);
+  // Packing cannot be interrupted: a deadline that passed meanwhile still ends the job.
+  signal.throwIfAborted();
+  await writeFile(out, bytes);
   return figures;
 }

@@ -14,6 +14,7 @@ import ExcelJS from "exceljs";
 import { typeCell } from "../pdf-layout/cells.ts";
 import type { DocumentLayout } from "../pdf-layout/index.ts";
 import { segmentText } from "../pdf-layout/lines.ts";
+import { disjointCells } from "../pdf-layout/tables.ts";
 import type { Segment, Table } from "../pdf-layout/types.ts";
 
 /** Points of text width per spreadsheet column-width unit (one "0" in the default font). */
@@ -30,7 +31,8 @@ function setCell(ws: ExcelJS.Worksheet, row: number, col: number, text: string):
 const cellText = (lines: readonly Segment[]): string => lines.map(segmentText).join(" ").trim();
 
 function writeTable(ws: ExcelJS.Worksheet, table: Table): void {
-  for (const c of table.cells) {
+  // Merged areas never overlap (exceljs throws on an overlapping merge).
+  for (const c of disjointCells(table)) {
     setCell(ws, c.row + 1, c.col + 1, cellText(c.lines));
     if (c.header) ws.getCell(c.row + 1, c.col + 1).font = { bold: true };
     if (c.rowSpan > 1 || c.colSpan > 1) ws.mergeCells(c.row + 1, c.col + 1, c.row + c.rowSpan, c.col + c.colSpan);
@@ -63,8 +65,12 @@ export async function writeXlsx(layout: DocumentLayout, out: string, signal: Abo
     });
   }
   if (tables === 0) {
-    for (const page of layout.pages) writeLines(wb.addWorksheet(`Page ${page.number}`), page.segments);
+    for (const page of layout.pages) {
+      signal.throwIfAborted();
+      writeLines(wb.addWorksheet(`Page ${page.number}`), page.segments);
+    }
   }
+  signal.throwIfAborted();
   await wb.xlsx.writeFile(out);
   return { tables, sheets: wb.worksheets.length };
 }

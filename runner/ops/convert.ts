@@ -38,7 +38,7 @@ function checkDirection(kind: DocKind, to: ConvertOptions["to"]): void {
 async function fromPdf(ctx: OpContext<ConvertOptions>, to: "docx" | "xlsx"): Promise<OpResult> {
   const input = ctx.inputs[0]!;
   const started = performance.now();
-  const layout = await analyzePdf(input.path, { signal: ctx.signal, maxImagePixels: ctx.limits.max_image_pixels });
+  const layout = await analyzePdf(input.path, { signal: ctx.signal, maxImagePixels: ctx.limits.max_image_pixels, images: to === "docx" });
   if (layout.chars === 0) {
     throw new JobError("unsupported_input", "The PDF has no text to convert (it looks scanned or made of images); run it through OCR first.");
   }

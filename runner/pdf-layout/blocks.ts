@@ -9,6 +9,7 @@
  * tried first so that two columns whose paragraph gaps happen to line up are still read column by
  * column. Pure.
  */
+import { maxOf, minOf } from "./minmax.ts";
 import type { Segment } from "./types.ts";
 
 export interface Box {
@@ -35,22 +36,39 @@ function fits(block: TextBlock, seg: Segment): boolean {
   return seg.x1 <= block.x1 + 2 * seg.size && seg.x0 >= block.x0 - 4 * seg.size;
 }
 
-/** Groups segments (any order) into blocks. */
+/**
+ * Groups segments (any order) into blocks. Segments are taken top to bottom, so a block's last
+ * baseline only grows: `open` keeps the blocks ordered by it (a Map re-inserted on every append),
+ * and each segment looks only at the blocks whose last line is between half a line and
+ * MAX_PITCH lines above it; blocks left further behind can take no later segment and are dropped.
+ * That keeps a page of tens of thousands of scattered words near-linear.
+ */
 export function buildBlocks(segments: readonly Segment[]): TextBlock[] {
   const blocks: TextBlock[] = [];
+  const open = new Map<TextBlock, Segment>();
   const sorted = [...segments].sort((a, b) => a.base - b.base || a.x0 - b.x0);
+  const maxSize = maxOf(sorted, (s) => s.size, 0);
   for (const seg of sorted) {
     let best: TextBlock | null = null;
-    for (const block of blocks) {
-      if (fits(block, seg) && (!best || block.segs.at(-1)!.base > best.segs.at(-1)!.base)) best = block;
+    for (const [block, last] of open) {
+      if (seg.base - last.base > MAX_PITCH * Math.max(maxSize, last.size)) {
+        open.delete(block);
+        continue;
+      }
+      if (seg.base - last.base <= 0.5 * seg.size) break;
+      if (fits(block, seg) && (!best || last.base > best.segs.at(-1)!.base)) best = block;
     }
     if (best) {
       best.segs.push(seg);
       best.x0 = Math.min(best.x0, seg.x0);
       best.x1 = Math.max(best.x1, seg.x1);
       best.bottom = Math.max(best.bottom, seg.bottom);
+      open.delete(best);
+      open.set(best, seg);
     } else {
-      blocks.push({ segs: [seg], x0: seg.x0, x1: seg.x1, top: seg.top, bottom: seg.bottom });
+      const block = { segs: [seg], x0: seg.x0, x1: seg.x1, top: seg.top, bottom: seg.bottom };
+      blocks.push(block);
+      open.set(block, seg);
     }
   }
   return blocks;
@@ -71,10 +89,10 @@ function cut<T extends Box>(boxes: readonly T[], lo: (b: Box) => number, hi: (b:
 
 export function bounds(boxes: readonly Box[]): Box {
   return {
-    x0: Math.min(...boxes.map((b) => b.x0)),
-    x1: Math.max(...boxes.map((b) => b.x1)),
-    top: Math.min(...boxes.map((b) => b.top)),
-    bottom: Math.max(...boxes.map((b) => b.bottom)),
+    x0: minOf(boxes, (b) => b.x0),
+    x1: maxOf(boxes, (b) => b.x1),
+    top: minOf(boxes, (b) => b.top),
+    bottom: maxOf(boxes, (b) => b.bottom),
   };
 }
 

@@ -15,7 +15,7 @@ const GROUPED = /^\d{1,3}(?:([,.\u00a0\u202f' ])\d{3})+(?:([.,])(\d+))?$/u;
 const PLAIN = /^(\d+)(?:([.,])(\d+))?$/;
 
 /** A number written with separators, or null. Returns its decimals and whether it was grouped. */
-export function parseNumber(s: string): { value: number; decimals: number; grouped: boolean } | null {
+function parseNumber(s: string): { value: number; decimals: number; grouped: boolean } | null {
   const grouped = GROUPED.exec(s);
   // A single "." before three digits is a decimal point ("1.234"), not a thousands separator.
   const loneDot = grouped?.[1] === "." && !grouped[2] && s.split(".").length === 2;
@@ -44,7 +44,7 @@ function numberFormat(decimals: number, grouped: boolean, currency: string | und
 }
 
 /** The numeric value of a printed number with sign, parentheses, percent and currency, or null. */
-export function typedNumber(text: string): { value: number; numFmt?: string } | null {
+function typedNumber(text: string): { value: number; numFmt?: string } | null {
   let s = text.trim().replace(/\u2212/g, "-");
   const parens = /^\(.*\)$/.test(s);
   if (parens) s = s.slice(1, -1).trim();
@@ -82,7 +82,7 @@ function validDate(y: number, m: number, d: number): Date | null {
 const fullYear = (y: string): number => (y.length === 2 ? (Number(y) < 30 ? 2000 : 1900) + Number(y) : Number(y));
 
 /** A printed date, or null. */
-export function typedDate(text: string): { value: Date; numFmt: string } | null {
+function typedDate(text: string): { value: Date; numFmt: string } | null {
   const s = text.trim();
   let m = /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/.exec(s);
   if (m) {

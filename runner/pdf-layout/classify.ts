@@ -4,6 +4,7 @@
  * heading is a short paragraph set larger than the body text, or a short line all in bold at body
  * size, and levels follow the sizes (largest first, bold body-size lines last). Pure.
  */
+import { maxOf } from "./minmax.ts";
 import { paragraphText } from "./paragraphs.ts";
 import type { Paragraph } from "./types.ts";
 
@@ -31,7 +32,7 @@ function headingClass(p: Paragraph, body: number): number | null {
   if (p.list || p.lines.length > 3) return null;
   const text = paragraphText(p);
   if (text.length === 0 || text.length > 200 || !/\p{L}/u.test(text)) return null;
-  const size = Math.round(Math.max(...p.lines.map((l) => l.size)) * 2) / 2;
+  const size = Math.round(maxOf(p.lines, (l) => l.size) * 2) / 2;
   if (size >= body * 1.15) return size;
   if (isBold(p) && size >= body * 0.95 && p.lines.length === 1 && text.length <= 120 && !/[.:;,]$/.test(text)) return -1;
   return null;
@@ -41,7 +42,7 @@ function headingClass(p: Paragraph, body: number): number | null {
  * Sets `heading` on the paragraphs that are headings. `tagged` gives the structure tree's level
  * of a paragraph (null when it has none); when any paragraph has one, only tagged ones count.
  */
-export function assignHeadings(paragraphs: readonly Paragraph[], tagged: (p: Paragraph) => number | null): number {
+export function assignHeadings(paragraphs: readonly Paragraph[], tagged: (p: Paragraph) => number | null): void {
   const levels = paragraphs.map(tagged);
   if (levels.some((l) => l !== null)) {
     paragraphs.forEach((p, i) => (p.heading = levels[i] ?? null));
@@ -54,5 +55,4 @@ export function assignHeadings(paragraphs: readonly Paragraph[], tagged: (p: Par
       p.heading = c === null || c === undefined ? null : Math.min(6, ranks.indexOf(c) + 1);
     });
   }
-  return paragraphs.filter((p) => p.heading !== null).length;
 }

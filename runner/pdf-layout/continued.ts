@@ -42,9 +42,12 @@ const rowText = (t: Table, row: number): string =>
     .map((c) => c.lines.map(segmentText).join(" "))
     .join("\t");
 
-/** Appends the rows of `rest` to `table`, dropping a first row that repeats the table's header row. */
-function appendRows(table: Table, rest: Table): void {
-  const repeated = rest.rows > 1 && rowText(rest, 0) === rowText(table, 0);
+/**
+ * Appends the rows of `rest` to `table`, dropping a first row that repeats the table's header row
+ * (`header`: the text of the table's first row, kept so that a growing table is not rescanned).
+ */
+function appendRows(table: Table, header: string, rest: Table): void {
+  const repeated = rest.rows > 1 && rowText(rest, 0) === header;
   const skip = repeated ? 1 : 0;
   if (repeated) for (const c of table.cells) if (c.row === 0) c.header = true;
   for (const c of rest.cells) if (c.row >= skip) table.cells.push({ ...c, row: c.row - skip + table.rows });
@@ -55,17 +58,20 @@ function appendRows(table: Table, rest: Table): void {
 export function joinContinuedTables(pages: readonly PageLayout[]): void {
   /** The table the previous page ended with, which this page may continue. */
   let open: Table | null = null;
+  let header = "";
   for (const page of pages) {
     const blocks = content(page);
     const first = blocks[0];
     if (open && first?.type === "table" && sameColumns(open, first.table)) {
-      appendRows(open, first.table);
+      appendRows(open, header, first.table);
       page.blocks = page.blocks.filter((b) => b !== first);
       page.continued = true;
       blocks.shift();
     }
     const last = blocks.at(-1);
     // A page the table fills entirely passes it on to the next.
-    open = last ? (last.type === "table" ? last.table : null) : page.continued ? open : null;
+    const next: Table | null = last ? (last.type === "table" ? last.table : null) : page.continued ? open : null;
+    if (next && next !== open) header = rowText(next, 0);
+    open = next;
   }
 }

@@ -12,7 +12,7 @@
  * of those stretches meet. Only upright horizontal text is measured; anything else stays as pdfjs
  * gave it. The walk runs in the extraction worker; splitAtGaps is pure.
  */
-import { multiply, type Matrix } from "./graphics.ts";
+import { IDENTITY, multiply, type Matrix } from "../engines/pdf-matrix.ts";
 import { WORD_GAP } from "./lines.ts";
 import type { TextItem } from "./types.ts";
 
@@ -84,8 +84,6 @@ interface Glyph {
   isSpace?: boolean;
 }
 
-const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
-
 /** Collects glyphs into runs: a glyph joins the last run when it starts where that run's last glyph ends. */
 class RunBuilder {
   readonly runs: GlyphRun[] = [];
@@ -130,7 +128,7 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   const size = Math.abs(st.fontSize);
   const widthScale = size * (font.fontMatrix?.[0] ?? 0.001);
   const hScale = st.hScale * direction;
-  const trm = multiply(st.ctm, st.tm);
+  const trm = multiply(st.tm, st.ctm);
   const upright = Math.abs(trm[1]) < 1e-6 && Math.abs(trm[2]) < 1e-6 && trm[0] * hScale > 0 && trm[3] < 0;
   const deviceSize = size * Math.abs(trm[3]);
   const base = trm[3] * (st.y + st.rise) + trm[5];
@@ -165,7 +163,7 @@ function textStateOp(st: TextState, fn: number | undefined, a: unknown[], OPS: T
     st.fontSize = Number(size) || 0;
   };
   if (fn === OPS.beginText) Object.assign(st, { tm: IDENTITY, x: 0, y: 0, lineX: 0, lineY: 0 });
-  else if (fn === OPS.setTextMatrix) Object.assign(st, { tm: Array.from((a.length === 1 ? a[0] : a) as ArrayLike<number>) as Matrix, x: 0, y: 0, lineX: 0, lineY: 0 });
+  else if (fn === OPS.setTextMatrix) Object.assign(st, { tm: Array.from((a.length === 1 ? a[0] : a) as ArrayLike<number>) as unknown as Matrix, x: 0, y: 0, lineX: 0, lineY: 0 });
   else if (fn === OPS.moveText) moveText(st, n(0), n(1));
   else if (fn === OPS.setLeadingMoveText) {
     st.leading = n(1);
@@ -193,9 +191,9 @@ export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS:
     if (fn === OPS.save || fn === OPS.paintFormXObjectBegin) {
       stack.push(st);
       st = { ...st };
-      if (fn === OPS.paintFormXObjectBegin && a[0]) st.ctm = multiply(st.ctm, a[0] as Matrix);
+      if (fn === OPS.paintFormXObjectBegin && a[0]) st.ctm = multiply(a[0] as Matrix, st.ctm);
     } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) st = stack.pop() ?? st;
-    else if (fn === OPS.transform) st.ctm = multiply(st.ctm, a as Matrix);
+    else if (fn === OPS.transform) st.ctm = multiply(a as unknown as Matrix, st.ctm);
     else if (fn === OPS.showText) showText(st, (a[0] ?? []) as (Glyph | number)[], out);
     else textStateOp(st, fn, a, OPS, font);
   }

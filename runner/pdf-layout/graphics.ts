@@ -6,23 +6,11 @@
  * matrix itself (save/restore, cm, form XObjects; ISO 32000-1 §8.4.4) and maps everything through
  * the viewport transform to top-left page coordinates. Runs in the extraction worker.
  */
+import { multiply, type Matrix } from "../engines/pdf-matrix.ts";
 import type { PageImage, Rule } from "./types.ts";
 
-export type Matrix = [number, number, number, number, number, number];
-
-/** a·b in PDF's row-vector convention: apply b first, then a… as pdfjs' Util.transform(a, b). */
-export function multiply(a: Matrix, b: Matrix): Matrix {
-  return [
-    a[0] * b[0] + a[2] * b[1],
-    a[1] * b[0] + a[3] * b[1],
-    a[0] * b[2] + a[2] * b[3],
-    a[1] * b[2] + a[3] * b[3],
-    a[0] * b[4] + a[2] * b[5] + a[4],
-    a[1] * b[4] + a[3] * b[5] + a[5],
-  ];
-}
-
-export function apply(m: Matrix, x: number, y: number): [number, number] {
+/** The point (x, y) mapped through m. */
+function apply(m: Matrix, x: number, y: number): [number, number] {
   return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 }
 
@@ -168,14 +156,13 @@ function pixelsOf(img: RawImage): { channels: 1 | 3 | 4; pixels: Uint8Array } | 
   return null;
 }
 
-function placedImage(img: RawImage, m: Matrix): PageImage | null {
+/** Where an image lands on the page, or null when it is too small to be content. */
+function imageBox(m: Matrix): { x0: number; x1: number; y0: number; y1: number } | null {
   const corners = [apply(m, 0, 0), apply(m, 1, 0), apply(m, 0, 1), apply(m, 1, 1)];
   const xs = corners.map((c) => c[0]);
   const ys = corners.map((c) => c[1]);
   const box = { x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys) };
-  if (box.x1 - box.x0 < MIN_IMAGE || box.y1 - box.y0 < MIN_IMAGE) return null;
-  const px = pixelsOf(img);
-  return px ? { ...box, width: img.width, height: img.height, ...px } : null;
+  return box.x1 - box.x0 < MIN_IMAGE || box.y1 - box.y0 < MIN_IMAGE ? null : box;
 }
 
 export interface OperatorList {
@@ -185,11 +172,27 @@ export interface OperatorList {
 
 /**
  * Rules and images of a page. `view` is the viewport transform; `image` resolves an image
- * XObject id to its decoded pixels (null when pdfjs dropped it, e.g. above maxImageSize).
+ * XObject id to its decoded pixels (null when pdfjs dropped it, e.g. above maxImageSize), and is
+ * null itself when no images are wanted (`skipped` then counts the placements passed over). An
+ * image placed several times is converted once: its placements share one pixel buffer.
  */
-export function pageGraphics(ops: OperatorList, OPS: OpCodes, view: Matrix, image: (id: string) => RawImage | null): { rules: Rule[]; images: PageImage[] } {
+export function pageGraphics(
+  ops: OperatorList,
+  OPS: OpCodes,
+  view: Matrix,
+  image: ((id: string) => RawImage | null) | null,
+): { rules: Rule[]; images: PageImage[]; skipped: number } {
   const rules: Rule[] = [];
   const images: PageImage[] = [];
+  let skipped = 0;
+  const converted = new Map<RawImage, ReturnType<typeof pixelsOf>>();
+  const place = (raw: RawImage, m: Matrix): void => {
+    const box = imageBox(m);
+    if (!box) return;
+    if (!converted.has(raw)) converted.set(raw, pixelsOf(raw));
+    const px = converted.get(raw);
+    if (px) images.push({ ...box, width: raw.width, height: raw.height, ...px });
+  };
   const stack: State[] = [];
   let st: State = { ctm: view, fillLight: false, strokeLight: false };
   const filled = new Set([OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
@@ -200,9 +203,9 @@ export function pageGraphics(ops: OperatorList, OPS: OpCodes, view: Matrix, imag
       stack.push(st);
       st = { ...st };
       const matrix = fn === OPS.paintFormXObjectBegin ? (args![0] as Matrix | null) : null;
-      if (matrix) st.ctm = multiply(st.ctm, matrix);
+      if (matrix) st.ctm = multiply(matrix, st.ctm);
     } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) st = stack.pop() ?? st;
-    else if (fn === OPS.transform && args) st.ctm = multiply(st.ctm, args as unknown as Matrix);
+    else if (fn === OPS.transform && args) st.ctm = multiply(args as unknown as Matrix, st.ctm);
     else if (fn === OPS.setFillRGBColor && args) st.fillLight = isLight(args[0]);
     else if (fn === OPS.setStrokeRGBColor && args) st.strokeLight = isLight(args[0]);
     else return false;
@@ -220,10 +223,13 @@ export function pageGraphics(ops: OperatorList, OPS: OpCodes, view: Matrix, imag
       if (stroked.has(paint) && !st.strokeLight) rules.push(...strokedRules(paths));
       if (filled.has(paint) && !st.fillLight) rules.push(...filledRules(paths));
     } else if (fn === OPS.paintImageXObject || fn === OPS.paintInlineImageXObject) {
+      if (!image) {
+        skipped++;
+        continue;
+      }
       const raw = fn === OPS.paintImageXObject ? image(String(args[0])) : (args[0] as RawImage);
-      const placed = raw ? placedImage(raw, st.ctm) : null;
-      if (placed) images.push(placed);
+      if (raw) place(raw, st.ctm);
     }
   }
-  return { rules, images };
+  return { rules, images, skipped };
 }

@@ -15,29 +15,55 @@
  *  5. paragraphs.ts — blocks split into paragraphs with alignment, indents, list markers.
  * Then over the whole document, continued.ts joins tables cut by a page break, and classify.ts
  * decides headings from font size and weight (or takes the structure tree's H1…H6).
+ *
+ * Pages are analysed as the worker reads them, and each page's images are encoded to PNG at once
+ * (images.ts), so memory holds one page's raw pixels, not the document's; a budget of decoded
+ * pixels per document bounds the rest (a scan without text is refused at the end anyway). The
+ * job's signal is checked between pages.
  */
 import { readingOrder, buildBlocks, bounds, type Box, type TextBlock } from "./blocks.ts";
 import { assignHeadings } from "./classify.ts";
 import { joinContinuedTables } from "./continued.ts";
-import { extractPages, type ExtractOptions } from "./extract.ts";
+import { extractPages } from "./extract.ts";
+import { pageEncoder } from "./images.ts";
 import { latticeTables } from "./lattice.ts";
+import { minOf } from "./minmax.ts";
 import { lineMarker, blockParagraphs } from "./paragraphs.ts";
 import { pageSegments } from "./lines.ts";
 import { streamTables } from "./stream.ts";
 import { inside, tableFromStructure } from "./tables.ts";
-import type { Block, PageImage, PageLayout, Paragraph, RawPage, Segment, Table, TextItem } from "./types.ts";
+import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
 
 export interface DocumentLayout {
   pages: PageLayout[];
   /** Characters of text in the whole document (0: nothing to convert, e.g. a scan). */
   chars: number;
-  headings: number;
+  /** Image placements left out: past the pixel budget, or unreadable. */
+  imagesOmitted: number;
 }
+
+export interface AnalyzeOptions {
+  signal: AbortSignal;
+  maxImagePixels: number;
+  /** False for XLSX, which has no use for images: they are then never decoded. */
+  images: boolean;
+}
+
+/**
+ * Decoded image pixels one document may bring into the DOCX: 300 megapixels is some 35 full-page
+ * scans at 300 DPI. Beyond it images are left out (and counted), keeping time and memory bounded.
+ */
+const IMAGE_PIXEL_BUDGET = 300_000_000;
 
 /** The tables of a page, most exact finder first; returns them and the items left for the flow. */
 function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
   const byMcid = new Map<string, TextItem[]>();
-  for (const item of raw.items) if (item.mcid) byMcid.set(item.mcid, [...(byMcid.get(item.mcid) ?? []), item]);
+  for (const item of raw.items) {
+    if (!item.mcid) continue;
+    const group = byMcid.get(item.mcid);
+    if (group) group.push(item);
+    else byMcid.set(item.mcid, [item]);
+  }
   const tables: Table[] = [];
   const used = new Set<TextItem>();
   for (const st of raw.structTables) {
@@ -67,7 +93,8 @@ function contentImages(images: readonly PageImage[], items: readonly TextItem[])
 
 type Placed = (TextBlock & { kind: "text" }) | (Box & { kind: "table"; table: Table }) | (Box & { kind: "image"; image: PageImage });
 
-export function analyzePage(raw: RawPage): PageLayout {
+/** One page's layout; its images come back as PNG through `encode` (null: left out). */
+async function analyzePage(raw: RawPage, encode: (im: PageImage) => Promise<PngImage | null>): Promise<{ page: PageLayout; omitted: number }> {
   const { tables, lines } = findTables(raw);
   const flow = lines.flat();
   const boxes: Placed[] = [
@@ -79,12 +106,17 @@ export function analyzePage(raw: RawPage): PageLayout {
   const region = new Map<Placed, Box>();
   const ordered = readingOrder(boxes, region, frame);
   const markers = flow.map((s) => lineMarker(s)?.item.x0).filter((x): x is number => x !== undefined);
-  const listLeft = markers.length ? Math.min(...markers) : 0;
+  const listLeft = minOf(markers, (x) => x, 0);
   const blocks: Block[] = [];
+  let omitted = raw.imagesOmitted;
   for (const b of ordered) {
     if (b.kind === "text") blocks.push(...blockParagraphs(b, region.get(b) ?? frame, listLeft));
     else if (b.kind === "table") blocks.push({ type: "table", table: b.table, top: b.top, bottom: b.bottom });
-    else blocks.push({ type: "image", image: b.image, top: b.top, bottom: b.bottom });
+    else {
+      const image = await encode(b.image);
+      if (image) blocks.push({ type: "image", image, top: b.top, bottom: b.bottom });
+      else omitted++;
+    }
   }
   let prevBottom = Number.NaN;
   for (const block of blocks) {
@@ -95,27 +127,31 @@ export function analyzePage(raw: RawPage): PageLayout {
     }
     prevBottom = block.bottom;
   }
-  return { number: raw.number, width: raw.width, height: raw.height, blocks, frame, segments: pageSegments(raw.items), continued: false };
+  const page = { number: raw.number, width: raw.width, height: raw.height, blocks, frame, segments: pageSegments(raw.items), continued: false };
+  return { page, omitted };
 }
 
-/** Analyses a whole PDF. Checks the job's signal between pages. */
-export async function analyzePdf(file: string, opts: ExtractOptions): Promise<DocumentLayout> {
-  const raws = await extractPages(file, opts);
+/** Analyses a whole PDF (see the header). */
+export async function analyzePdf(file: string, opts: AnalyzeOptions): Promise<DocumentLayout> {
   const pages: PageLayout[] = [];
   const headingOf = new Map<Paragraph, number>();
-  for (const raw of raws) {
+  let chars = 0;
+  let imagesOmitted = 0;
+  for await (const raw of extractPages(file, { ...opts, imagePixelBudget: IMAGE_PIXEL_BUDGET })) {
     opts.signal.throwIfAborted();
-    const page = analyzePage(raw);
+    const { page, omitted } = await analyzePage(raw, pageEncoder());
+    imagesOmitted += omitted;
     for (const b of page.blocks) {
       if (b.type !== "paragraph") continue;
       const level = b.lines.flatMap((l) => l.items).map((i) => (i.mcid ? raw.headings[i.mcid] : undefined)).find((l) => l !== undefined);
       if (level !== undefined) headingOf.set(b, level);
     }
+    chars += raw.items.reduce((n, i) => n + i.text.trim().length, 0);
     pages.push(page);
   }
+  opts.signal.throwIfAborted();
   joinContinuedTables(pages);
   const paragraphs = pages.flatMap((p) => p.blocks.filter((b): b is Paragraph => b.type === "paragraph"));
-  const headings = assignHeadings(paragraphs, (p) => headingOf.get(p) ?? null);
-  const chars = raws.reduce((n, r) => n + r.items.reduce((m, i) => m + i.text.trim().length, 0), 0);
-  return { pages, chars, headings };
+  assignHeadings(paragraphs, (p) => headingOf.get(p) ?? null);
+  return { pages, chars, imagesOmitted };
 }

@@ -19,7 +19,7 @@ function touches(a: Rule, b: Rule): boolean {
 }
 
 /** Groups rules that touch (transitively), by union-find. */
-export function ruleRegions(rules: readonly Rule[]): Rule[][] {
+function ruleRegions(rules: readonly Rule[]): Rule[][] {
   const parent = rules.map((_, i) => i);
   const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
   for (let i = 0; i < rules.length; i++) {
@@ -28,7 +28,9 @@ export function ruleRegions(rules: readonly Rule[]): Rule[][] {
   const groups = new Map<number, Rule[]>();
   rules.forEach((r, i) => {
     const root = find(i);
-    groups.set(root, [...(groups.get(root) ?? []), r]);
+    const group = groups.get(root);
+    if (group) group.push(r);
+    else groups.set(root, [r]);
   });
   return [...groups.values()];
 }
@@ -40,11 +42,11 @@ export function distinct(values: number[]): number[] {
   return out;
 }
 
-/** Share of the interval [a, b] covered by the given intervals. */
-function coverage(a: number, b: number, spans: [number, number][]): number {
+/** Share of the interval [a, b] covered by the given intervals (sorted by their start). */
+function coverage(a: number, b: number, spans: readonly [number, number][]): number {
   let covered = 0;
   let cursor = a;
-  for (const [s, e] of [...spans].sort((p, q) => p[0] - q[0])) {
+  for (const [s, e] of spans) {
     const from = Math.max(s, cursor);
     const to = Math.min(e, b);
     if (to > from) {
@@ -53,6 +55,31 @@ function coverage(a: number, b: number, spans: [number, number][]): number {
     }
   }
   return b > a ? covered / (b - a) : 0;
+}
+
+/** For each grid line in `lines`, the spans of the rules within TOL of it, sorted by start. */
+function spansOn(lines: readonly number[], rules: readonly Rule[], at: (r: Rule) => number, span: (r: Rule) => [number, number]): [number, number][][] {
+  const out = lines.map((): [number, number][] => []);
+  for (const r of rules) {
+    const p = at(r);
+    // Grid lines are more than TOL apart, so a rule is near at most the two around its position.
+    const k = firstAtLeast(lines, p - TOL);
+    for (let i = k; i < lines.length && lines[i]! <= p + TOL; i++) out[i]!.push(span(r));
+  }
+  for (const spans of out) spans.sort((p, q) => p[0] - q[0]);
+  return out;
+}
+
+/** Index of the first value ≥ v in a sorted list (its length when none is). */
+function firstAtLeast(sorted: readonly number[], v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 export interface Grid {
@@ -70,13 +97,11 @@ export function buildGrid(region: readonly Rule[]): Grid | null {
   const ys = distinct(hs.map((r) => r.y0));
   const xs = distinct(vs.map((r) => r.x0));
   if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
-  const near = (v: number, w: number): boolean => Math.abs(v - w) <= TOL;
-  const rightEdge = ys.slice(1).map((yb, r) =>
-    xs.slice(1, -1).map((x) => coverage(ys[r]!, yb, vs.filter((v) => near(v.x0, x)).map((v) => [v.y0, v.y1])) >= 0.5),
-  );
-  const bottomEdge = ys.slice(1, -1).map((y) =>
-    xs.slice(1).map((xr, c) => coverage(xs[c]!, xr, hs.filter((h) => near(h.y0, y)).map((h) => [h.x0, h.x1])) >= 0.5),
-  );
+  // The spans drawn on each grid line, gathered once (a grid of n lines is then O(n²), not O(n³)).
+  const vSpans = spansOn(xs, vs, (v) => v.x0, (v) => [v.y0, v.y1]);
+  const hSpans = spansOn(ys, hs, (h) => h.y0, (h) => [h.x0, h.x1]);
+  const rightEdge = ys.slice(1).map((yb, r) => xs.slice(1, -1).map((_, k) => coverage(ys[r]!, yb, vSpans[k + 1]!) >= 0.5));
+  const bottomEdge = ys.slice(1, -1).map((_, k) => xs.slice(1).map((xr, c) => coverage(xs[c]!, xr, hSpans[k + 1]!) >= 0.5));
   return { xs, ys, rightEdge, bottomEdge };
 }
 
@@ -89,11 +114,14 @@ export function gridCells(grid: Grid): { row: number; col: number; rowSpan: numb
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
       if (taken[r]![c]) continue;
+      // A span stops at a drawn border and at a grid cell another span has claimed already (a
+      // missing border can let a column span run into a row span from above: merged cells must
+      // never overlap).
       let colSpan = 1;
-      while (c + colSpan < cols && !grid.rightEdge[r]![c + colSpan - 1]) colSpan++;
+      while (c + colSpan < cols && !grid.rightEdge[r]![c + colSpan - 1] && !taken[r]![c + colSpan]) colSpan++;
       let rowSpan = 1;
       const open = (rr: number): boolean => {
-        for (let k = c; k < c + colSpan; k++) if (grid.bottomEdge[rr]![k]) return false;
+        for (let k = c; k < c + colSpan; k++) if (grid.bottomEdge[rr]![k] || taken[rr + 1]![k]) return false;
         return true;
       };
       while (r + rowSpan < rows && open(r + rowSpan - 1)) rowSpan++;
@@ -113,14 +141,17 @@ export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]
     if (!grid) continue;
     const box = { x0: grid.xs[0]!, x1: grid.xs.at(-1)!, top: grid.ys[0]!, bottom: grid.ys.at(-1)! };
     const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
+    // The draft covering each grid cell, so that placing an item is a lookup, not a search.
+    const owner = Array.from({ length: grid.ys.length - 1 }, () => new Array<CellDraft | undefined>(grid.xs.length - 1));
+    for (const d of drafts) for (let r = d.row; r < d.row + d.rowSpan; r++) for (let c = d.col; c < d.col + d.colSpan; c++) owner[r]![c] = d;
     for (const item of items) {
       if (!inside(item, box)) continue;
       const cx = (item.x0 + item.x1) / 2;
       const cy = item.base - 0.3 * item.size;
-      const col = grid.xs.findIndex((x, i) => i > 0 && cx <= x) - 1;
-      const row = grid.ys.findIndex((y, i) => i > 0 && cy <= y) - 1;
-      const cell = drafts.find((d) => row >= d.row && row < d.row + d.rowSpan && col >= d.col && col < d.col + d.colSpan);
-      cell?.items.push(item);
+      // The first grid line at or after the centre (never the first line) closes the item's cell.
+      const col = Math.max(1, firstAtLeast(grid.xs, cx)) - 1;
+      const row = Math.max(1, firstAtLeast(grid.ys, cy)) - 1;
+      owner[row]?.[col]?.items.push(item);
     }
     if (drafts.filter((d) => d.items.length > 0).length < 2) continue;
     tables.push(buildTable("lattice", drafts, grid.xs, box));

@@ -4,22 +4,22 @@
  * baseline become two segments. Pure.
  */
 import type { Segment, TextItem } from "./types.ts";
+import { maxOf, minOf } from "./minmax.ts";
 
 /** Baselines closer than this share a line (fraction of the font size; absorbs small sub/superscripts). */
 const SAME_LINE = 0.35;
 /** A gap wider than this (fraction of the font size) ends a segment: more than a justified word space. */
-export const SEGMENT_GAP = 0.9;
+const SEGMENT_GAP = 0.9;
 /** A gap wider than this (fraction of the font size) between two runs is a word space, as pdfjs reckons. */
 export const WORD_GAP = 0.1;
 
 export function segmentOf(items: TextItem[]): Segment {
-  const sizes = items.filter((i) => !i.opaque).map((i) => i.size);
-  const size = sizes.length ? Math.max(...sizes) : items[0]!.size;
+  const size = maxOf(items.filter((i) => !i.opaque), (i) => i.size, items[0]!.size);
   const base = items.reduce((b, i) => (i.size === size ? i.base : b), items[0]!.base);
   return {
     items,
-    x0: Math.min(...items.map((i) => i.x0)),
-    x1: Math.max(...items.map((i) => i.x1)),
+    x0: minOf(items, (i) => i.x0),
+    x1: maxOf(items, (i) => i.x1),
     base,
     top: base - 0.8 * size,
     bottom: base + 0.25 * size,

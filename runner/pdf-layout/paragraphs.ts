@@ -8,6 +8,7 @@
  */
 import type { Box, TextBlock } from "./blocks.ts";
 import { isMarker, MARKER, WORD_GAP } from "./lines.ts";
+import { maxOf, minOf } from "./minmax.ts";
 import type { ListKind, Paragraph, Segment, TextItem } from "./types.ts";
 
 /** Tolerance for "the same edge", in points. */
@@ -61,8 +62,8 @@ function makeParagraph(lines: Segment[], region: Box, listLeft: number): Paragra
   const body = lines[1] ?? lines[0]!;
   const indent = align === "left" || align === "justify" ? Math.max(0, body.x0 - region.x0) : 0;
   const firstLine = lines.length > 1 ? lines[0]!.x0 - lines[1]!.x0 : 0;
-  const top = Math.min(...lines.map((l) => l.top));
-  const bottom = Math.max(...lines.map((l) => l.bottom));
+  const top = minOf(lines, (l) => l.top);
+  const bottom = maxOf(lines, (l) => l.bottom);
   const list = marker ? { kind: marker.kind, level: Math.max(0, Math.min(8, Math.round((marker.item.x0 - listLeft) / 18))) } : null;
   return { type: "paragraph", lines, heading: null, list, align, indent, firstLine, spaceBefore: 0, top, bottom };
 }
@@ -71,7 +72,7 @@ function makeParagraph(lines: Segment[], region: Box, listLeft: number): Paragra
 export function blockParagraphs(block: TextBlock, region: Box, listLeft: number): Paragraph[] {
   const lines = block.segs;
   const pitches = lines.slice(1).map((l, i) => l.base - lines[i]!.base);
-  const pitch = pitches.length ? Math.min(...pitches) : lines[0]!.size * 1.2;
+  const pitch = minOf(pitches, (p) => p, lines[0]!.size * 1.2);
   const ctx = { right: Math.max(region.x1, block.x1), left: block.x0, pitch, inList: false };
   const out: Paragraph[] = [];
   let current: Segment[] = [lines[0]!];

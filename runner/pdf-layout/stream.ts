@@ -13,6 +13,7 @@
  */
 import { typeCell } from "./cells.ts";
 import { isMarker, segmentOf, segmentText } from "./lines.ts";
+import { maxOf, minOf } from "./minmax.ts";
 import { buildTable, type CellDraft } from "./tables.ts";
 import type { Segment, Table, TextItem } from "./types.ts";
 
@@ -34,7 +35,7 @@ const MIN_ALIGN_ROWS = 3;
 const isValue = (item: TextItem): boolean => typeof typeCell(item.text).value !== "string";
 
 /** A segment cut between two runs where either is a number or a date. */
-export function valuePieces(seg: Segment): Segment[] {
+function valuePieces(seg: Segment): Segment[] {
   const out: Segment[] = [];
   let run: TextItem[] = [];
   for (const item of seg.items) {
@@ -102,7 +103,7 @@ const words = (seg: Segment): number => segmentText(seg).split(" ").filter(Boole
 
 /** Whether most of the cells (each the span of its pieces) share a left edge, a right edge or a centre. */
 function aligned(cells: readonly Segment[][]): boolean {
-  const spans = cells.map((c) => [Math.min(...c.map((s) => s.x0)), Math.max(...c.map((s) => s.x1))] as const);
+  const spans = cells.map((c) => [minOf(c, (s) => s.x0), maxOf(c, (s) => s.x1)] as const);
   const edges: ((s: readonly [number, number]) => number)[] = [(s) => s[0], (s) => s[1], (s) => (s[0] + s[1]) / 2];
   return edges.some((edge) => {
     const xs = spans.map(edge);
@@ -139,7 +140,9 @@ export function streamTable(lines: readonly Segment[][]): Table | null {
     const byCol = new Map<number, Segment[]>();
     for (const seg of row) {
       const c = columnOf(seg, cols);
-      byCol.set(c, [...(byCol.get(c) ?? []), seg]);
+      const group = byCol.get(c);
+      if (group) group.push(seg);
+      else byCol.set(c, [seg]);
     }
     return byCol;
   });
@@ -148,14 +151,14 @@ export function streamTable(lines: readonly Segment[][]): Table | null {
   const drafts: CellDraft[] = [];
   byCols.forEach((byCol, r) => {
     for (const [c, group] of [...byCol].sort((a, b) => a[0] - b[0])) {
-      const x1 = Math.max(...group.map((s) => s.x1));
+      const x1 = maxOf(group, (s) => s.x1);
       let span = 1;
       while (c + span < cols.length && x1 > cols[c + span]![0] + 2 && !byCol.has(c + span)) span++;
       drafts.push({ row: r, col: c, rowSpan: 1, colSpan: span, items: group.flatMap((s) => s.items) });
     }
   });
   const colEdges = [...cols.map((c) => c[0]), cols.at(-1)![1]];
-  const box = { x0: cols[0]![0], x1: cols.at(-1)![1], top: Math.min(...segs.map((s) => s.top)), bottom: Math.max(...segs.map((s) => s.bottom)) };
+  const box = { x0: cols[0]![0], x1: cols.at(-1)![1], top: minOf(segs, (s) => s.top), bottom: maxOf(segs, (s) => s.bottom) };
   return buildTable("stream", drafts, colEdges, box);
 }
 

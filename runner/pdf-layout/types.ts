@@ -33,7 +33,7 @@ export interface Rule {
   y1: number;
 }
 
-/** A raster image placed on the page, as raw pixels (PNG encoding happens in the writer). */
+/** A raster image placed on the page, as raw pixels from the worker (images.ts encodes it). */
 export interface PageImage {
   x0: number;
   y0: number;
@@ -59,6 +59,8 @@ export interface RawPage {
   items: TextItem[];
   rules: Rule[];
   images: PageImage[];
+  /** Image placements left out because the document's pixel budget was spent. */
+  imagesOmitted: number;
   /** Heading level (1–6) by marked-content id, from H/H1…H6 structure elements. */
   headings: Record<string, number>;
   structTables: StructTable[];
@@ -118,9 +120,18 @@ export interface Paragraph {
   bottom: number;
 }
 
+/** An image ready for the document: its place on the page and its pixels as PNG (images.ts). */
+export interface PngImage {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  png: Buffer;
+}
+
 export interface ImageBlock {
   type: "image";
-  image: PageImage;
+  image: PngImage;
   top: number;
   bottom: number;
 }

@@ -11,7 +11,7 @@
  * measure depends on no converter's code.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -629,9 +629,4 @@ export async function reopenInLibreOffice(file: string, profile: string, timeout
   } finally {
     await rm(out, { recursive: true, force: true });
   }
-}
-
-/** Reads a DOCX from disk and scores it (see docxQuality). */
-export async function docxFileQuality(file: string, truth: Parameters<typeof docxQuality>[1], referenceText: string): Promise<DocxQuality> {
-  return docxQuality(await readFile(file), truth, referenceText);
 }

@@ -24,7 +24,8 @@ import { pdftotext, tmpDir } from "../helpers/tools.ts";
 const execFileP = promisify(execFile);
 const DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 const XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-const REOPEN_SECONDS = 20;
+/** LibreOffice's own time to reopen a result, on a machine that may be busy: only a hang fails it. */
+const REOPEN_SECONDS = 60;
 
 let corpus: PdfOfficeCorpus;
 let dir: string;

@@ -4,15 +4,20 @@
  * columns and tables continued across a page break. (Glyph runs: pdf-layout-glyphs.test.ts.)
  */
 import { describe, expect, it } from "vitest";
-import { buildBlocks, readingOrder, type Box, type TextBlock } from "../../runner/pdf-layout/blocks.ts";
+import path from "node:path";
+import { bounds, buildBlocks, readingOrder, type Box, type TextBlock } from "../../runner/pdf-layout/blocks.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { buildGrid, gridCells } from "../../runner/pdf-layout/lattice.ts";
-import { groupLines, pageSegments, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
+import { groupLines, pageSegments, segmentOf, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
+import { maxOf, minOf } from "../../runner/pdf-layout/minmax.ts";
 import { blockParagraphs, paragraphText } from "../../runner/pdf-layout/paragraphs.ts";
 import { mergeComplementary, projectColumns, streamTable, streamTables } from "../../runner/pdf-layout/stream.ts";
-import { buildTable } from "../../runner/pdf-layout/tables.ts";
-import type { Block, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
+import { buildTable, disjointCells } from "../../runner/pdf-layout/tables.ts";
+import type { Block, Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
+import { writeDocx } from "../../runner/ops/convert-docx.ts";
+import { writeXlsx } from "../../runner/ops/convert-xlsx.ts";
+import { tmpDir } from "../helpers/tools.ts";
 
 /** A text item of `text` at x, baseline `base`, 12 pt, 6 pt per character. */
 function item(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem {
@@ -134,6 +139,64 @@ describe("lattice grid", () => {
 
   it("is not a table when the rules draw a single box", () => {
     expect(buildGrid([h(0), h(40), v(0), v(300)])).toBeNull();
+  });
+
+  it("never lets a column span run into a row span from above (an L-shaped grid)", () => {
+    // The middle rule stops at x 100 and the rule at x 100 stops at y 20: the top-right cell spans
+    // down, and the bottom-left cell would span right into it.
+    const cells = gridCells(buildGrid([h(0, 0, 200), h(20, 0, 100), h(40, 0, 200), v(0), v(100, 0, 20), v(200)])!);
+    expect(cells).toEqual([
+      { row: 0, col: 0, rowSpan: 1, colSpan: 1 },
+      { row: 0, col: 1, rowSpan: 2, colSpan: 1 },
+      { row: 1, col: 0, rowSpan: 1, colSpan: 1 },
+    ]);
+  });
+});
+
+describe("overlapping merged cells", () => {
+  const cell = (row: number, col: number, rowSpan: number, colSpan: number): Cell => ({ row, col, rowSpan, colSpan, lines: [], header: false });
+  const table: Table = { kind: "lattice", rows: 2, cols: 2, cells: [cell(0, 0, 1, 1), cell(0, 1, 2, 1), cell(1, 0, 1, 2)], x0: 0, x1: 200, top: 0, bottom: 40, colEdges: [0, 100, 200] };
+
+  it("drops the span of a cell that runs into an earlier one", () => {
+    expect(disjointCells(table).map((c) => [c.row, c.col, c.rowSpan, c.colSpan])).toEqual([[0, 0, 1, 1], [0, 1, 2, 1], [1, 0, 1, 1]]);
+  });
+
+  it("writes such a table to XLSX and DOCX without throwing", async () => {
+    const { dir, cleanup } = await tmpDir("folio-overlap-");
+    try {
+      const page: PageLayout = { number: 1, width: 300, height: 300, blocks: [{ type: "table", table, top: 0, bottom: 40 }], frame: { x0: 0, x1: 200, top: 0, bottom: 40 }, segments: [], continued: false };
+      const layout = { pages: [page], chars: 3, imagesOmitted: 0 };
+      await expect(writeXlsx(layout, path.join(dir, "t.xlsx"), AbortSignal.timeout(10_000))).resolves.toMatchObject({ tables: 1 });
+      await expect(writeDocx(layout, path.join(dir, "t.docx"), AbortSignal.timeout(10_000))).resolves.toMatchObject({ tables: 1 });
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe("pages with very many text runs", () => {
+  it("finds the smallest and largest of more values than a call can take as arguments", () => {
+    const xs = Array.from({ length: 300_000 }, (_, i) => (i * 7919) % 300_000);
+    expect(minOf(xs, (x) => x)).toBe(0);
+    expect(maxOf(xs, (x) => x)).toBe(299_999);
+    expect(minOf([], (x: number) => x, 5)).toBe(5);
+  });
+
+  it("makes a segment, a table and a block of 200,000 runs", () => {
+    const items = Array.from({ length: 200_000 }, (_, i) => item("w", i * 7, 100));
+    const seg = segmentOf(items);
+    expect([seg.x0, seg.x1]).toEqual([0, 199_999 * 7 + 6]);
+    const t = buildTable("stream", [{ row: 0, col: 0, rowSpan: 1, colSpan: 1, items }], [0, 10], { x0: 0, x1: 10, top: 0, bottom: 10 });
+    expect(t.x1).toBe(199_999 * 7 + 6);
+    expect(bounds(items.map((i) => ({ x0: i.x0, x1: i.x1, top: 0, bottom: 1 }))).x1).toBe(199_999 * 7 + 6);
+  });
+
+  it("groups 40,000 scattered words into blocks in well under a second", () => {
+    // A 200 × 200 grid of words 70 pt apart: no two are lines of one block.
+    const segs = Array.from({ length: 40_000 }, (_, i) => splitLine([item("w", (i % 200) * 70, Math.floor(i / 200) * 70 + 20)])[0]!);
+    const started = performance.now();
+    expect(buildBlocks(segs)).toHaveLength(40_000);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
 
