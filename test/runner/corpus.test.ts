@@ -1,6 +1,6 @@
 /**
  * Robustness on qpdf's own test corpus (625 real PDFs: valid, encrypted, damaged, malformed):
- * every file through every PDF operation ends either in a correct output or in a stable job
+ * every file through every PDF operation (PDF → Word and Excel included) ends either in a correct output or in a stable job
  * error code, within the deadline — never a crash, a hang or an internal error.
  */
 import { readdirSync } from "node:fs";
@@ -12,15 +12,21 @@ import { CORPUS, qpdfCheck, tmpDir } from "../helpers/tools.ts";
 import { runOp } from "../helpers/runner.ts";
 
 const files = readdirSync(CORPUS).filter((f) => f.endsWith(".pdf")).sort();
-const EXPECTED = new Set(["invalid_pdf", "encrypted_input", "invalid_page_range", "limit_exceeded", "unsupported_input"]);
+const EXPECTED = new Set(["invalid_pdf", "encrypted_input", "invalid_page_range", "limit_exceeded", "unsupported_input", "conversion_failed"]);
 const limits = { timeout_ms: 60_000 };
 
-const CASES: [string, Record<string, unknown>, (f: string) => string[]][] = [
-  ["compress medium", { level: "medium" }, (f) => [f]],
-  ["compress lossless", { level: "lossless" }, (f) => [f]],
-  ["merge with itself", { outline: "keep" }, (f) => [f, f]],
-  ["split every 2", { mode: "every", every: 2 }, (f) => [f]],
-  ["protect", { user_password: "corpus" }, (f) => [f]],
+/**
+ * Each case, and the share of the corpus that must succeed: most files are readable, but some
+ * hold no text at all, which PDF → Word/Excel refuses (unsupported_input: 83 of 625; 491 convert).
+ */
+const CASES: [string, Record<string, unknown>, (f: string) => string[], number][] = [
+  ["compress medium", { level: "medium" }, (f) => [f], 0.8],
+  ["compress lossless", { level: "lossless" }, (f) => [f], 0.8],
+  ["merge with itself", { outline: "keep" }, (f) => [f, f], 0.8],
+  ["split every 2", { mode: "every", every: 2 }, (f) => [f], 0.8],
+  ["protect", { user_password: "corpus" }, (f) => [f], 0.8],
+  ["convert to docx", { to: "docx" }, (f) => [f], 0.75],
+  ["convert to xlsx", { to: "xlsx" }, (f) => [f], 0.75],
 ];
 
 /**
@@ -45,7 +51,7 @@ describe(`qpdf corpus (${files.length} files)`, () => {
     expect(files.length).toBeGreaterThan(600);
   });
 
-  it.concurrent.each(CASES)("%s: every file ends in an output or a stable error", { timeout: 1_800_000 }, async (name, options, inputs) => {
+  it.concurrent.each(CASES)("%s: every file ends in an output or a stable error", { timeout: 1_800_000 }, async (name, options, inputs, minOk) => {
     const operation = name.split(" ")[0]!;
     const outcomes = new Map<string, number>();
     const problems: string[] = [];
@@ -63,7 +69,7 @@ describe(`qpdf corpus (${files.length} files)`, () => {
     }
     console.log(`${name}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
     expect(problems).toEqual([]);
-    // The corpus is mostly readable: most files must succeed, not just fail cleanly.
-    expect(outcomes.get("ok") ?? 0).toBeGreaterThan(files.length * 0.8);
+    // The corpus is mostly readable: files must succeed, not just fail cleanly.
+    expect(outcomes.get("ok") ?? 0).toBeGreaterThan(files.length * minOk);
   });
 });
