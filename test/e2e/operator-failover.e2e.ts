@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import https from "node:https";
-import { createServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import {
   BatchV1Api,
@@ -45,7 +45,7 @@ import { ROOT, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { blob, startServer, type Server } from "../api/harness.ts";
+import { blob, freePort, startServer, type Server } from "../api/harness.ts";
 import { applyCrd } from "./support.ts";
 
 const NS = "default";
@@ -87,17 +87,6 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${replicas.map((r) => r.tail()).join("\n")}`);
     await sleep(everyMs);
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 // --- the webhook receiver ----------------------------------------------------------------------------
