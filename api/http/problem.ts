@@ -78,6 +78,16 @@ export function problemHandler(log: Logger) {
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") {
       return sendProblem(res, new ApiError("unsupported_media_type", "The body's encoding is not supported."));
     }
+    if (e.type === "request.aborted") {
+      // The client went away mid-body: nobody is left to answer, and nothing went wrong here.
+      log.info({ method: req.method }, "Client aborted the request body");
+      return sendProblem(res, validationFailed([{ path: "(body)", message: "incomplete body" }], "The request body ended early."));
+    }
+    // body-parser marks errors caused by the request itself (e.g. a Content-Encoding whose bytes
+    // do not decode) with a 4xx status and `expose`: they are the client's, never a 500.
+    if (typeof e.status === "number" && e.status >= 400 && e.status < 500 && (err as { expose?: boolean }).expose) {
+      return sendProblem(res, validationFailed([{ path: "(body)", message: "could not be read" }], "The request body could not be read (a Content-Encoding that does not decode?)."));
+    }
     log.error({ err, method: req.method, route: (req.route as { path: string } | undefined)?.path }, "Request failed with an internal error");
     sendProblem(res, new ApiError("internal_error", "Something went wrong on our side; the request id helps us find it."));
   };

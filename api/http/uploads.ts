@@ -117,7 +117,20 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
       for (const m of active) m.destroy(err);
       finish();
     };
+    const malformed = (err: Error): ApiError =>
+      new ApiError("validation_failed", `The multipart body is malformed: ${err.message}`, { errors: [{ path: "(body)", message: "malformed multipart" }] });
+    const unnamed = (): ApiError =>
+      new ApiError("validation_failed", "A multipart part has no name; send files as parts named \"file\" and options as named fields.", {
+        errors: [{ path: "(body)", message: "part without a name" }],
+      });
     bb.on("file", (name, stream, info) => {
+      // busboy ends a part that the body cuts short ("Unexpected end of form") by destroying its
+      // stream with an error: without this listener that error is uncaught and ends the process.
+      stream.on("error", (err: Error) => fail(malformed(err)));
+      if (!name) {
+        stream.resume();
+        return fail(unnamed());
+      }
       if (name !== "file") {
         stream.resume();
         return fail(new ApiError("validation_failed", `Unexpected file part "${name}"; send files as parts named "file".`, { errors: [{ path: name, message: "unexpected file part" }] }));
@@ -130,6 +143,10 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
       const index = nextIndex++;
       const meter = new Meter(limits.maxFileBytes, budget);
       active.add(meter);
+      // The meter can fail (a cap, or fail() destroying it) before the store attaches its own
+      // listeners (S3 starts the upload first, the disk store makes a directory): report it here
+      // so that it is never an uncaught 'error' event.
+      meter.on("error", (err: Error) => fail(err));
       const task = store
         .put(key, stream.pipe(meter))
         .then(async () => {
@@ -154,12 +171,13 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
       pending.push(task);
     });
     bb.on("field", (name, value, info) => {
+      if (!name) return fail(unnamed());
       if (info.valueTruncated) return fail(new ApiError("payload_too_large", `Field "${name}" is too long.`));
       fields.set(name, value);
     });
     bb.on("filesLimit", () => fail(new ApiError("payload_too_large", `At most ${limits.maxFiles} files per request.`)));
     bb.on("fieldsLimit", () => fail(new ApiError("payload_too_large", "Too many form fields.")));
-    bb.on("error", (err: Error) => fail(new ApiError("validation_failed", `The multipart body is malformed: ${err.message}`, { errors: [{ path: "(body)", message: "malformed multipart" }] })));
+    bb.on("error", (err: Error) => fail(malformed(err)));
     bb.on("close", finish);
     req.on("aborted", () => fail(new Error("client aborted the upload")));
     req.pipe(bb);
