@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
 
-.PHONY: help setup build run test lint typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert clean
+.PHONY: help setup build run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,8 +30,12 @@ run: build ## Start Folio, embedded mode (HTTPS API + runner pool)
 typecheck: $(SETUP_STAMP) ## Type-check everything, tests included
 	tsc -p tsconfig.json --noEmit
 
-lint: $(SETUP_STAMP) ## ESLint: floating promises, complexity, import cycles, layering
+lint: $(SETUP_STAMP) ## Prettier (formatting) and ESLint: floating promises, complexity, import cycles, layering
+	prettier --check --log-level warn "**/*.{ts,js,json}"
 	eslint .
+
+format: $(SETUP_STAMP) ## Format the sources with Prettier (make lint checks it)
+	prettier --write --log-level warn "**/*.{ts,js,json}"
 
 unit: build ## Run the test suite only (no lint)
 	vitest run

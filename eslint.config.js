@@ -30,7 +30,21 @@ export default tseslint.config(
   {
     files: ["core/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: ["../api/*", "../runner/*", "../controller/*", "**/api/**", "**/runner/**", "**/controller/**", "express", "@kubernetes/client-node"] }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            "../api/*",
+            "../runner/*",
+            "../controller/*",
+            "**/api/**",
+            "**/runner/**",
+            "**/controller/**",
+            "express",
+            "@kubernetes/client-node",
+          ],
+        },
+      ],
     },
   },
   {

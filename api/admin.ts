@@ -77,7 +77,12 @@ function tenants(p: Parsed, db: Db, config: Config, io: AdminIo): number {
       if (!name) throw new UsageFailure("usage: folio tenants create NAME --plan business|free");
       if (store.byName(name)) throw new UsageFailure(`tenant ${name} exists`);
       const t = store.create(name, plan(typeof p.flags.get("plan") === "string" ? (p.flags.get("plan") as string) : "business"));
-      emit(io, json, { tenant: t.name, plan: t.plan, webhook_secret: t.webhook_secret }, `Created tenant ${t.name} (${t.plan}).\nWebhook signing secret: ${t.webhook_secret}`);
+      emit(
+        io,
+        json,
+        { tenant: t.name, plan: t.plan, webhook_secret: t.webhook_secret },
+        `Created tenant ${t.name} (${t.plan}).\nWebhook signing secret: ${t.webhook_secret}`,
+      );
       return EXIT.OK;
     }
     case "list": {
@@ -98,8 +103,12 @@ function tenants(p: Parsed, db: Db, config: Config, io: AdminIo): number {
     }
     case "rotate-secret": {
       const t = store.rotateWebhookSecret(need(name).id, config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000);
-      emit(io, json, { tenant: t.name, webhook_secret: t.webhook_secret, previous_valid_until: rfc3339(t.webhook_secret_prev_until) },
-        `New webhook secret: ${t.webhook_secret}\nThe previous one also signs until ${rfc3339(t.webhook_secret_prev_until)}.`);
+      emit(
+        io,
+        json,
+        { tenant: t.name, webhook_secret: t.webhook_secret, previous_valid_until: rfc3339(t.webhook_secret_prev_until) },
+        `New webhook secret: ${t.webhook_secret}\nThe previous one also signs until ${rfc3339(t.webhook_secret_prev_until)}.`,
+      );
       return EXIT.OK;
     }
     default:
@@ -131,7 +140,17 @@ function keys(p: Parsed, db: Db, config: Config, io: AdminIo): number {
         revoked_at: rfc3339(k.revoked_at),
         last_used_at: rfc3339(k.last_used_at),
       }));
-      emit(io, json, rows, rows.map((r) => `${r.key_id}\tcreated ${r.created_at}${r.revoked_at ? `\trevoked ${r.revoked_at}` : ""}${r.expires_at ? `\texpires ${r.expires_at}` : ""}`).join("\n") || "(no keys)");
+      emit(
+        io,
+        json,
+        rows,
+        rows
+          .map(
+            (r) =>
+              `${r.key_id}\tcreated ${r.created_at}${r.revoked_at ? `\trevoked ${r.revoked_at}` : ""}${r.expires_at ? `\texpires ${r.expires_at}` : ""}`,
+          )
+          .join("\n") || "(no keys)",
+      );
       return EXIT.OK;
     }
     case "revoke": {
@@ -140,11 +159,16 @@ function keys(p: Parsed, db: Db, config: Config, io: AdminIo): number {
       return EXIT.OK;
     }
     case "rotate": {
-      if (!keyId || !store.keyById(keyId) || store.keyById(keyId)!.revoked_at !== null) throw new UsageFailure(`no active key ${JSON.stringify(keyId ?? "")}`);
+      if (!keyId || !store.keyById(keyId) || store.keyById(keyId)!.revoked_at !== null)
+        throw new UsageFailure(`no active key ${JSON.stringify(keyId ?? "")}`);
       const graceMs = (Number(p.flags.get("grace-seconds")) || config.FOLIO_KEY_ROTATION_GRACE_SECONDS) * 1000;
       const k = store.rotateKey(keyId, graceMs);
-      emit(io, json, { ...k, previous_key_id: keyId, previous_expires_at: rfc3339(store.keyById(keyId)!.expires_at) },
-        `${k.key}\n(shown once) ${keyId} keeps working until ${rfc3339(store.keyById(keyId)!.expires_at)}.`);
+      emit(
+        io,
+        json,
+        { ...k, previous_key_id: keyId, previous_expires_at: rfc3339(store.keyById(keyId)!.expires_at) },
+        `${k.key}\n(shown once) ${keyId} keeps working until ${rfc3339(store.keyById(keyId)!.expires_at)}.`,
+      );
       return EXIT.OK;
     }
     default:
@@ -161,13 +185,25 @@ function accessRequests(p: Parsed, db: Db, io: AdminIo): number {
     case "list": {
       const status = typeof p.flags.get("status") === "string" ? (p.flags.get("status") as string) : undefined;
       const rows = store.list(status).map((r) => ({ ...r, created_at: rfc3339(r.created_at), decided_at: rfc3339(r.decided_at) }));
-      emit(io, json, rows, rows.map((r) => `${r.id}\t${r.status}\t${r.email}\t${r.company}\t${r.use_case}\t${r.expected_monthly_volume}/month`).join("\n") || "(no access requests)");
+      emit(
+        io,
+        json,
+        rows,
+        rows.map((r) => `${r.id}\t${r.status}\t${r.email}\t${r.company}\t${r.use_case}\t${r.expected_monthly_volume}/month`).join("\n") ||
+          "(no access requests)",
+      );
       return EXIT.OK;
     }
     case "approve": {
       const req = id ? store.get(id) : undefined;
       if (!req || req.status !== "pending") throw new UsageFailure(`no pending access request ${JSON.stringify(id ?? "")}`);
-      const name = typeof p.flags.get("tenant") === "string" ? (p.flags.get("tenant") as string) : req.company.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || req.id;
+      const name =
+        typeof p.flags.get("tenant") === "string"
+          ? (p.flags.get("tenant") as string)
+          : req.company
+              .toLowerCase()
+              .replace(/[^a-z0-9]+/g, "-")
+              .replace(/^-|-$/g, "") || req.id;
       if (tenantsStore.byName(name)) throw new UsageFailure(`tenant ${name} exists; pass --tenant NAME`);
       const out = transaction(db, () => {
         const t = tenantsStore.create(name, "business");
@@ -175,7 +211,12 @@ function accessRequests(p: Parsed, db: Db, io: AdminIo): number {
         store.decide(req.id, "approved", t.id);
         return { access_request: req.id, tenant: t.name, plan: t.plan, key_id: k.key_id, key: k.key, webhook_secret: t.webhook_secret };
       });
-      emit(io, json, out, `Approved ${req.id}: tenant ${out.tenant} (business).\nAPI key (shown once): ${out.key}\nWebhook secret: ${out.webhook_secret}`);
+      emit(
+        io,
+        json,
+        out,
+        `Approved ${req.id}: tenant ${out.tenant} (business).\nAPI key (shown once): ${out.key}\nWebhook secret: ${out.webhook_secret}`,
+      );
       return EXIT.OK;
     }
     case "reject": {

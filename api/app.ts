@@ -48,7 +48,11 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
-  const trusted = new Set(config.FOLIO_TRUST_PROXY.split(",").map((s) => s.trim()).filter(Boolean));
+  const trusted = new Set(
+    config.FOLIO_TRUST_PROXY.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   const isTrusted = (addr: string | undefined): boolean => !!addr && (trusted.has(addr) || trusted.has(addr.replace(/^::ffff:/, "")));
   const clientAddress = (req: Request): string => {
     const fwd = isTrusted(req.socket.remoteAddress) ? req.get("X-Forwarded-For")?.split(",")[0]?.trim() : undefined;

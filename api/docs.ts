@@ -65,7 +65,10 @@ function propertiesTable(doc: Doc, schema: Schema): string {
   const required = new Set(s.required ?? []);
   const rows = props
     .map(([name, p]) => {
-      const meaning = [p.description ? esc(p.description) : "", p.default !== undefined ? `Default: <code>${esc(JSON.stringify(p.default))}</code>` : ""].filter(Boolean);
+      const meaning = [
+        p.description ? esc(p.description) : "",
+        p.default !== undefined ? `Default: <code>${esc(JSON.stringify(p.default))}</code>` : "",
+      ].filter(Boolean);
       return `<tr><td><code>${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ""}</td><td>${typeOf(p)}</td><td>${meaning.join("<br>")}</td></tr>`;
     })
     .join("");
@@ -82,7 +85,10 @@ export function renderDocs(openapi: Record<string, unknown>): string {
       const anchor = `op-${op.operationId}`;
       toc.push(`<li><a href="#${anchor}"><span class="m ${method}">${method.toUpperCase()}</span> ${esc(path)}</a></li>`);
       const params = (op.parameters ?? [])
-        .map((p) => `<tr><td><code>${esc(p.name)}</code> <small>${esc(p.in)}</small></td><td>${typeOf(p.schema ?? {})}</td><td>${esc(p.description)}</td></tr>`)
+        .map(
+          (p) =>
+            `<tr><td><code>${esc(p.name)}</code> <small>${esc(p.in)}</small></td><td>${typeOf(p.schema ?? {})}</td><td>${esc(p.description)}</td></tr>`,
+        )
         .join("");
       const json = op.requestBody?.content?.["application/json"]?.schema;
       const responses = Object.entries(op.responses)

@@ -49,20 +49,29 @@ async function samplePdfs(dir: string): Promise<[string, string]> {
     if (existsSync(file)) continue;
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
-    doc.addPage([595, 842]).drawText(i === 0 ? "Hello from Folio (page 1 of the merge)" : "World (page 2 of the merge)", { x: 72, y: 760, size: 20, font });
+    doc
+      .addPage([595, 842])
+      .drawText(i === 0 ? "Hello from Folio (page 1 of the merge)" : "World (page 2 of the merge)", { x: 72, y: 760, size: 20, font });
     await writeFile(file, await doc.save());
   }
   return files;
 }
 
-function banner(cfg: Config, dataDir: string, certPath: string, first: { key: string; secret: string } | null, samples: [string, string]): string {
-  const host = cfg.FOLIO_HOST === "0.0.0.0" || cfg.FOLIO_HOST === "::" ? "localhost" : cfg.FOLIO_HOST === "127.0.0.1" ? "localhost" : cfg.FOLIO_HOST;
+function banner(
+  cfg: Config,
+  dataDir: string,
+  certPath: string,
+  first: { key: string; secret: string } | null,
+  samples: [string, string],
+): string {
+  const host =
+    cfg.FOLIO_HOST === "0.0.0.0" || cfg.FOLIO_HOST === "::" ? "localhost" : cfg.FOLIO_HOST === "127.0.0.1" ? "localhost" : cfg.FOLIO_HOST;
   const base = `https://${host}:${cfg.FOLIO_PORT}`;
   const lines = [`Folio ${VERSION} (${cfg.FOLIO_BACKEND}) listening on ${base}  —  reference: ${base}/docs`, `data directory: ${dataDir}`];
   if (first) {
     lines.push(
       "",
-      "First start: created tenant \"dev\" on the business plan. These are shown ONCE:",
+      'First start: created tenant "dev" on the business plan. These are shown ONCE:',
       `  API key:        ${first.key}`,
       `  webhook secret: ${first.secret}`,
       "",
@@ -95,9 +104,23 @@ interface BackendParts {
 
 function embeddedBackend(config: Config, db: Db, tenants: TenantStore, log: Logger, metrics: Metrics, dataDir: string): BackendParts {
   const store = new FsObjectStore(path.join(dataDir, "files"));
-  const pool = new WorkerPool({ size: config.FOLIO_WORKERS, env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) }, log });
+  const pool = new WorkerPool({
+    size: config.FOLIO_WORKERS,
+    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
+    log,
+  });
   const webhooks = createWebhooks({ db, config, log, metrics, tenants });
-  const backend = new LocalBackend({ db, store, pool, config, log, metrics, webhooks: webhooks.sink, sealKey: sealKey(dataDir), workDir: path.join(dataDir, "work") });
+  const backend = new LocalBackend({
+    db,
+    store,
+    pool,
+    config,
+    log,
+    metrics,
+    webhooks: webhooks.sink,
+    sealKey: sealKey(dataDir),
+    workDir: path.join(dataDir, "work"),
+  });
   return { backend, store, webhooks };
 }
 

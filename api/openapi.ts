@@ -5,7 +5,15 @@
  */
 import { z } from "zod";
 import { API_ERRORS, JOB_ERRORS } from "../core/errors.ts";
-import { AccessRequestAccepted, AccessRequestBody, CommonRequestFields, FileObject, JobList, JobObject, Problem } from "../core/schemas/api.ts";
+import {
+  AccessRequestAccepted,
+  AccessRequestBody,
+  CommonRequestFields,
+  FileObject,
+  JobList,
+  JobObject,
+  Problem,
+} from "../core/schemas/api.ts";
 import { OPERATIONS, OPTIONS_SCHEMAS, type Operation } from "../core/schemas/options.ts";
 
 type Json = Record<string, unknown>;
@@ -50,7 +58,8 @@ const OPERATION_DOCS: Record<Operation, string> = {
   merge: "Merge 2–50 PDFs, each optionally limited to page ranges, keeping or rebuilding bookmarks.",
   split: "Split a PDF by ranges, every N pages, or into single pages; outputs the parts and one zip of them all.",
   convert: "Convert Office documents (DOCX, DOC, ODT, RTF, XLSX, XLS, ODS, PPTX, PPT, ODP) to PDF.",
-  protect: "Encrypt a PDF with AES-256 (default) or AES-128, a user password and permissions. Passwords are never stored in job records, logs or metrics.",
+  protect:
+    "Encrypt a PDF with AES-256 (default) or AES-128, a user password and permissions. Passwords are never stored in job records, logs or metrics.",
 };
 
 function problemResponses(codes: (keyof typeof API_ERRORS)[]): Json {
@@ -87,43 +96,103 @@ export function buildOpenApi(version: string): Json {
         summary: OPERATION_DOCS[op],
         tags: ["Operations"],
         parameters: [
-          { name: "Idempotency-Key", in: "header", schema: { type: "string", maxLength: 255 }, description: "Same key + same body within 24 h → the same job; a different body → 409 idempotency_conflict." },
-          { name: "Prefer", in: "header", schema: { type: "string", examples: ["wait=30"] }, description: "wait=N (N ≤ 60): hold the response until the job ends or N seconds pass (RFC 7240)." },
+          {
+            name: "Idempotency-Key",
+            in: "header",
+            schema: { type: "string", maxLength: 255 },
+            description: "Same key + same body within 24 h → the same job; a different body → 409 idempotency_conflict.",
+          },
+          {
+            name: "Prefer",
+            in: "header",
+            schema: { type: "string", examples: ["wait=30"] },
+            description: "wait=N (N ≤ 60): hold the response until the job ends or N seconds pass (RFC 7240).",
+          },
         ],
         requestBody: {
           required: true,
           content: {
             "application/json": { schema: REF(name) },
             "multipart/form-data": {
-              schema: { type: "object", properties: { file: { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } }, options: { type: "string", description: "The options as JSON (or send them as plain fields)." } } },
+              schema: {
+                type: "object",
+                properties: {
+                  file: { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } },
+                  options: { type: "string", description: "The options as JSON (or send them as plain fields)." },
+                },
+              },
             },
           },
         },
         responses: {
-          "202": { description: "Accepted; the job is queued or running. Location: /v1/jobs/{id}.", content: { "application/json": { schema: REF("Job") } } },
+          "202": {
+            description: "Accepted; the job is queued or running. Location: /v1/jobs/{id}.",
+            content: { "application/json": { schema: REF("Job") } },
+          },
           "200": { description: "With Prefer: wait, the job ended in time.", content: { "application/json": { schema: REF("Job") } } },
-          ...problemResponses([...AUTHED, "validation_failed", "unsupported_media_type", "payload_too_large", "too_many_jobs", "idempotency_conflict"]),
+          ...problemResponses([
+            ...AUTHED,
+            "validation_failed",
+            "unsupported_media_type",
+            "payload_too_large",
+            "too_many_jobs",
+            "idempotency_conflict",
+          ]),
         },
       },
     };
   }
-  const idParam = (what: string): Json => ({ name: "id", in: "path", required: true, schema: { type: "string" }, description: `The ${what} id.` });
+  const idParam = (what: string): Json => ({
+    name: "id",
+    in: "path",
+    required: true,
+    schema: { type: "string" },
+    description: `The ${what} id.`,
+  });
   Object.assign(paths, {
     "/v1/files": {
       post: {
         operationId: "uploadFiles",
         summary: "Upload one or more files (multipart parts named `file`). Unused uploads expire after 1 h.",
         tags: ["Files"],
-        requestBody: { required: true, content: { "multipart/form-data": { schema: { type: "object", properties: { file: { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } } } } } } },
+        requestBody: {
+          required: true,
+          content: {
+            "multipart/form-data": {
+              schema: {
+                type: "object",
+                properties: { file: { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } } },
+              },
+            },
+          },
+        },
         responses: {
-          "201": { description: "Stored.", content: { "application/json": { schema: { type: "object", properties: { data: { type: "array", items: REF("File") } } } } } },
+          "201": {
+            description: "Stored.",
+            content: { "application/json": { schema: { type: "object", properties: { data: { type: "array", items: REF("File") } } } } },
+          },
           ...problemResponses([...AUTHED, "validation_failed", "unsupported_media_type", "payload_too_large"]),
         },
       },
     },
     "/v1/files/{id}": {
-      get: { operationId: "getFile", tags: ["Files"], summary: "A file.", parameters: [idParam("file")], responses: { "200": { description: "The file.", content: { "application/json": { schema: REF("File") } } }, ...problemResponses([...AUTHED, "not_found"]) } },
-      delete: { operationId: "deleteFile", tags: ["Files"], summary: "Delete a file and its bytes at once.", parameters: [idParam("file")], responses: { "204": { description: "Deleted." }, ...problemResponses([...AUTHED, "not_found"]) } },
+      get: {
+        operationId: "getFile",
+        tags: ["Files"],
+        summary: "A file.",
+        parameters: [idParam("file")],
+        responses: {
+          "200": { description: "The file.", content: { "application/json": { schema: REF("File") } } },
+          ...problemResponses([...AUTHED, "not_found"]),
+        },
+      },
+      delete: {
+        operationId: "deleteFile",
+        tags: ["Files"],
+        summary: "Delete a file and its bytes at once.",
+        parameters: [idParam("file")],
+        responses: { "204": { description: "Deleted." }, ...problemResponses([...AUTHED, "not_found"]) },
+      },
     },
     "/v1/files/{id}/content": {
       get: {
@@ -131,7 +200,10 @@ export function buildOpenApi(version: string): Json {
         tags: ["Files"],
         summary: "The file's bytes (ETag = sha256).",
         parameters: [idParam("file")],
-        responses: { "200": { description: "The bytes.", content: { "application/octet-stream": {} } }, ...problemResponses([...AUTHED, "not_found"]) },
+        responses: {
+          "200": { description: "The bytes.", content: { "application/octet-stream": {} } },
+          ...problemResponses([...AUTHED, "not_found"]),
+        },
       },
     },
     "/v1/jobs": {
@@ -145,11 +217,23 @@ export function buildOpenApi(version: string): Json {
           { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 10 } },
           { name: "starting_after", in: "query", schema: { type: "string" }, description: "The last job id of the previous page." },
         ],
-        responses: { "200": { description: "A page of jobs.", content: { "application/json": { schema: REF("JobList") } } }, ...problemResponses([...AUTHED, "validation_failed"]) },
+        responses: {
+          "200": { description: "A page of jobs.", content: { "application/json": { schema: REF("JobList") } } },
+          ...problemResponses([...AUTHED, "validation_failed"]),
+        },
       },
     },
     "/v1/jobs/{id}": {
-      get: { operationId: "getJob", tags: ["Jobs"], summary: "A job.", parameters: [idParam("job")], responses: { "200": { description: "The job.", content: { "application/json": { schema: REF("Job") } } }, ...problemResponses([...AUTHED, "not_found"]) } },
+      get: {
+        operationId: "getJob",
+        tags: ["Jobs"],
+        summary: "A job.",
+        parameters: [idParam("job")],
+        responses: {
+          "200": { description: "The job.", content: { "application/json": { schema: REF("Job") } } },
+          ...problemResponses([...AUTHED, "not_found"]),
+        },
+      },
       delete: {
         operationId: "deleteJob",
         tags: ["Jobs"],
@@ -190,6 +274,10 @@ export function buildOpenApi(version: string): Json {
       schemas,
     },
     "x-problem-codes": Object.fromEntries(Object.entries(API_ERRORS).map(([code, v]) => [code, { status: v.status, title: v.title }])),
-    "x-job-error-codes": Object.fromEntries(Object.entries(JOB_ERRORS).filter(([code]) => code !== "validation_failed").map(([code, v]) => [code, v.title])),
+    "x-job-error-codes": Object.fromEntries(
+      Object.entries(JOB_ERRORS)
+        .filter(([code]) => code !== "validation_failed")
+        .map(([code, v]) => [code, v.title]),
+    ),
   };
 }

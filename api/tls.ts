@@ -28,9 +28,23 @@ export async function loadOrCreateTls(dataDir: string, given: { cert?: string; k
   let generated = false;
   if (!existsSync(certPath) || !existsSync(keyPath)) {
     await run("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "825",
-      "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1",
-      "-keyout", keyPath, "-out", certPath,
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "825",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1",
+      "-keyout",
+      keyPath,
+      "-out",
+      certPath,
     ]);
     await chmod(keyPath, 0o600);
     generated = true;

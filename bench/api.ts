@@ -23,7 +23,10 @@ function rssKiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 }
 
-async function cannon(url: string, headers: Record<string, string>): Promise<{ rps: number; p50: number; p99: number; errors: number; non2xx: number }> {
+async function cannon(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ rps: number; p50: number; p99: number; errors: number; non2xx: number }> {
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers, tlsOptions: { rejectUnauthorized: false } });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
@@ -41,7 +44,13 @@ function quantile(xs: number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
 }
 
-async function merges(s: Server, a: Uint8Array, b: Uint8Array, n: number, parallel: number): Promise<{ jobsPerSec: number; p50: number; p99: number; failed: number }> {
+async function merges(
+  s: Server,
+  a: Uint8Array,
+  b: Uint8Array,
+  n: number,
+  parallel: number,
+): Promise<{ jobsPerSec: number; p50: number; p99: number; failed: number }> {
   const lat: number[] = [];
   let failed = 0;
   let next = 0;
@@ -75,7 +84,10 @@ async function upload1G(s: Server): Promise<{ growthMiB: number; seconds: number
   let peak = before;
   const timer = setInterval(() => (peak = Math.max(peak, rssKiB(s.pid()))), 50);
   const t = performance.now();
-  const res = await s.request("POST", "/v1/files", { body: body(), headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` } });
+  const res = await s.request("POST", "/v1/files", {
+    body: body(),
+    headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` },
+  });
   clearInterval(timer);
   if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`);
   await s.request("DELETE", `/v1/files/${res.json.data[0].id}`);
@@ -112,7 +124,8 @@ async function main(): Promise<void> {
     writeFileSync(path.join(dir, "b.pdf"), b);
     const n = 60;
     let t = performance.now();
-    for (let i = 0; i < n; i++) execFileSync("qpdf", ["--empty", "--pages", path.join(dir, "a.pdf"), path.join(dir, "b.pdf"), "--", path.join(dir, "out.pdf")]);
+    for (let i = 0; i < n; i++)
+      execFileSync("qpdf", ["--empty", "--pages", path.join(dir, "a.pdf"), path.join(dir, "b.pdf"), "--", path.join(dir, "out.pdf")]);
     const qpdfRate = n / ((performance.now() - t) / 1000);
     t = performance.now();
     const m = await merges(s, a, b, n, 8);
@@ -120,17 +133,23 @@ async function main(): Promise<void> {
     const up = await upload1G(s);
 
     const row = (cols: (string | number)[]): string => cols.map((c, i) => String(c).padEnd(i === 0 ? 44 : 14)).join("");
-    console.log(`folio API benchmark — ${os.cpus().length} cores, ${DURATION} s per load run, ${CONNECTIONS} connections, node ${process.version}\n`);
+    console.log(
+      `folio API benchmark — ${os.cpus().length} cores, ${DURATION} s per load run, ${CONNECTIONS} connections, node ${process.version}\n`,
+    );
     console.log(row(["", "req/s", "p50 ms", "p99 ms", "errors"]));
     console.log(row(["GET /v1/jobs/{id} (folio)", Math.round(folio.rps), folio.p50, folio.p99, folio.errors + folio.non2xx]));
-    console.log(row(["same bytes, bare Node HTTPS server (floor)", Math.round(floor.rps), floor.p50, floor.p99, floor.errors + floor.non2xx]));
+    console.log(
+      row(["same bytes, bare Node HTTPS server (floor)", Math.round(floor.rps), floor.p50, floor.p99, floor.errors + floor.non2xx]),
+    );
     console.log(row(["goal", "≥ 3000", "", "≤ 50", "0"]));
     console.log();
     console.log(row(["", "jobs/s", "p50 ms", "p99 ms", "failed"]));
     console.log(row(["merge 2×1 page, submit+wait, 8 at a time", m.jobsPerSec.toFixed(1), Math.round(m.p50), Math.round(m.p99), m.failed]));
     console.log(row(["raw qpdf, same merge, one at a time", qpdfRate.toFixed(1), "", "", ""]));
     console.log();
-    console.log(row(["1 GB streamed upload: server RSS growth", `${up.growthMiB.toFixed(1)} MiB`, `${up.seconds.toFixed(1)} s`, "goal ≤ 64 MiB", ""]));
+    console.log(
+      row(["1 GB streamed upload: server RSS growth", `${up.growthMiB.toFixed(1)} MiB`, `${up.seconds.toFixed(1)} s`, "goal ≤ 64 MiB", ""]),
+    );
   } finally {
     await s.cleanup();
   }

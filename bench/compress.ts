@@ -57,12 +57,20 @@ async function buildCorpus(dir: string): Promise<BenchFile[]> {
       console.log(`(skipped ${name}: ${String(err)})`);
     }
   };
-  await add("jpeg-300dpi", "images", (f) => imagePdf(f, photos(6, { width: 1800, height: 1200, format: "jpeg", quality: 92, inches: [6, 4] })));
+  await add("jpeg-300dpi", "images", (f) =>
+    imagePdf(f, photos(6, { width: 1800, height: 1200, format: "jpeg", quality: 92, inches: [6, 4] })),
+  );
   await add("png-600dpi", "images", (f) => imagePdf(f, photos(4, { width: 2400, height: 1800, format: "png", inches: [4, 3] })));
-  await add("gray-photo-500dpi", "images", (f) => imagePdf(f, photos(3, { width: 2000, height: 1500, format: "gray-jpeg", quality: 92, inches: [4, 3] })));
-  await add("text-scan-300dpi", "images", (f) => imagePdf(f, photos(2, { width: 2250, height: 3000, format: "scan-jpeg", quality: 90, inches: [7.5, 10] })));
+  await add("gray-photo-500dpi", "images", (f) =>
+    imagePdf(f, photos(3, { width: 2000, height: 1500, format: "gray-jpeg", quality: 92, inches: [4, 3] })),
+  );
+  await add("text-scan-300dpi", "images", (f) =>
+    imagePdf(f, photos(2, { width: 2250, height: 3000, format: "scan-jpeg", quality: 90, inches: [7.5, 10] })),
+  );
   await add("mixed-fixture", "images", (f) => imagePdf(f, IMAGE_HEAVY));
-  await add("jpeg-150dpi-q75", "images", (f) => imagePdf(f, photos(4, { width: 900, height: 600, format: "jpeg", quality: 75, inches: [6, 4] })));
+  await add("jpeg-150dpi-q75", "images", (f) =>
+    imagePdf(f, photos(4, { width: 900, height: 600, format: "jpeg", quality: 75, inches: [6, 4] })),
+  );
   await add("text-20p", "text", (f) => textPdf(f, 20, { seed: 3 }));
   await add("text-20p-objstm", "text", (f) => textPdf(f, 20, { seed: 5, objectStreams: true }));
   await add("libreoffice-text", "text", (f) => libreOfficePdf(f, dir));
@@ -77,9 +85,13 @@ async function libreOfficePdf(file: string, dir: string): Promise<void> {
   const body = Array.from({ length: 60 }, (_, i) => `<h2>Section ${i + 1}</h2><p>${para.repeat(6)}</p>`).join("\n");
   await writeFile(src, `<html><body>${body}</body></html>`);
   const profile = path.join(dir, "lo-profile");
-  await execFileP("soffice", [`-env:UserInstallation=file://${profile}`, "--headless", "--convert-to", "pdf:writer_pdf_Export", "--outdir", dir, src], {
-    timeout: 180_000,
-  });
+  await execFileP(
+    "soffice",
+    [`-env:UserInstallation=file://${profile}`, "--headless", "--convert-to", "pdf:writer_pdf_Export", "--outdir", dir, src],
+    {
+      timeout: 180_000,
+    },
+  );
   await stat(file);
 }
 
@@ -103,17 +115,32 @@ async function folio(file: BenchFile, level: string, out: string): Promise<Cell>
 
 async function ghostscript(file: BenchFile, out: string): Promise<Cell> {
   const ms = await timeIt(async () => {
-    await execFileP("gs", ["-sDEVICE=pdfwrite", "-dPDFSETTINGS=/ebook", "-dNOPAUSE", "-dBATCH", "-dQUIET", `-sOutputFile=${out}`, file.path]);
+    await execFileP("gs", [
+      "-sDEVICE=pdfwrite",
+      "-dPDFSETTINGS=/ebook",
+      "-dNOPAUSE",
+      "-dBATCH",
+      "-dQUIET",
+      `-sOutputFile=${out}`,
+      file.path,
+    ]);
   });
   const fields = await formFieldCount(out);
-  return measure(file.path, out, ms, fields === (await formFieldCount(file.path)) ? undefined : `form fields ${await formFieldCount(file.path)}→${fields}`);
+  return measure(
+    file.path,
+    out,
+    ms,
+    fields === (await formFieldCount(file.path)) ? undefined : `form fields ${await formFieldCount(file.path)}→${fields}`,
+  );
 }
 
 async function qpdfLossless(file: BenchFile, out: string): Promise<Cell> {
   const ms = await timeIt(async () => {
-    await execFileP("qpdf", ["--object-streams=generate", "--recompress-flate", "--compression-level=9", file.path, out]).catch((err: { code?: number }) => {
-      if (err.code !== 3) throw err; // 3: success with warnings
-    });
+    await execFileP("qpdf", ["--object-streams=generate", "--recompress-flate", "--compression-level=9", file.path, out]).catch(
+      (err: { code?: number }) => {
+        if (err.code !== 3) throw err; // 3: success with warnings
+      },
+    );
   });
   return measure(file.path, out, ms);
 }
@@ -124,7 +151,8 @@ async function formFieldCount(file: string): Promise<number> {
 }
 
 const kb = (n: number): string => `${(n / 1024).toFixed(n < 1000 * 1024 ? 1 : 0)} KB`;
-const cellText = (c: Cell | undefined): string => (c ? `${kb(c.size)} ${c.ssim.toFixed(4)} ${(c.ms / 1000).toFixed(2)}s${c.note ? ` (${c.note})` : ""}` : "—");
+const cellText = (c: Cell | undefined): string =>
+  c ? `${kb(c.size)} ${c.ssim.toFixed(4)} ${(c.ms / 1000).toFixed(2)}s${c.note ? ` (${c.note})` : ""}` : "—";
 
 function printTable(files: BenchFile[], sizes: Map<string, number>, cells: Map<string, Map<string, Cell>>, columns: string[]): void {
   const header = ["file", "input", ...columns];
@@ -147,17 +175,26 @@ function verdicts(files: BenchFile[], cells: Map<string, Map<string, Cell>>): st
   for (const f of images) {
     const [m, g] = [cell(f, "folio medium"), cell(f, "gs /ebook")];
     if (m.size >= g.size) misses.push(`${f.name}: folio ${kb(m.size)} is not smaller than gs ${kb(g.size)}`);
-    if (m.ssim <= g.ssim) misses.push(`${f.name}: folio SSIM ${m.ssim.toFixed(4)} is not above gs ${g.ssim.toFixed(4)}${g.size >= (cells.get(f.name)!.get("qpdf lossless")?.size ?? Infinity) ? " (gs kept the images as they were and grew the file)" : ""}`);
+    if (m.ssim <= g.ssim)
+      misses.push(
+        `${f.name}: folio SSIM ${m.ssim.toFixed(4)} is not above gs ${g.ssim.toFixed(4)}${g.size >= (cells.get(f.name)!.get("qpdf lossless")?.size ?? Infinity) ? " (gs kept the images as they were and grew the file)" : ""}`,
+      );
   }
   const won = images.length - new Set(misses.map((m) => m.split(":")[0])).size;
-  out.push(`images: folio medium smaller AND higher SSIM than gs /ebook on ${won}/${images.length} files — goal ${won === images.length ? "met" : "MISSED"}`);
+  out.push(
+    `images: folio medium smaller AND higher SSIM than gs /ebook on ${won}/${images.length} files — goal ${won === images.length ? "met" : "MISSED"}`,
+  );
   for (const m of misses) out.push(`  ${m}`);
   const total = (col: string): number => images.reduce((s, f) => s + cell(f, col).size, 0);
   const meanSsim = (col: string): number => images.reduce((s, f) => s + cell(f, col).ssim, 0) / images.length;
-  out.push(`images total: folio medium ${kb(total("folio medium"))} (mean SSIM ${meanSsim("folio medium").toFixed(4)}) vs gs /ebook ${kb(total("gs /ebook"))} (mean SSIM ${meanSsim("gs /ebook").toFixed(4)})`);
+  out.push(
+    `images total: folio medium ${kb(total("folio medium"))} (mean SSIM ${meanSsim("folio medium").toFixed(4)}) vs gs /ebook ${kb(total("gs /ebook"))} (mean SSIM ${meanSsim("gs /ebook").toFixed(4)})`,
+  );
   const text = files.filter((f) => f.group === "text");
   const notAbove = text.filter((f) => FOLIO_LEVELS.every((l) => cell(f, `folio ${l}`).size <= cell(f, "qpdf lossless").size));
-  out.push(`text: folio (every level) never above qpdf lossless on ${notAbove.length}/${text.length} files — goal ${notAbove.length === text.length ? "met" : "MISSED"}`);
+  out.push(
+    `text: folio (every level) never above qpdf lossless on ${notAbove.length}/${text.length} files — goal ${notAbove.length === text.length ? "met" : "MISSED"}`,
+  );
   return out;
 }
 

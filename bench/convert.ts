@@ -52,15 +52,27 @@ async function main(): Promise<void> {
   try {
     process.stderr.write("building fixtures…\n");
     const fx = await buildOfficeFixtures(path.join(dir, "fixtures"));
-    const docs = Array.from({ length: WARM_DOCS }, (_, i) => ({ kind: KINDS[i % KINDS.length]!, file: fx.docs[KINDS[i % KINDS.length]!].path }));
+    const docs = Array.from({ length: WARM_DOCS }, (_, i) => ({
+      kind: KINDS[i % KINDS.length]!,
+      file: fx.docs[KINDS[i % KINDS.length]!].path,
+    }));
     const pool = (size: number): SofficePool =>
-      new SofficePool({ soffice: config.FOLIO_SOFFICE, size, tmpDir: os.tmpdir(), jobTimeoutMs: 120_000, maxJobs: 10_000, maxRssMb: 4096, log });
+      new SofficePool({
+        soffice: config.FOLIO_SOFFICE,
+        size,
+        tmpDir: os.tmpdir(),
+        jobTimeoutMs: 120_000,
+        maxJobs: 10_000,
+        maxRssMb: 4096,
+        log,
+      });
 
     process.stderr.write("cold one-shot soffice…\n");
     const cold = new ColdSoffice({ soffice: config.FOLIO_SOFFICE, timeoutMs: 120_000, log });
     const coldMs: Record<string, number[]> = {};
     const coldStart = performance.now();
-    for (const kind of KINDS) for (let i = 0; i < COLD_RUNS_PER_KIND; i++) (coldMs[kind] ??= []).push(await timed(cold, fx.docs[kind].path, work));
+    for (const kind of KINDS)
+      for (let i = 0; i < COLD_RUNS_PER_KIND; i++) (coldMs[kind] ??= []).push(await timed(cold, fx.docs[kind].path, work));
     const coldSeqRate = (KINDS.length * COLD_RUNS_PER_KIND) / ((performance.now() - coldStart) / 1000);
 
     process.stderr.write("warm, one instance…\n");
@@ -79,7 +91,12 @@ async function main(): Promise<void> {
     for (const d of docs.filter((x) => x.kind !== "odt").slice(0, 21)) {
       const t = performance.now();
       await runSpec(
-        { operation: "convert", options: { to: "pdf" }, inputs: [{ path: d.file, filename: path.basename(d.file) }], output_dir: path.join(dir, "jobs") },
+        {
+          operation: "convert",
+          options: { to: "pdf" },
+          inputs: [{ path: d.file, filename: path.basename(d.file) }],
+          output_dir: path.join(dir, "jobs"),
+        },
         { config, log, soffice: one },
       );
       jobMs.push(performance.now() - t);
@@ -101,7 +118,10 @@ async function main(): Promise<void> {
       `Office → PDF, LibreOffice (${os.cpus().length} cores), small documents: ${KINDS.join(", ")}`,
       "",
       `${pad("latency of one conversion", 40)}${pad("cold one-shot", 16)}${pad("warm instance", 16)}speed-up`,
-      ...KINDS.map((k) => `${pad(`  ${k} median`, 40)}${pad(secs(median(coldMs[k]!)), 16)}${pad(secs(median(warmMs[k]!)), 16)}${(median(coldMs[k]!) / median(warmMs[k]!)).toFixed(0)}×`),
+      ...KINDS.map(
+        (k) =>
+          `${pad(`  ${k} median`, 40)}${pad(secs(median(coldMs[k]!)), 16)}${pad(secs(median(warmMs[k]!)), 16)}${(median(coldMs[k]!) / median(warmMs[k]!)).toFixed(0)}×`,
+      ),
       `${pad("  all, median", 40)}${pad(secs(median(allCold)), 16)}${pad(secs(median(allWarm)), 16)}${(median(allCold) / median(allWarm)).toFixed(0)}×`,
       `${pad("  all, p90", 40)}${pad(secs(p90(allCold)), 16)}${pad(secs(p90(allWarm)), 16)}`,
       `${pad("  whole job (runSpec, OOXML), median", 40)}${pad("", 16)}${pad(secs(median(jobMs)), 16)}`,

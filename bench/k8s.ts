@@ -29,7 +29,19 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job, t
 import { Informer } from "../controller/informer.ts";
 import { startController, type Controller } from "../controller/main.ts";
 import { newId } from "../core/ids.ts";
-import { LABELS, MANAGED_BY, PDFJOB_API_VERSION, PDFJOB_FINALIZER, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob, type PdfJobInput } from "../core/schemas/pdfjob.ts";
+import {
+  LABELS,
+  MANAGED_BY,
+  PDFJOB_API_VERSION,
+  PDFJOB_FINALIZER,
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  pdfJobName,
+  type PdfJob,
+  type PdfJobInput,
+} from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
 import { applyCrd, runnerTemplate } from "../test/e2e/support.ts";
@@ -93,7 +105,10 @@ class Recorder {
     const batch = kc.makeApiClient(BatchV1Api);
     const core = kc.makeApiClient(CoreV1Api);
     const managed = `${LABELS.managedBy}=${MANAGED_BY}`;
-    const list = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } }): { items: T[]; resourceVersion: string } => ({ items: res.items, resourceVersion: res.metadata?.resourceVersion ?? "" });
+    const list = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } }): { items: T[]; resourceVersion: string } => ({
+      items: res.items,
+      resourceVersion: res.metadata?.resourceVersion ?? "",
+    });
     const pdfJobs = new Informer<PdfJob>({
       name: "bench-pdfjobs",
       kubeConfig: kc,
@@ -172,7 +187,11 @@ class Recorder {
       t.job = Date.now();
       this.jobTimes.push(t.job);
     }
-    if (t.jobDone === undefined && job.status?.conditions?.some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True")) t.jobDone = Date.now();
+    if (
+      t.jobDone === undefined &&
+      job.status?.conditions?.some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True")
+    )
+      t.jobDone = Date.now();
     this.#changed();
   }
 
@@ -272,7 +291,14 @@ async function upload(b: Bench, file: string): Promise<PdfJobInput> {
   const fileId = newId("file");
   const key = `${TENANT}/${fileId}`;
   await b.store.put(key, Readable.from([bytes]));
-  return { key, fileId, filename: path.basename(file), contentType: "application/pdf", size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+  return {
+    key,
+    fileId,
+    filename: path.basename(file),
+    contentType: "application/pdf",
+    size: bytes.length,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+  };
 }
 
 /** Creates one merge PdfJob (with the finalizer, as the API does); returns its name. */
@@ -317,7 +343,12 @@ async function requestCounts(kc: KubeConfig): Promise<Map<string, number>> {
 }
 
 /** Requests between two requestCounts() whose `VERB resource` matches, and how many were 409s. */
-function requestsBetween(before: Map<string, number>, after: Map<string, number>, verb: string, resource: string): { n: number; conflicts: number } {
+function requestsBetween(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  verb: string,
+  resource: string,
+): { n: number; conflicts: number } {
   let n = 0;
   let conflicts = 0;
   for (const [key, value] of after) {
@@ -362,9 +393,17 @@ function quantile(xs: readonly number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
 }
 
-const row = (cols: (string | number)[]): string => cols.map((c, i) => String(c).padEnd(i === 0 ? 54 : 12)).join("").trimEnd();
+const row = (cols: (string | number)[]): string =>
+  cols
+    .map((c, i) => String(c).padEnd(i === 0 ? 54 : 12))
+    .join("")
+    .trimEnd();
 const secs = (ms: number): string => (Number.isNaN(ms) ? "–" : (ms / 1000).toFixed(2));
-const load = (): string => os.loadavg().map((x) => x.toFixed(2)).join(" ");
+const load = (): string =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 function spanRow(label: string, xs: number[], goal = ""): string {
   return row([label, secs(quantile(xs, 0.5)), secs(quantile(xs, 0.9)), secs(Math.max(...xs)), goal]);
@@ -385,19 +424,68 @@ async function latency(b: Bench): Promise<void> {
   for (let i = 0; i < LATENCY_JOBS; i++) names.push(await oneMerge(b));
   const ts = names.map((n) => b.recorder.timeline(n));
   const failed = ts.filter((t) => t.phase !== "Succeeded").length;
-  const ok = ts.filter((t): t is Required<Timeline> => t.phase === "Succeeded" && [t.created, t.job, t.jobDone, t.pod, t.podRunning, t.podTerminated, t.ended].every((x) => x !== undefined));
+  const ok = ts.filter(
+    (t): t is Required<Timeline> =>
+      t.phase === "Succeeded" && [t.created, t.job, t.jobDone, t.pod, t.podRunning, t.podTerminated, t.ended].every((x) => x !== undefined),
+  );
   const d = (f: (t: Required<Timeline>) => number): number[] => ok.map(f);
   console.log(`1. PdfJob created → Succeeded: ${LATENCY_JOBS} merges (2 × 1 page) one after another — load ${load()}\n`);
   console.log(row(["", "p50 s", "p90 s", "max s", "goal"]));
-  console.log(spanRow("total: created → Succeeded", d((t) => t.ended - t.created)));
-  console.log(spanRow("runner process: container running → exited", d((t) => t.podTerminated - t.podRunning)));
-  console.log(spanRow("  of which the runner's reported work", ok.filter((t) => t.runnerMs !== undefined).map((t) => t.runnerMs)));
-  console.log(spanRow("overhead: total − runner process", d((t) => t.ended - t.created - (t.podTerminated - t.podRunning)), "p50 ≤ 2"));
-  console.log(spanRow("  created → Job seen (controller)", d((t) => t.job - t.created)));
-  console.log(spanRow("  Job → pod seen (Job controller)", d((t) => t.pod - t.job)));
-  console.log(spanRow("  pod → running (kubelet: bind, start process)", d((t) => t.podRunning - t.pod)));
-  console.log(spanRow("  exited → Job Complete seen (Job controller)", d((t) => t.jobDone - t.podTerminated)));
-  console.log(spanRow("  Job Complete → Succeeded seen (controller)", d((t) => t.ended - t.jobDone)));
+  console.log(
+    spanRow(
+      "total: created → Succeeded",
+      d((t) => t.ended - t.created),
+    ),
+  );
+  console.log(
+    spanRow(
+      "runner process: container running → exited",
+      d((t) => t.podTerminated - t.podRunning),
+    ),
+  );
+  console.log(
+    spanRow(
+      "  of which the runner's reported work",
+      ok.filter((t) => t.runnerMs !== undefined).map((t) => t.runnerMs),
+    ),
+  );
+  console.log(
+    spanRow(
+      "overhead: total − runner process",
+      d((t) => t.ended - t.created - (t.podTerminated - t.podRunning)),
+      "p50 ≤ 2",
+    ),
+  );
+  console.log(
+    spanRow(
+      "  created → Job seen (controller)",
+      d((t) => t.job - t.created),
+    ),
+  );
+  console.log(
+    spanRow(
+      "  Job → pod seen (Job controller)",
+      d((t) => t.pod - t.job),
+    ),
+  );
+  console.log(
+    spanRow(
+      "  pod → running (kubelet: bind, start process)",
+      d((t) => t.podRunning - t.pod),
+    ),
+  );
+  console.log(
+    spanRow(
+      "  exited → Job Complete seen (Job controller)",
+      d((t) => t.jobDone - t.podTerminated),
+    ),
+  );
+  console.log(
+    spanRow(
+      "  Job Complete → Succeeded seen (controller)",
+      d((t) => t.ended - t.jobDone),
+    ),
+  );
   console.log(`\n   failed: ${failed} of ${names.length}\n`);
 }
 
@@ -451,9 +539,16 @@ async function backlog(b: Bench): Promise<void> {
   console.log(row(["", "value", "goal"]));
   console.log(row(["PdfJobs created per second (creators)", (names.length / ((created - start) / 1000)).toFixed(1)]));
   console.log(row(["Jobs created per second, overall", (jobTimes.length / ((last - start) / 1000)).toFixed(1), "≥ 20"]));
-  console.log(row(["Jobs created per second, middle 80 %", ((jobTimes.length * 0.8) / Math.max(0.001, (p90 - p10) / 1000)).toFixed(1), "≥ 20"]));
+  console.log(
+    row(["Jobs created per second, middle 80 %", ((jobTimes.length * 0.8) / Math.max(0.001, (p90 - p10) / 1000)).toFixed(1), "≥ 20"]),
+  );
   console.log(row(["time until all Jobs exist (s)", secs(allJobs - start)]));
-  console.log(row(["PdfJob created → Job seen, p50 / p90 / max (s)", `${secs(quantile(lag, 0.5))} / ${secs(quantile(lag, 0.9))} / ${secs(Math.max(...lag))}`]));
+  console.log(
+    row([
+      "PdfJob created → Job seen, p50 / p90 / max (s)",
+      `${secs(quantile(lag, 0.5))} / ${secs(quantile(lag, 0.9))} / ${secs(Math.max(...lag))}`,
+    ]),
+  );
   console.log(row(["work queue depth, max", maxDepth]));
   console.log(row(["create errors", createErrors, "0"]));
   console.log(row(["reconcile errors (retried with backoff)", errorsDuring.reduce((s, [, n]) => s + n, 0), "0"]));
@@ -496,8 +591,12 @@ async function main(): Promise<void> {
   const b = await setUp(dir);
   try {
     const v = b.platform.controlPlane.versions;
-    console.log(`folio operator benchmark — ${new Date().toISOString()} — ${os.cpus().length} cores, load ${load()}, node ${process.version}`);
-    console.log(`kubernetes ${v.kubernetes}, etcd ${v.etcd}, platform up in ${secs(Date.now() - t)} s; controller: ${WORKERS} workers, leader election on; node capacity ${MAX_PODS} pods\n`);
+    console.log(
+      `folio operator benchmark — ${new Date().toISOString()} — ${os.cpus().length} cores, load ${load()}, node ${process.version}`,
+    );
+    console.log(
+      `kubernetes ${v.kubernetes}, etcd ${v.etcd}, platform up in ${secs(Date.now() - t)} s; controller: ${WORKERS} workers, leader election on; node capacity ${MAX_PODS} pods\n`,
+    );
     if (LATENCY_JOBS > 0) await latency(b);
     if (BACKLOG > 0) await backlog(b);
   } finally {

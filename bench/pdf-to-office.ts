@@ -25,7 +25,14 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { buildPdfOfficeCorpus, type DocPdf, type SheetPdf } from "../test/fixtures/pdf-office-corpus.ts";
-import { docxQuality, readXlsx, reopenInLibreOffice, xlsxQuality, type DocxQuality, type XlsxQuality } from "../test/helpers/convert-quality.ts";
+import {
+  docxQuality,
+  readXlsx,
+  reopenInLibreOffice,
+  xlsxQuality,
+  type DocxQuality,
+  type XlsxQuality,
+} from "../test/helpers/convert-quality.ts";
 import { pdftotext, pageCount, ROOT } from "../test/helpers/tools.ts";
 
 const execFileP = promisify(execFile);
@@ -59,7 +66,10 @@ async function ensureVenv(): Promise<void> {
   process.stderr.write(`creating ${VENV} and installing ${PEERS.join(", ")} from PyPI…\n`);
   await rm(VENV, { recursive: true, force: true });
   await execFileP("python3", ["-m", "venv", VENV]);
-  await execFileP(path.join(VENV, "bin/pip"), ["install", "--quiet", "--disable-pip-version-check", ...PEERS], { timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
+  await execFileP(path.join(VENV, "bin/pip"), ["install", "--quiet", "--disable-pip-version-check", ...PEERS], {
+    timeout: RUN_TIMEOUT_MS,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   await writeFile(marker, want);
 }
 
@@ -71,13 +81,25 @@ async function timed(cmd: string, args: string[]): Promise<{ seconds: number; er
     return { seconds: (performance.now() - t) / 1000 };
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    return { seconds: (performance.now() - t) / 1000, error: (e.stdout?.trim() || e.stderr?.trim().split("\n").pop() || e.message).slice(0, 200) };
+    return {
+      seconds: (performance.now() - t) / 1000,
+      error: (e.stdout?.trim() || e.stderr?.trim().split("\n").pop() || e.message).slice(0, 200),
+    };
   }
 }
 
 /** Folio's CLI, as a user runs it; the one output lands in `outDir`. */
 async function folio(pdf: string, to: "docx" | "xlsx", outDir: string): Promise<{ seconds: number; error?: string; file: string }> {
-  const res = await timed(process.execPath, [path.join(ROOT, "bin/folio.ts"), "run", "convert", "--options", JSON.stringify({ to }), pdf, "-o", outDir]);
+  const res = await timed(process.execPath, [
+    path.join(ROOT, "bin/folio.ts"),
+    "run",
+    "convert",
+    "--options",
+    JSON.stringify({ to }),
+    pdf,
+    "-o",
+    outDir,
+  ]);
   return { ...res, file: path.join(outDir, `${path.basename(pdf, ".pdf")}.${to}`) };
 }
 
@@ -131,7 +153,10 @@ async function benchDoc(d: DocPdf, work: string, profile: string): Promise<DocRo
   await mkdir(path.dirname(pdf2docxFile), { recursive: true });
   const results = await measure(d.name, [
     { tool: "folio", run: () => folio(d.path, "docx", path.join(work, "folio", d.name)) },
-    { tool: "pdf2docx", run: async () => ({ ...(await timed(path.join(VENV, "bin/pdf2docx"), ["convert", d.path, pdf2docxFile])), file: pdf2docxFile }) },
+    {
+      tool: "pdf2docx",
+      run: async () => ({ ...(await timed(path.join(VENV, "bin/pdf2docx"), ["convert", d.path, pdf2docxFile])), file: pdf2docxFile }),
+    },
   ]);
   const rows: DocRow[] = [];
   for (const res of results) {
@@ -152,12 +177,21 @@ async function benchSheet(s: SheetPdf, work: string, script: string): Promise<Sh
   await mkdir(path.dirname(camelotFile), { recursive: true });
   const results = await measure(s.name, [
     { tool: "folio", run: () => folio(s.path, "xlsx", path.join(work, "folio", s.name)) },
-    { tool: "camelot", run: async () => ({ ...(await timed(path.join(VENV, "bin/python"), [script, s.path, camelotFile])), file: camelotFile }) },
+    {
+      tool: "camelot",
+      run: async () => ({ ...(await timed(path.join(VENV, "bin/python"), [script, s.path, camelotFile])), file: camelotFile }),
+    },
   ]);
   const rows: SheetRow[] = [];
   for (const res of results) {
     const quality = res.error ? undefined : xlsxQuality(await readXlsx(res.file), s.truth.grid);
-    rows.push({ file: s.name, tool: res.tool, seconds: res.seconds, ...(res.error ? { error: res.error } : {}), ...(quality ? { quality } : {}) });
+    rows.push({
+      file: s.name,
+      tool: res.tool,
+      seconds: res.seconds,
+      ...(res.error ? { error: res.error } : {}),
+      ...(quality ? { quality } : {}),
+    });
   }
   return rows;
 }
@@ -166,7 +200,11 @@ const pct = (x: number | undefined): string => (x === undefined ? "—" : `${(x 
 const secs = (x: number | undefined): string => (x === undefined ? "—" : `${x.toFixed(2)} s`);
 const table = (head: string[], body: string[][]): string[] => {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)) + 2);
-  const line = (r: string[]): string => r.map((c, i) => c.padEnd(widths[i]!)).join("").trimEnd();
+  const line = (r: string[]): string =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("")
+      .trimEnd();
   return [line(head), line(widths.map((w) => "-".repeat(w - 2))), ...body.map(line)];
 };
 
@@ -176,7 +214,18 @@ function docTable(rows: DocRow[]): string[] {
     rows.map((r) => {
       const q = r.quality;
       if (!q) return [r.file, String(r.pages), r.tool, secs(r.seconds), `failed: ${r.error ?? ""}`, "", "", "", "", ""];
-      return [r.file, String(r.pages), r.tool, secs(r.seconds), pct(q.recall), pct(q.order), pct(q.frameShare), pct(q.headings.recall), `${q.tables.found}/${q.tables.expected} (${q.tables.whole} whole)`, r.reopen === undefined ? "failed" : secs(r.reopen)];
+      return [
+        r.file,
+        String(r.pages),
+        r.tool,
+        secs(r.seconds),
+        pct(q.recall),
+        pct(q.order),
+        pct(q.frameShare),
+        pct(q.headings.recall),
+        `${q.tables.found}/${q.tables.expected} (${q.tables.whole} whole)`,
+        r.reopen === undefined ? "failed" : secs(r.reopen),
+      ];
     }),
   );
 }
@@ -187,7 +236,16 @@ function sheetTable(rows: SheetRow[]): string[] {
     rows.map((r) => {
       const q = r.quality;
       if (!q) return [r.file, r.tool, secs(r.seconds), `failed: ${r.error ?? ""}`, "", "", "", ""];
-      return [r.file, r.tool, secs(r.seconds), pct(q.accuracy), pct(q.textAccuracy), pct(q.numericShare), pct(q.dateShare), String(q.sheets)];
+      return [
+        r.file,
+        r.tool,
+        secs(r.seconds),
+        pct(q.accuracy),
+        pct(q.textAccuracy),
+        pct(q.numericShare),
+        pct(q.dateShare),
+        String(q.sheets),
+      ];
     }),
   );
 }
@@ -226,7 +284,13 @@ async function main(): Promise<void> {
 
     const docScore = (r: DocRow | SheetRow): number => {
       const q = (r as DocRow).quality;
-      return q ? q.recall + q.order - q.frameShare + q.headings.recall + (q.tables.expected ? (q.tables.found + q.tables.whole) / (2 * q.tables.expected) : 1) : -Infinity;
+      return q
+        ? q.recall +
+            q.order -
+            q.frameShare +
+            q.headings.recall +
+            (q.tables.expected ? (q.tables.found + q.tables.whole) / (2 * q.tables.expected) : 1)
+        : -Infinity;
     };
     const sheetScore = (r: DocRow | SheetRow): number => (r as SheetRow).quality?.accuracy ?? -Infinity;
     const lines = [

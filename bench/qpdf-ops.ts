@@ -82,7 +82,9 @@ async function medians(name: string, variants: Variant[], before: () => Promise<
       } catch (err) {
         failed[v] = true;
         const e = err as { stdout?: string; message?: string; cause?: { message?: string } };
-        failures.push(`${name}, ${label}: ${(e.stdout || e.message || String(err)).trim().slice(0, 300)}${e.cause?.message ? ` (${e.cause.message.trim().slice(0, 200)})` : ""}`);
+        failures.push(
+          `${name}, ${label}: ${(e.stdout || e.message || String(err)).trim().slice(0, 300)}${e.cause?.message ? ` (${e.cause.message.trim().slice(0, 200)})` : ""}`,
+        );
       }
     }
   }
@@ -185,9 +187,29 @@ function cases(d: Docs, out: string): Case[] {
   const whole = ["--empty", "--pages", d.doc, d.small, "--", merged];
   const withFlag = (args: string[]): string[] => [args[0]!, FAST, ...args.slice(1)];
   return [
-    { name: "merge 2×2,525 p, outline keep", qpdf: withFlag(halves), qpdfDefault: halves, op: "merge", options: { outline: "keep" }, inputs: [d.halfA, d.halfB] },
-    { name: "merge 2×2,525 p, outline none", qpdf: withFlag(halves), op: "merge", options: { outline: "none" }, inputs: [d.halfA, d.halfB] },
-    { name: "merge 5,050 p + 10 p, keep", qpdf: withFlag(whole), qpdfDefault: whole, op: "merge", options: { outline: "keep" }, inputs: [d.doc, d.small] },
+    {
+      name: "merge 2×2,525 p, outline keep",
+      qpdf: withFlag(halves),
+      qpdfDefault: halves,
+      op: "merge",
+      options: { outline: "keep" },
+      inputs: [d.halfA, d.halfB],
+    },
+    {
+      name: "merge 2×2,525 p, outline none",
+      qpdf: withFlag(halves),
+      op: "merge",
+      options: { outline: "none" },
+      inputs: [d.halfA, d.halfB],
+    },
+    {
+      name: "merge 5,050 p + 10 p, keep",
+      qpdf: withFlag(whole),
+      qpdfDefault: whole,
+      op: "merge",
+      options: { outline: "keep" },
+      inputs: [d.doc, d.small],
+    },
     {
       name: "split every 100 (51 parts + zip)",
       qpdf: [d.doc, FAST, "--split-pages=100", path.join(out, "part-%d.pdf")],
@@ -217,7 +239,9 @@ async function zipChoice(doc: string): Promise<void> {
   const cells: string[] = [];
   for (const compress of [false, true]) {
     const zip = path.join(SCRATCH, `parts-${compress ? "deflate" : "store"}.zip`);
-    const [t] = await medians("zip", [["zip", () => writeZip(zip, entries, { compress }).then(() => null)]], () => rm(zip, { force: true }));
+    const [t] = await medians("zip", [["zip", () => writeZip(zip, entries, { compress }).then(() => null)]], () =>
+      rm(zip, { force: true }),
+    );
     const size = (await stat(zip)).size;
     cells.push(`${compress ? "deflate" : "store"} ${fmt(t?.wall ?? null)} s, ${(size / 1e6).toFixed(2)} MB`);
   }
@@ -230,7 +254,9 @@ const ratio = (a: number | null, b: number): string => (a === null ? "—" : `${
 async function main(): Promise<void> {
   const docs = await buildDocs();
   const size = (await stat(docs.doc)).size;
-  console.log(`document: ${PAGES} pages, ${(size / 1e6).toFixed(1)} MB (LibreOffice ${PAGES + Math.ceil(PAGES / 10)} bookmarks); median of ${RUNS} runs; ${os.availableParallelism()} cores`);
+  console.log(
+    `document: ${PAGES} pages, ${(size / 1e6).toFixed(1)} MB (LibreOffice ${PAGES + Math.ceil(PAGES / 10)} bookmarks); median of ${RUNS} runs; ${os.availableParallelism()} cores`,
+  );
   const cli = await cliCommand();
   console.log(`folio CLI: ${cli.label}`);
   const fresh = async (): Promise<void> => {
@@ -264,7 +290,8 @@ async function main(): Promise<void> {
     console.log(`  measured ${c.name}`);
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
+  const line = (cells: string[]): string =>
+    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
   console.log();
   console.log(line(header));
   for (const r of rows) console.log(line(r));

@@ -159,14 +159,22 @@ async function removeFinalizer(pj: PdfJob, deps: ApplyDeps, now: Date): Promise<
   const finalizers = pj.metadata.finalizers ?? [];
   if (!finalizers.includes(PDFJOB_FINALIZER)) return;
   // 404: the PdfJob is gone already, let go by another write, which reported its end.
-  const removed = await tolerating(404, () => deps.kube.setFinalizers(pj, finalizers.filter((f) => f !== PDFJOB_FINALIZER)));
+  const removed = await tolerating(404, () =>
+    deps.kube.setFinalizers(
+      pj,
+      finalizers.filter((f) => f !== PDFJOB_FINALIZER),
+    ),
+  );
   const from = pj.status?.phase;
-  if (removed && !isTerminal(from)) deps.onPhaseChange?.({ from, pdfJob: { ...pj, status: { ...pj.status, phase: "Canceled", completionTime: rfc3339(now.getTime()) } } });
+  if (removed && !isTerminal(from))
+    deps.onPhaseChange?.({ from, pdfJob: { ...pj, status: { ...pj.status, phase: "Canceled", completionTime: rfc3339(now.getTime()) } } });
 }
 
 async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, now: Date, event: EventFn): Promise<void> {
   const outcome: WebhookOutcome = deps.sendWebhook
-    ? await deps.sendWebhook(delivery).catch((err: unknown) => ({ delivered: false as const, error: err instanceof Error ? err.message : "webhook attempt failed" }))
+    ? await deps
+        .sendWebhook(delivery)
+        .catch((err: unknown) => ({ delivered: false as const, error: err instanceof Error ? err.message : "webhook attempt failed" }))
     : { delivered: false, error: "no webhook sender configured" };
   const record = recordWebhookAttempt(step.current.status ?? {}, outcome, now);
   step.current = await deps.kube.replaceStatus(step.current, record.status);
@@ -242,7 +250,11 @@ export async function applyActions(pj: PdfJob, actions: readonly Action[], deps:
   } catch (err) {
     error = err ?? new Error("unknown error");
   }
-  return { performed, ...(error === undefined ? {} : { error }), ...(step.requeueAfterMs === undefined ? {} : { requeueAfterMs: step.requeueAfterMs }) };
+  return {
+    performed,
+    ...(error === undefined ? {} : { error }),
+    ...(step.requeueAfterMs === undefined ? {} : { requeueAfterMs: step.requeueAfterMs }),
+  };
 }
 
 /** The KubeClient of a kubeconfig (client-node's generated APIs). */
@@ -260,7 +272,12 @@ export function kubeClient(kc: KubeConfig): KubeClient {
     },
     async replaceStatus(pj, status) {
       const body = { apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, metadata: pj.metadata, spec: pj.spec, status };
-      return (await custom.replaceNamespacedCustomObjectStatus({ ...crd, namespace: namespaceOf(pj), name: pj.metadata.name, body })) as PdfJob;
+      return (await custom.replaceNamespacedCustomObjectStatus({
+        ...crd,
+        namespace: namespaceOf(pj),
+        name: pj.metadata.name,
+        body,
+      })) as PdfJob;
     },
     async setFinalizers(pj, finalizers) {
       const body = { metadata: { finalizers, resourceVersion: pj.metadata.resourceVersion } };

@@ -19,11 +19,40 @@ export const CRD_NAME = `${PDFJOB_PLURAL}.${PDFJOB_GROUP}`;
 
 /** Keywords a structural schema keeps as they are. */
 const KEEP = new Set([
-  "type", "format", "description", "required", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-  "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "nullable", "default",
+  "type",
+  "format",
+  "description",
+  "required",
+  "enum",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  "nullable",
+  "default",
 ]);
 /** Annotations with no meaning to the API server. */
-const DROP = new Set(["$schema", "$id", "id", "title", "examples", "readOnly", "writeOnly", "$comment", "propertyNames", "contentEncoding", "contentMediaType"]);
+const DROP = new Set([
+  "$schema",
+  "$id",
+  "id",
+  "title",
+  "examples",
+  "readOnly",
+  "writeOnly",
+  "$comment",
+  "propertyNames",
+  "contentEncoding",
+  "contentMediaType",
+]);
 const TYPES = new Set(["object", "array", "string", "integer", "number", "boolean"]);
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -63,7 +92,8 @@ export function toStructural(input: unknown, defs: Json, path = "$"): Json {
       throw new Error(`${path}: "${k}" cannot be expressed in a structural schema`);
     }
   }
-  if (typeof out.type !== "string" || !TYPES.has(out.type)) throw new Error(`${path}: every node needs a type (got ${JSON.stringify(out.type)})`);
+  if (typeof out.type !== "string" || !TYPES.has(out.type))
+    throw new Error(`${path}: every node needs a type (got ${JSON.stringify(out.type)})`);
   // zod bounds every integer by the safe-integer range; Kubernetes integers are int64 anyway.
   if (out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum;
   if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;
@@ -81,12 +111,33 @@ export function toStructural(input: unknown, defs: Json, path = "$"): Json {
  */
 export function re2(pattern: string): string {
   // Escapes are consumed pairwise, so an escaped backslash followed by "u" stays what it is.
-  return pattern.replace(/\\(u[0-9a-fA-F]{4}|.)/gsu, (m, esc: string) => (esc === "/" ? "/" : esc.length === 5 ? `\\x{${esc.slice(1)}}` : m));
+  return pattern.replace(/\\(u[0-9a-fA-F]{4}|.)/gsu, (m, esc: string) =>
+    esc === "/" ? "/" : esc.length === 5 ? `\\x{${esc.slice(1)}}` : m,
+  );
 }
 
 /** Keywords in reading order: what the node is first, then its bounds, then its children. */
-const ORDER = ["description", "type", "format", "nullable", "enum", "default", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum",
-  "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "required"];
+const ORDER = [
+  "description",
+  "type",
+  "format",
+  "nullable",
+  "enum",
+  "default",
+  "minimum",
+  "exclusiveMinimum",
+  "maximum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  "required",
+];
 
 function ordered(node: Json): Json {
   const rank = (k: string): number => {
@@ -133,7 +184,14 @@ export function pdfJobCrd(): Json {
     spec: {
       group: PDFJOB_GROUP,
       scope: "Namespaced",
-      names: { kind: PDFJOB_KIND, listKind: `${PDFJOB_KIND}List`, plural: PDFJOB_PLURAL, singular: "pdfjob", shortNames: ["pj"], categories: ["folio"] },
+      names: {
+        kind: PDFJOB_KIND,
+        listKind: `${PDFJOB_KIND}List`,
+        plural: PDFJOB_PLURAL,
+        singular: "pdfjob",
+        shortNames: ["pj"],
+        categories: ["folio"],
+      },
       versions: [
         {
           name: PDFJOB_VERSION,

@@ -97,7 +97,16 @@ const isTerminal = (s: PdfJobStatus): boolean => s.phase !== undefined && TERMIN
 /** Order-insensitive deep equality of JSON values. */
 function sameJson(a: unknown, b: unknown): boolean {
   const canon = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canon) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, x]) => [k, canon(x)])) : v;
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .filter(([, x]) => x !== undefined)
+              .sort(([x], [y]) => (x < y ? -1 : 1))
+              .map(([k, x]) => [k, canon(x)]),
+          )
+        : v;
   return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
 }
 
@@ -127,13 +136,21 @@ function progress(ctx: Ctx, phase: "Pending" | "Running", jobName: string, start
     observedGeneration: ctx.generation,
     jobName,
     ...(startTime ? { startTime } : {}),
-    conditions: withCondition(ctx.status.conditions, { type: SUCCEEDED, status: "Unknown", reason: phase, message }, ctx.now, ctx.generation),
+    conditions: withCondition(
+      ctx.status.conditions,
+      { type: SUCCEEDED, status: "Unknown", reason: phase, message },
+      ctx.now,
+      ctx.generation,
+    ),
   };
 }
 
 function create(ctx: Ctx, spec: PdfJobSpec, name: string): Action[] {
   if (JSON.stringify(runnerPodSpec(ctx.pj, spec, ctx.opts.template.limits)).length > RUNNER_SPEC_MAX_BYTES) {
-    return end(ctx, { phase: "Failed", error: { code: "limit_exceeded", message: "The job has too many inputs or page ranges that are too long." } });
+    return end(ctx, {
+      phase: "Failed",
+      error: { code: "limit_exceeded", message: "The job has too many inputs or page ranges that are too long." },
+    });
   }
   const actions: Action[] = [{ action: "createJob", job: buildJob(ctx.pj, spec, ctx.opts.template) }];
   // A Running PdfJob without its Job: the Job was deleted from under it (or expired by its TTL
@@ -149,7 +166,11 @@ function run(ctx: Ctx, spec: PdfJobSpec, job: V1Job | null): Action[] {
   const name = childJobName(ctx.pj);
   if (!job) return create(ctx, spec, name);
   if (!ownedBy(job, ctx.pj)) {
-    return end(ctx, { phase: "Failed", error: { code: "internal_error", message: INTERNAL_MESSAGE }, detail: `Job ${name} exists and is not controlled by this PdfJob` });
+    return end(ctx, {
+      phase: "Failed",
+      error: { code: "internal_error", message: INTERNAL_MESSAGE },
+      detail: `Job ${name} exists and is not controlled by this PdfJob`,
+    });
   }
   const outcome = readOutcome(job, ctx.opts.observedPod, spec, jobStoragePrefix(spec.tenant, jobIdOf(ctx.pj)));
   if (outcome) return end(ctx, { ...outcome, startTime: toMs(job.status?.startTime) });
@@ -166,13 +187,18 @@ function run(ctx: Ctx, spec: PdfJobSpec, job: V1Job | null): Action[] {
 
 type Ending = Outcome & { startTime?: number | null; completionTime?: number | null };
 
-const EVENT_TYPES: Readonly<Record<string, WebhookEventType>> = { Succeeded: "job.succeeded", Failed: "job.failed", Canceled: "job.canceled" };
+const EVENT_TYPES: Readonly<Record<string, WebhookEventType>> = {
+  Succeeded: "job.succeeded",
+  Failed: "job.failed",
+  Canceled: "job.canceled",
+};
 
 /** The terminal status of an ending (completion time, expiry, ledger, condition). */
 function terminalStatus(ctx: Ctx, e: Ending): PdfJobStatus {
   const completion = e.completionTime ?? ctx.now;
   const reason = e.phase === "Failed" ? camelReason(e.error.code) : e.phase;
-  const message = e.phase === "Failed" ? e.error.message : e.phase === "Canceled" ? "The PdfJob was deleted before the job ended." : "The job succeeded.";
+  const message =
+    e.phase === "Failed" ? e.error.message : e.phase === "Canceled" ? "The PdfJob was deleted before the job ended." : "The job succeeded.";
   const { error: _e, outputs: _o, figures: _f, ...rest } = ctx.status;
   const url = ctx.pj.spec.webhook?.url;
   const retentionMs = (typeof ctx.pj.spec.retentionSeconds === "number" ? ctx.pj.spec.retentionSeconds : 3600) * 1000;
@@ -187,7 +213,12 @@ function terminalStatus(ctx: Ctx, e: Ending): PdfJobStatus {
     ...(e.phase === "Failed" ? { error: e.error } : {}),
     ...(e.phase === "Canceled" ? {} : { expireTime: rfc3339(completion + retentionMs) }),
     ...(url && !ctx.status.webhook ? { webhook: newLedger(jobIdOf(ctx.pj), EVENT_TYPES[e.phase]!, completion) } : {}),
-    conditions: withCondition(ctx.status.conditions, { type: SUCCEEDED, status: e.phase === "Succeeded" ? "True" : "False", reason, message }, ctx.now, ctx.generation),
+    conditions: withCondition(
+      ctx.status.conditions,
+      { type: SUCCEEDED, status: e.phase === "Succeeded" ? "True" : "False", reason, message },
+      ctx.now,
+      ctx.generation,
+    ),
   };
 }
 
@@ -201,7 +232,9 @@ function endEvent(ctx: Ctx, e: Ending): Action {
 function inputKeys(ctx: Ctx): string[] {
   const inUse = ctx.opts.inputKeysInUse ?? new Set<string>();
   // Asked only here, when a job has ended: the reconciler computes the set lazily.
-  const keys = (Array.isArray(ctx.pj.spec.inputs) ? ctx.pj.spec.inputs : []).map((i) => i.key).filter((k) => typeof k === "string" && !inUse.has(k));
+  const keys = (Array.isArray(ctx.pj.spec.inputs) ? ctx.pj.spec.inputs : [])
+    .map((i) => i.key)
+    .filter((k) => typeof k === "string" && !inUse.has(k));
   return [...new Set(keys)];
 }
 
@@ -209,7 +242,11 @@ function inputKeys(ctx: Ctx): string[] {
 function end(ctx: Ctx, e: Ending): Action[] {
   const keys = inputKeys(ctx);
   const status = { ...terminalStatus(ctx, e), inputsDeletedTime: rfc3339(ctx.now) };
-  return [...(keys.length ? [{ action: "deleteStorage" as const, keys, prefixes: [] }] : []), { action: "updateStatus", status }, endEvent(ctx, e)];
+  return [
+    ...(keys.length ? [{ action: "deleteStorage" as const, keys, prefixes: [] }] : []),
+    { action: "updateStatus", status },
+    endEvent(ctx, e),
+  ];
 }
 
 // --- after the end: webhook and retention -------------------------------------------------------------

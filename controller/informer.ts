@@ -60,10 +60,14 @@ export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 class Gone extends Error {}
@@ -136,7 +140,9 @@ export class Informer<T extends KubernetesObject> {
         if (signal.aborted) break;
         needList = true;
         const backoff = Math.min(200 * 2 ** this.#failures++, 30_000);
-        this.#log(`${err instanceof Gone ? "resourceVersion expired" : `watch failed: ${err instanceof Error ? (err.message.split("\n")[0] ?? "") : "unknown"}`}; re-listing in ${backoff} ms`);
+        this.#log(
+          `${err instanceof Gone ? "resourceVersion expired" : `watch failed: ${err instanceof Error ? (err.message.split("\n")[0] ?? "") : "unknown"}`}; re-listing in ${backoff} ms`,
+        );
         await sleep(backoff, signal);
       }
     }
@@ -203,7 +209,9 @@ export class Informer<T extends KubernetesObject> {
             if (finished) return;
             arm();
             if (phase === "ERROR") {
-              finish(obj.code === 410 ? new Gone(obj.message ?? "Gone") : new Error(`watch error ${obj.code ?? "?"}: ${obj.message ?? ""}`));
+              finish(
+                obj.code === 410 ? new Gone(obj.message ?? "Gone") : new Error(`watch error ${obj.code ?? "?"}: ${obj.message ?? ""}`),
+              );
               return;
             }
             const rv = obj.metadata?.resourceVersion;
@@ -219,7 +227,8 @@ export class Informer<T extends KubernetesObject> {
               this.#o.onChange(obj, prior ? "update" : "add");
             }
           },
-          (err: unknown) => finish(err === null || err === undefined ? undefined : err instanceof Error ? err : new Error(JSON.stringify(err))),
+          (err: unknown) =>
+            finish(err === null || err === undefined ? undefined : err instanceof Error ? err : new Error(JSON.stringify(err))),
         )
         .then((c) => {
           controller = c;

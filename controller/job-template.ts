@@ -106,8 +106,16 @@ export const DEFAULT_RESOURCES: V1ResourceRequirements = {
  * (Job names end up in the pods' job-name label).
  */
 export function childJobName(pj: Pick<PdfJob, "metadata">): string {
-  const base = pj.metadata.name.toLowerCase().replace(/[^a-z0-9-]/g, "-").slice(0, 52).replace(/^-+|-+$/g, "") || "pdfjob";
-  const hash = createHash("sha256").update(`${pj.metadata.name}/${pj.metadata.uid ?? ""}`).digest("hex").slice(0, 10);
+  const base =
+    pj.metadata.name
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, "-")
+      .slice(0, 52)
+      .replace(/^-+|-+$/g, "") || "pdfjob";
+  const hash = createHash("sha256")
+    .update(`${pj.metadata.name}/${pj.metadata.uid ?? ""}`)
+    .digest("hex")
+    .slice(0, 10);
   return `${base}-${hash}`;
 }
 
@@ -198,7 +206,14 @@ export function buildJob(pj: PdfJob, spec: PdfJobSpec, o: JobTemplateOptions): V
       ...(pj.metadata.namespace ? { namespace: pj.metadata.namespace } : {}),
       labels,
       ownerReferences: [
-        { apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, name: pj.metadata.name, uid: pj.metadata.uid ?? "", controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: PDFJOB_API_VERSION,
+          kind: PDFJOB_KIND,
+          name: pj.metadata.name,
+          uid: pj.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: {

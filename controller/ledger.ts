@@ -25,7 +25,12 @@ export interface ConditionInput {
 }
 
 /** `conditions` with `c` set: the transition time kept while the status stays the same. */
-export function withCondition(conditions: readonly Condition[] | undefined, c: ConditionInput, nowMs: number, generation: number): Condition[] {
+export function withCondition(
+  conditions: readonly Condition[] | undefined,
+  c: ConditionInput,
+  nowMs: number,
+  generation: number,
+): Condition[] {
   const list = conditions ?? [];
   const prior = list.find((x) => x.type === c.type);
   const next: Condition = {
@@ -95,18 +100,47 @@ export function recordWebhookAttempt(status: PdfJobStatus, outcome: WebhookOutco
   if (outcome.delivered) {
     const { nextAttemptTime: _n, ...rest } = base;
     const webhook: WebhookLedger = { ...rest, status: "delivered", deliveredTime: rfc3339(nowMs) };
-    const conditions = withCondition(status.conditions, { type: WEBHOOK_DELIVERED, status: "True", reason: "Delivered", message: `Delivered ${w.eventType} after ${attempts} attempt(s).` }, nowMs, generation);
-    return { status: { ...status, webhook, conditions }, event: { type: "Normal", reason: "WebhookDelivered", message: `Delivered webhook ${w.eventType}` }, requeueAfterMs: null };
+    const conditions = withCondition(
+      status.conditions,
+      { type: WEBHOOK_DELIVERED, status: "True", reason: "Delivered", message: `Delivered ${w.eventType} after ${attempts} attempt(s).` },
+      nowMs,
+      generation,
+    );
+    return {
+      status: { ...status, webhook, conditions },
+      event: { type: "Normal", reason: "WebhookDelivered", message: `Delivered webhook ${w.eventType}` },
+      requeueAfterMs: null,
+    };
   }
-  const delay = outcome.gone ? null : retryDelay(attempts, o.schedule ?? RETRY_SCHEDULE_MS, o.jitter ?? RETRY_JITTER, () => seededUnit(`${w.messageId}/${attempts}`));
+  const delay = outcome.gone
+    ? null
+    : retryDelay(attempts, o.schedule ?? RETRY_SCHEDULE_MS, o.jitter ?? RETRY_JITTER, () => seededUnit(`${w.messageId}/${attempts}`));
   if (delay === null) {
     const { nextAttemptTime: _n, ...rest } = base;
     const webhook: WebhookLedger = { ...rest, status: "gave_up", lastError: outcome.error };
-    const conditions = withCondition(status.conditions, { type: WEBHOOK_DELIVERED, status: "False", reason: "GaveUp", message: `Gave up after ${attempts} attempt(s): ${outcome.error}` }, nowMs, generation);
-    return { status: { ...status, webhook, conditions }, event: { type: "Warning", reason: "WebhookGaveUp", message: `Gave up webhook ${w.eventType} after ${attempts} attempt(s): ${outcome.error}` }, requeueAfterMs: null };
+    const conditions = withCondition(
+      status.conditions,
+      { type: WEBHOOK_DELIVERED, status: "False", reason: "GaveUp", message: `Gave up after ${attempts} attempt(s): ${outcome.error}` },
+      nowMs,
+      generation,
+    );
+    return {
+      status: { ...status, webhook, conditions },
+      event: {
+        type: "Warning",
+        reason: "WebhookGaveUp",
+        message: `Gave up webhook ${w.eventType} after ${attempts} attempt(s): ${outcome.error}`,
+      },
+      requeueAfterMs: null,
+    };
   }
   const webhook: WebhookLedger = { ...base, status: "failing", lastError: outcome.error, nextAttemptTime: rfc3339(nowMs + delay) };
-  const conditions = withCondition(status.conditions, { type: WEBHOOK_DELIVERED, status: "Unknown", reason: "Failing", message: `Attempt ${attempts} failed: ${outcome.error}` }, nowMs, generation);
+  const conditions = withCondition(
+    status.conditions,
+    { type: WEBHOOK_DELIVERED, status: "Unknown", reason: "Failing", message: `Attempt ${attempts} failed: ${outcome.error}` },
+    nowMs,
+    generation,
+  );
   return {
     status: { ...status, webhook, conditions },
     event: { type: "Warning", reason: "WebhookFailed", message: `Webhook attempt ${attempts} failed: ${outcome.error}` },

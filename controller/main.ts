@@ -153,7 +153,16 @@ export class LeaderElector {
       try {
         await this.#api.createNamespacedLease({
           namespace,
-          body: { metadata: { name, namespace }, spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } },
+          body: {
+            metadata: { name, namespace },
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: now,
+              renewTime: now,
+              leaseTransitions: 0,
+            },
+          },
         });
         return true;
       } catch {
@@ -226,7 +235,10 @@ export function ownerPdfJob(job: V1Job): string | undefined {
   return owner?.kind === "PdfJob" && owner.apiVersion.startsWith(`${PDFJOB_GROUP}/`) ? owner.name : undefined;
 }
 
-const listOf = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } }): ListResult<T> => ({ items: res.items, resourceVersion: res.metadata?.resourceVersion ?? "" });
+const listOf = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } }): ListResult<T> => ({
+  items: res.items,
+  resourceVersion: res.metadata?.resourceVersion ?? "",
+});
 
 /** Starts the informers and workers; the caller stops them. */
 export function startController(o: ControllerOptions): Controller {
@@ -248,7 +260,13 @@ export function startController(o: ControllerOptions): Controller {
   const pdfJobs = new Informer<PdfJob>({
     name: "pdfjobs",
     kubeConfig: o.kubeConfig,
-    list: async () => listOf((await (ns ? custom.listNamespacedCustomObject({ ...crd, namespace: ns }) : custom.listClusterCustomObject(crd))) as { items: PdfJob[]; metadata?: { resourceVersion?: string } }),
+    list: async () =>
+      listOf(
+        (await (ns ? custom.listNamespacedCustomObject({ ...crd, namespace: ns }) : custom.listClusterCustomObject(crd))) as {
+          items: PdfJob[];
+          metadata?: { resourceVersion?: string };
+        },
+      ),
     watchPath: `/apis/${PDFJOB_GROUP}/${PDFJOB_VERSION}${nsPath}/${PDFJOB_PLURAL}`,
     onChange: (pj) => enqueue(objectKey(pj)),
     ...(o.resyncMs === undefined ? {} : { resyncMs: o.resyncMs }),
@@ -258,7 +276,12 @@ export function startController(o: ControllerOptions): Controller {
   const jobs = new Informer<V1Job>({
     name: "jobs",
     kubeConfig: o.kubeConfig,
-    list: async () => listOf(ns ? await batch.listNamespacedJob({ namespace: ns, labelSelector: managed }) : await batch.listJobForAllNamespaces({ labelSelector: managed })),
+    list: async () =>
+      listOf(
+        ns
+          ? await batch.listNamespacedJob({ namespace: ns, labelSelector: managed })
+          : await batch.listJobForAllNamespaces({ labelSelector: managed }),
+      ),
     watchPath: `/apis/batch/v1${nsPath}/jobs`,
     labelSelector: managed,
     onChange: (job) => {
@@ -272,7 +295,12 @@ export function startController(o: ControllerOptions): Controller {
   const pods = new Informer<V1Pod>({
     name: "pods",
     kubeConfig: o.kubeConfig,
-    list: async () => listOf(ns ? await core.listNamespacedPod({ namespace: ns, labelSelector: managed }) : await core.listPodForAllNamespaces({ labelSelector: managed })),
+    list: async () =>
+      listOf(
+        ns
+          ? await core.listNamespacedPod({ namespace: ns, labelSelector: managed })
+          : await core.listPodForAllNamespaces({ labelSelector: managed }),
+      ),
     watchPath: `/api/v1${nsPath}/pods`,
     labelSelector: managed,
     onChange: (pod) => {
@@ -288,11 +316,14 @@ export function startController(o: ControllerOptions): Controller {
     pdfJobs: () => pdfJobs.list(),
     job: (namespace, name) => jobs.get(`${namespace}/${name}`),
     podsOfJob: (namespace, jobName, jobUid) =>
-      pods.list().filter(
-        (p) =>
-          p.metadata?.namespace === namespace &&
-          (p.metadata.labels?.[JOB_NAME_LABEL] === jobName || p.metadata.ownerReferences?.some((r) => r.kind === "Job" && (jobUid ? r.uid === jobUid : r.name === jobName))),
-      ),
+      pods
+        .list()
+        .filter(
+          (p) =>
+            p.metadata?.namespace === namespace &&
+            (p.metadata.labels?.[JOB_NAME_LABEL] === jobName ||
+              p.metadata.ownerReferences?.some((r) => r.kind === "Job" && (jobUid ? r.uid === jobUid : r.name === jobName))),
+        ),
   };
   const w = o.webhooks ?? {};
   const sendWebhook =
@@ -389,7 +420,15 @@ function templateFrom(config: Config, image: string, secret: string | undefined)
       region: c.FOLIO_S3_REGION,
       ...(c.FOLIO_S3_ENDPOINT ? { endpoint: c.FOLIO_S3_ENDPOINT } : {}),
       forcePathStyle: c.FOLIO_S3_FORCE_PATH_STYLE,
-      ...(secret ? { credentialsSecret: { name: secret, accessKeyIdKey: c.FOLIO_S3_ACCESS_KEY_ID_KEY, secretAccessKeyKey: c.FOLIO_S3_SECRET_ACCESS_KEY_KEY } } : {}),
+      ...(secret
+        ? {
+            credentialsSecret: {
+              name: secret,
+              accessKeyIdKey: c.FOLIO_S3_ACCESS_KEY_ID_KEY,
+              secretAccessKeyKey: c.FOLIO_S3_SECRET_ACCESS_KEY_KEY,
+            },
+          }
+        : {}),
     },
   };
 }
@@ -428,7 +467,9 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
   try {
     kubeConfig = kubeConfigFrom(config);
   } catch (err) {
-    process.stderr.write(`folio controller: cannot load the cluster configuration (${config.KUBECONFIG ? "KUBECONFIG" : "in-cluster"}): ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `folio controller: cannot load the cluster configuration (${config.KUBECONFIG ? "KUBECONFIG" : "in-cluster"}): ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     return 2;
   }
   let tls: TlsTrust | undefined;
@@ -457,7 +498,9 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
   try {
     server = await serveMetrics({ registry: metrics.registry, port: config.FOLIO_METRICS_PORT, ready: () => controller.ready() });
   } catch (err) {
-    process.stderr.write(`folio controller: cannot listen on FOLIO_METRICS_PORT ${config.FOLIO_METRICS_PORT}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `folio controller: cannot listen on FOLIO_METRICS_PORT ${config.FOLIO_METRICS_PORT}: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     await controller.stop();
     return 2;
   }

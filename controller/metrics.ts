@@ -60,8 +60,16 @@ export class ControllerMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly queueDepth = new Gauge({ name: "folio_controller_workqueue_depth", help: "Keys waiting in the work queue.", registers: [this.registry] });
-  readonly queueAdds = new Counter({ name: "folio_controller_workqueue_adds_total", help: "Keys added to the work queue.", registers: [this.registry] });
+  readonly queueDepth = new Gauge({
+    name: "folio_controller_workqueue_depth",
+    help: "Keys waiting in the work queue.",
+    registers: [this.registry],
+  });
+  readonly queueAdds = new Counter({
+    name: "folio_controller_workqueue_adds_total",
+    help: "Keys added to the work queue.",
+    registers: [this.registry],
+  });
   readonly queueDuration = new Histogram({
     name: "folio_controller_workqueue_queue_duration_seconds",
     help: "Time a key waited in the work queue before a worker took it.",
@@ -74,8 +82,16 @@ export class ControllerMetrics {
     buckets: QUEUE_BUCKETS,
     registers: [this.registry],
   });
-  readonly queueRetries = new Counter({ name: "folio_controller_workqueue_retries_total", help: "Keys requeued with backoff after an error.", registers: [this.registry] });
-  readonly leader = new Gauge({ name: "folio_controller_leader", help: "1 while this replica is the active controller (holds the leader Lease), else 0.", registers: [this.registry] });
+  readonly queueRetries = new Counter({
+    name: "folio_controller_workqueue_retries_total",
+    help: "Keys requeued with backoff after an error.",
+    registers: [this.registry],
+  });
+  readonly leader = new Gauge({
+    name: "folio_controller_leader",
+    help: "1 while this replica is the active controller (holds the leader Lease), else 0.",
+    registers: [this.registry],
+  });
   readonly webhookDeliveries = new Counter({
     name: "folio_controller_webhook_deliveries_total",
     help: "Webhook delivery attempts by outcome (delivered, failed, blocked), and deliveries given up (gave_up).",
@@ -148,7 +164,8 @@ export class ControllerMetrics {
     if (!ends) return;
     this.jobs.inc({ operation, outcome: jobOutcome(status) });
     const completed = Date.parse(status.completionTime ?? "");
-    if (!Number.isNaN(started) && !Number.isNaN(completed)) this.jobDuration.observe({ operation, outcome: to!.toLowerCase() }, seconds(completed - started));
+    if (!Number.isNaN(started) && !Number.isNaN(completed))
+      this.jobDuration.observe({ operation, outcome: to!.toLowerCase() }, seconds(completed - started));
   }
 
   setLeader(leading: boolean): void {
@@ -168,7 +185,8 @@ export class ControllerMetrics {
 
   /** `store`, counting its failed calls in folio_controller_s3_errors_total. */
   instrumentStore(store: ObjectStore): ObjectStore {
-    const counted = <A extends unknown[], R>(operation: StoreOperation, call: (...args: A) => Promise<R>) =>
+    const counted =
+      <A extends unknown[], R>(operation: StoreOperation, call: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
         try {
           return await call(...args);

@@ -45,7 +45,12 @@ export function toMs(t: Date | string | undefined | null): number | null {
 function endCondition(job: V1Job): { type: "Complete" | "Failed"; reason?: string; message?: string; at: number | null } | null {
   for (const c of job.status?.conditions ?? []) {
     if ((c.type === "Complete" || c.type === "Failed") && c.status === "True") {
-      return { type: c.type, ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message } : {}), at: toMs(c.lastTransitionTime) };
+      return {
+        type: c.type,
+        ...(c.reason ? { reason: c.reason } : {}),
+        ...(c.message ? { message: c.message } : {}),
+        at: toMs(c.lastTransitionTime),
+      };
     }
   }
   return null;
@@ -101,11 +106,16 @@ const internal = (detail: string, at: number | null): Outcome => ({
 
 function succeeded(report: Report, spec: PdfJobSpec, prefix: string, at: number | null): Outcome {
   if (report.kind === "error") return { phase: "Failed", error: report.error, completionTime: at };
-  if (report.kind !== "result") return internal(`the Job completed but the runner's result is ${report.kind === "ref" ? "stored and was not fetched" : report.kind === "none" ? "missing" : "not valid"}`, at);
+  if (report.kind !== "result")
+    return internal(
+      `the Job completed but the runner's result is ${report.kind === "ref" ? "stored and was not fetched" : report.kind === "none" ? "missing" : "not valid"}`,
+      at,
+    );
   const r = report.result;
   if (r.operation !== spec.operation) return internal(`the runner reported operation ${r.operation}`, at);
   // The keys are deleted with the job later: a key outside the job's prefix is never accepted.
-  if (r.outputs.some((o) => !o.key.startsWith(prefix))) return internal("the runner reported an output outside the job's storage prefix", at);
+  if (r.outputs.some((o) => !o.key.startsWith(prefix)))
+    return internal("the runner reported an output outside the job's storage prefix", at);
   const outputs = r.outputs.map((o) => ({
     key: o.key,
     filename: o.filename,
@@ -117,9 +127,18 @@ function succeeded(report: Report, spec: PdfJobSpec, prefix: string, at: number 
   return { phase: "Succeeded", outputs, figures: r.figures, completionTime: at };
 }
 
-function failed(cond: { reason?: string; message?: string; at: number | null }, report: Report, pod: ObservedPod | undefined, spec: PdfJobSpec): Outcome {
+function failed(
+  cond: { reason?: string; message?: string; at: number | null },
+  report: Report,
+  pod: ObservedPod | undefined,
+  spec: PdfJobSpec,
+): Outcome {
   if (cond.reason === "DeadlineExceeded") {
-    return { phase: "Failed", error: { code: "timeout", message: `The job ran out of time (its deadline is ${spec.deadlineSeconds} s).` }, completionTime: cond.at };
+    return {
+      phase: "Failed",
+      error: { code: "timeout", message: `The job ran out of time (its deadline is ${spec.deadlineSeconds} s).` },
+      completionTime: cond.at,
+    };
   }
   if (report.kind === "error") return { phase: "Failed", error: report.error, completionTime: cond.at };
   const exit = pod?.exitCode === undefined ? "" : `, exit code ${pod.exitCode}`;

@@ -29,7 +29,10 @@ const json = <T extends z.ZodType>(schema: T) =>
       }
       const parsed = schema.safeParse(value);
       if (!parsed.success) {
-        ctx.addIssue({ code: "custom", message: parsed.error.issues.map((i) => `${i.path.join(".") || "(value)"}: ${i.message}`).join("; ") });
+        ctx.addIssue({
+          code: "custom",
+          message: parsed.error.issues.map((i) => `${i.path.join(".") || "(value)"}: ${i.message}`).join("; "),
+        });
         return z.NEVER;
       }
       return parsed.data;
@@ -68,8 +71,14 @@ export const CONFIG_KEYS = {
   // --- the API (folio serve) ---
   FOLIO_PORT: { schema: z.coerce.number().int().min(0).max(65535).default(8443), doc: "HTTPS port of `folio serve`." },
   FOLIO_HOST: { schema: z.string().default("127.0.0.1"), doc: "Address `folio serve` listens on (0.0.0.0 for every interface)." },
-  FOLIO_DATA_DIR: { schema: z.string().default(".data"), doc: "Embedded mode: the SQLite database, stored files and the generated TLS certificate." },
-  FOLIO_TLS_CERT: { schema: z.string().optional(), doc: "PEM certificate to serve (default: one generated on first start in the data directory)." },
+  FOLIO_DATA_DIR: {
+    schema: z.string().default(".data"),
+    doc: "Embedded mode: the SQLite database, stored files and the generated TLS certificate.",
+  },
+  FOLIO_TLS_CERT: {
+    schema: z.string().optional(),
+    doc: "PEM certificate to serve (default: one generated on first start in the data directory).",
+  },
   FOLIO_TLS_KEY: { schema: z.string().optional(), doc: "PEM private key for FOLIO_TLS_CERT." },
   FOLIO_TRUST_PROXY: {
     schema: z.string().default(""),
@@ -99,7 +108,12 @@ export const CONFIG_KEYS = {
     schema: z
       .string()
       .default("")
-      .transform((s) => s.split(",").map((h) => h.trim()).filter(Boolean)),
+      .transform((s) =>
+        s
+          .split(",")
+          .map((h) => h.trim())
+          .filter(Boolean),
+      ),
     doc: "Comma-separated hosts or addresses webhooks may reach even though they are not public (e.g. 127.0.0.1 for a local receiver).",
   },
   FOLIO_WEBHOOK_CA_FILE: {
@@ -112,18 +126,36 @@ export const CONFIG_KEYS = {
     schema: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
     doc: "Controller: imagePullPolicy of the runner Jobs (Kubernetes' default when unset).",
   },
-  FOLIO_RUNNER_SERVICE_ACCOUNT: { schema: z.string().optional(), doc: "Controller: serviceAccountName of the runner pods (their token is never mounted)." },
+  FOLIO_RUNNER_SERVICE_ACCOUNT: {
+    schema: z.string().optional(),
+    doc: "Controller: serviceAccountName of the runner pods (their token is never mounted).",
+  },
   FOLIO_RUNNER_RESOURCES: {
     schema: json(z.strictObject({ requests: Quantities.optional(), limits: Quantities.optional() })),
-    doc: "Controller: the runner container's resources as JSON (`{\"requests\":{…},\"limits\":{…}}`); default 250m/512Mi requested, 2 CPU/2Gi limit.",
+    doc: 'Controller: the runner container\'s resources as JSON (`{"requests":{…},"limits":{…}}`); default 250m/512Mi requested, 2 CPU/2Gi limit.',
   },
-  FOLIO_RUNNER_TMP_SIZE_LIMIT: { schema: z.string().optional(), doc: "Controller: sizeLimit of the runner pods' /tmp emptyDir (e.g. `8Gi`)." },
+  FOLIO_RUNNER_TMP_SIZE_LIMIT: {
+    schema: z.string().optional(),
+    doc: "Controller: sizeLimit of the runner pods' /tmp emptyDir (e.g. `8Gi`).",
+  },
   FOLIO_RUNNER_TTL_SECONDS: { schema: int(600), doc: "Controller: ttlSecondsAfterFinished of the runner Jobs." },
-  FOLIO_RUNNER_NODE_SELECTOR: { schema: json(z.record(z.string(), z.string())), doc: "Controller: nodeSelector of the runner pods, as JSON." },
-  FOLIO_RUNNER_TOLERATIONS: { schema: json(z.array(z.looseObject({}))), doc: "Controller: tolerations of the runner pods, as a JSON array." },
+  FOLIO_RUNNER_NODE_SELECTOR: {
+    schema: json(z.record(z.string(), z.string())),
+    doc: "Controller: nodeSelector of the runner pods, as JSON.",
+  },
+  FOLIO_RUNNER_TOLERATIONS: {
+    schema: json(z.array(z.looseObject({}))),
+    doc: "Controller: tolerations of the runner pods, as a JSON array.",
+  },
   FOLIO_RUNNER_PRIORITY_CLASS: { schema: z.string().optional(), doc: "Controller: priorityClassName of the runner pods." },
-  FOLIO_S3_ACCESS_KEY_ID_KEY: { schema: z.string().default("accessKeyId"), doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the access key id." },
-  FOLIO_S3_SECRET_ACCESS_KEY_KEY: { schema: z.string().default("secretAccessKey"), doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the secret access key." },
+  FOLIO_S3_ACCESS_KEY_ID_KEY: {
+    schema: z.string().default("accessKeyId"),
+    doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the access key id.",
+  },
+  FOLIO_S3_SECRET_ACCESS_KEY_KEY: {
+    schema: z.string().default("secretAccessKey"),
+    doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the secret access key.",
+  },
   FOLIO_S3_CREDENTIALS_SECRET: {
     schema: z.string().optional(),
     doc: "Controller: the Secret holding AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the runner pods.",
@@ -135,10 +167,16 @@ export const CONFIG_KEYS = {
     schema: z.coerce.number().int().min(0).max(65535).default(9090),
     doc: "Plain-HTTP metrics port: the controller's /metrics, /healthz and /readyz; the API's /metrics in Kubernetes mode (0: any free port).",
   },
-  FOLIO_CONTROLLER_LEASE_NAMESPACE: { schema: z.string().optional(), doc: "Controller: namespace of the leader Lease (default: the watched one, else POD_NAMESPACE)." },
+  FOLIO_CONTROLLER_LEASE_NAMESPACE: {
+    schema: z.string().optional(),
+    doc: "Controller: namespace of the leader Lease (default: the watched one, else POD_NAMESPACE).",
+  },
   POD_NAME: { schema: z.string().optional(), doc: "Controller: this pod's name (downward API), part of its leader-election identity." },
   POD_NAMESPACE: { schema: z.string().optional(), doc: "Controller: this pod's namespace (downward API)." },
-  KUBECONFIG: { schema: z.string().optional(), doc: "Controller: kubeconfig file to use; in a pod, the in-cluster service account is used when unset." },
+  KUBECONFIG: {
+    schema: z.string().optional(),
+    doc: "Controller: kubeconfig file to use; in a pod, the in-cluster service account is used when unset.",
+  },
   FOLIO_ACCESS_REQUESTS_PER_HOUR: { schema: int(10), doc: "Access requests accepted per client address per hour." },
 
   // --- S3-compatible storage (Kubernetes mode: the API, the controller and the runner pods) ---
@@ -150,7 +188,10 @@ export const CONFIG_KEYS = {
     schema: z.url({ protocol: /^https?$/ }).optional(),
     doc: "S3 endpoint URL for an S3-compatible server (MinIO, Ceph …); default: AWS for the region.",
   },
-  FOLIO_S3_FORCE_PATH_STYLE: { schema: bool(false), doc: "Path-style bucket addressing (`endpoint/bucket/key`), as most S3-compatible servers need." },
+  FOLIO_S3_FORCE_PATH_STYLE: {
+    schema: bool(false),
+    doc: "Path-style bucket addressing (`endpoint/bucket/key`), as most S3-compatible servers need.",
+  },
 } as const;
 
 type Keys = typeof CONFIG_KEYS;

@@ -20,7 +20,7 @@ function parseBound(text: string): number {
 /** Parses "1-3,7,10-" into ranges, or returns a message saying what is wrong. */
 export function parsePageRanges(spec: string): PageRange[] | string {
   const parts = spec.split(",").map((p) => p.trim());
-  if (spec.trim() === "" || parts.some((p) => p === "")) return "must be a comma-separated list like \"1-3,7,10-\"";
+  if (spec.trim() === "" || parts.some((p) => p === "")) return 'must be a comma-separated list like "1-3,7,10-"';
   const ranges: PageRange[] = [];
   for (const part of parts) {
     const m = TOKEN.exec(part);

@@ -90,7 +90,8 @@ export function pdfJobToApiJob(pj: PdfJob): JobObject {
     })),
     options: pj.spec.options,
     result: resultOf(pj, status),
-    error: phase === "Failed" ? (status.error ?? { code: "internal_error", message: "The job failed because of an internal error." }) : null,
+    error:
+      phase === "Failed" ? (status.error ?? { code: "internal_error", message: "The job failed because of an internal error." }) : null,
     webhook: webhookOf(pj, status),
     metadata: pj.spec.metadata ?? {},
   };

@@ -89,7 +89,10 @@ async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }
 /** A filename safe to use as a base name: no directories, no extension, no control characters. */
 export function baseNameOf(name: string): string {
   const leaf = name.split(/[\\/]/).pop() ?? "";
-  const stem = leaf.replace(/\.[^.]{1,8}$/, "").replace(/[\u0000-\u001f\u007f"]/g, "").trim();
+  const stem = leaf
+    .replace(/\.[^.]{1,8}$/, "")
+    .replace(/[\u0000-\u001f\u007f"]/g, "")
+    .trim();
   return stem.slice(0, 200) || "document";
 }
 

@@ -2,7 +2,13 @@
 import { execFileSync } from "node:child_process";
 
 export default function setup(): void {
-  for (const [cmd, arg] of [["qpdf", "--version"], ["pdfinfo", "-v"], ["pdftotext", "-v"], ["pdftoppm", "-v"], ["soffice", "--version"]] as const) {
+  for (const [cmd, arg] of [
+    ["qpdf", "--version"],
+    ["pdfinfo", "-v"],
+    ["pdftotext", "-v"],
+    ["pdftoppm", "-v"],
+    ["soffice", "--version"],
+  ] as const) {
     try {
       execFileSync(cmd, [arg], { stdio: "ignore" });
     } catch {

@@ -20,7 +20,8 @@ export function authenticate(tenants: TenantStore, config: Config, buckets: Toke
     const header = req.get("Authorization") ?? "";
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
     const found = m ? tenants.authenticate(m[1]!) : null;
-    if (!found) throw new ApiError("unauthorized", m ? "The API key is not valid." : "Send your API key as 'Authorization: Bearer folio_sk_…'.");
+    if (!found)
+      throw new ApiError("unauthorized", m ? "The API key is not valid." : "Send your API key as 'Authorization: Bearer folio_sk_…'.");
     const limits = planLimits(found.tenant.plan, config);
     if (!limits.apiAccess) throw new ApiError("plan_required", "API access needs the business plan.");
     const policy = { perMinute: limits.requestsPerMinute, burst: limits.burst };

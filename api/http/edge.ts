@@ -28,6 +28,9 @@ export function httpsOnly(trustProxy: (addr: string | undefined) => boolean) {
     const forwarded = trustProxy(req.socket.remoteAddress) ? req.get("X-Forwarded-Proto")?.split(",")[0]?.trim().toLowerCase() : undefined;
     const https = forwarded ? forwarded === "https" : encrypted;
     if (https) return next();
-    sendProblem(res, new ApiError("https_required", "Folio only answers over HTTPS; this request came over plain HTTP and was not processed."));
+    sendProblem(
+      res,
+      new ApiError("https_required", "Folio only answers over HTTPS; this request came over plain HTTP and was not processed."),
+    );
   };
 }

@@ -19,7 +19,11 @@ export class ApiError extends Error {
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
 
-  constructor(code: ApiErrorCode, detail: string, extra: { errors?: FieldError[]; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    code: ApiErrorCode,
+    detail: string,
+    extra: { errors?: FieldError[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     super(detail, { cause: extra.cause });
     this.code = code;
     this.errors = extra.errors;
@@ -36,7 +40,9 @@ export function fieldErrors(error: z.ZodError, prefix: (string | number)[] = [])
   const at = (path: PropertyKey[]): string => [...prefix, ...path].map(String).join(".") || "(body)";
   return error.issues.flatMap((i) =>
     // zod reports unknown keys once, at their parent; name each key where it stands instead.
-    i.code === "unrecognized_keys" ? i.keys.map((k) => ({ path: at([...i.path, k]), message: "unknown field" })) : [{ path: at(i.path), message: i.message }],
+    i.code === "unrecognized_keys"
+      ? i.keys.map((k) => ({ path: at([...i.path, k]), message: "unknown field" }))
+      : [{ path: at(i.path), message: i.message }],
   );
 }
 
@@ -74,7 +80,8 @@ export function problemHandler(log: Logger) {
     if (err instanceof ApiError) return sendProblem(res, err);
     const e = err as { type?: string; status?: number };
     if (e.type === "entity.too.large") return sendProblem(res, new ApiError("payload_too_large", "The request body is too large."));
-    if (e.type === "entity.parse.failed") return sendProblem(res, validationFailed([{ path: "(body)", message: "not valid JSON" }], "The body is not valid JSON."));
+    if (e.type === "entity.parse.failed")
+      return sendProblem(res, validationFailed([{ path: "(body)", message: "not valid JSON" }], "The body is not valid JSON."));
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") {
       return sendProblem(res, new ApiError("unsupported_media_type", "The body's encoding is not supported."));
     }
@@ -86,9 +93,18 @@ export function problemHandler(log: Logger) {
     // body-parser marks errors caused by the request itself (e.g. a Content-Encoding whose bytes
     // do not decode) with a 4xx status and `expose`: they are the client's, never a 500.
     if (typeof e.status === "number" && e.status >= 400 && e.status < 500 && (err as { expose?: boolean }).expose) {
-      return sendProblem(res, validationFailed([{ path: "(body)", message: "could not be read" }], "The request body could not be read (a Content-Encoding that does not decode?)."));
+      return sendProblem(
+        res,
+        validationFailed(
+          [{ path: "(body)", message: "could not be read" }],
+          "The request body could not be read (a Content-Encoding that does not decode?).",
+        ),
+      );
     }
-    log.error({ err, method: req.method, route: (req.route as { path: string } | undefined)?.path }, "Request failed with an internal error");
+    log.error(
+      { err, method: req.method, route: (req.route as { path: string } | undefined)?.path },
+      "Request failed with an internal error",
+    );
     sendProblem(res, new ApiError("internal_error", "Something went wrong on our side; the request id helps us find it."));
   };
 }

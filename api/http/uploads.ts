@@ -66,7 +66,10 @@ class Meter extends Transform {
 /** A client filename made safe to show and to use in Content-Disposition. */
 export function cleanFilename(name: string | undefined, kind: DocKind): string {
   const leaf = (name ?? "").split(/[\\/]/).pop() ?? "";
-  const clean = leaf.replace(/[\u0000-\u001f\u007f"]/g, "").trim().slice(0, 255);
+  const clean = leaf
+    .replace(/[\u0000-\u001f\u007f"]/g, "")
+    .trim()
+    .slice(0, 255);
   return clean || `upload.${kind}`;
 }
 
@@ -118,9 +121,11 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
       finish();
     };
     const malformed = (err: Error): ApiError =>
-      new ApiError("validation_failed", `The multipart body is malformed: ${err.message}`, { errors: [{ path: "(body)", message: "malformed multipart" }] });
+      new ApiError("validation_failed", `The multipart body is malformed: ${err.message}`, {
+        errors: [{ path: "(body)", message: "malformed multipart" }],
+      });
     const unnamed = (): ApiError =>
-      new ApiError("validation_failed", "A multipart part has no name; send files as parts named \"file\" and options as named fields.", {
+      new ApiError("validation_failed", 'A multipart part has no name; send files as parts named "file" and options as named fields.', {
         errors: [{ path: "(body)", message: "part without a name" }],
       });
     bb.on("file", (name, stream, info) => {
@@ -133,7 +138,11 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
       }
       if (name !== "file") {
         stream.resume();
-        return fail(new ApiError("validation_failed", `Unexpected file part "${name}"; send files as parts named "file".`, { errors: [{ path: name, message: "unexpected file part" }] }));
+        return fail(
+          new ApiError("validation_failed", `Unexpected file part "${name}"; send files as parts named "file".`, {
+            errors: [{ path: name, message: "unexpected file part" }],
+          }),
+        );
       }
       if (files.length + pending.length >= limits.maxFiles) {
         stream.resume();
@@ -153,11 +162,22 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
           active.delete(meter);
           const head = Buffer.concat(meter.head);
           const kind = sniff(head, info.filename);
-          const part = { index, storageKey: key, filename: cleanFilename(info.filename, kind ?? "pdf"), kind: kind ?? "pdf", contentType: kind ? CONTENT_TYPES[kind] : "", size: meter.size, sha256: meter.hash.digest("hex") };
+          const part = {
+            index,
+            storageKey: key,
+            filename: cleanFilename(info.filename, kind ?? "pdf"),
+            kind: kind ?? "pdf",
+            contentType: kind ? CONTENT_TYPES[kind] : "",
+            size: meter.size,
+            sha256: meter.hash.digest("hex"),
+          };
           files.push(part);
           if (!kind) {
             await store.delete(key);
-            throw new ApiError("unsupported_media_type", `"${part.filename}" is not a PDF or a supported Office document (judged by its content).`);
+            throw new ApiError(
+              "unsupported_media_type",
+              `"${part.filename}" is not a PDF or a supported Office document (judged by its content).`,
+            );
           }
         })
         .catch(async (err: unknown) => {

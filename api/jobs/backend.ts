@@ -27,7 +27,8 @@ export interface NewJob {
   retentionMs: number;
 }
 
-export type SubmitResult = { kind: "created" | "replayed"; job: JobObject } | { kind: "idempotency_conflict" } | { kind: "unknown_file"; index: number };
+export type SubmitResult =
+  { kind: "created" | "replayed"; job: JobObject } | { kind: "idempotency_conflict" } | { kind: "unknown_file"; index: number };
 
 export interface JobListQuery {
   status?: JobStatus;

@@ -190,7 +190,10 @@ export class KubernetesBackend implements JobBackend {
       throw err;
     }
     // The job exists from here on: its idempotency key stays taken whatever happens next.
-    this.#files.claim(inputs.map((i) => i.fileId), jobId);
+    this.#files.claim(
+      inputs.map((i) => i.fileId),
+      jobId,
+    );
     return { kind: "created", job: this.#view(pj) };
   }
 
@@ -223,12 +226,20 @@ export class KubernetesBackend implements JobBackend {
   async #takeIdempotencyKey(tenantId: string, idem: { key: string; hash: string }, jobId: string): Promise<PdfJob | "conflict" | null> {
     for (;;) {
       const now = this.#now();
-      sql(this.#d.db, "DELETE FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at <= ?").run(tenantId, idem.key, now - IDEMPOTENCY_TTL_MS);
-      const taken = sql(this.#d.db, "INSERT OR IGNORE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)").run(tenantId, idem.key, idem.hash, jobId, now);
+      sql(this.#d.db, "DELETE FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at <= ?").run(
+        tenantId,
+        idem.key,
+        now - IDEMPOTENCY_TTL_MS,
+      );
+      const taken = sql(
+        this.#d.db,
+        "INSERT OR IGNORE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)",
+      ).run(tenantId, idem.key, idem.hash, jobId, now);
       if (taken.changes === 1) return null;
-      const prior = sql(this.#d.db, "SELECT request_hash, job_id, created_at FROM idempotency WHERE tenant_id = ? AND key = ?").get(tenantId, idem.key) as
-        | { request_hash: string; job_id: string; created_at: number }
-        | undefined;
+      const prior = sql(this.#d.db, "SELECT request_hash, job_id, created_at FROM idempotency WHERE tenant_id = ? AND key = ?").get(
+        tenantId,
+        idem.key,
+      ) as { request_hash: string; job_id: string; created_at: number } | undefined;
       if (!prior) continue; // freed in between: take it
       if (prior.request_hash !== idem.hash) return "conflict";
       const pj = await this.#pdfJob(tenantId, prior.job_id);
@@ -239,7 +250,13 @@ export class KubernetesBackend implements JobBackend {
       }
       // The first request's job is gone (deleted, or never made): take the key over, unless
       // another request did so first.
-      const over = sql(this.#d.db, "UPDATE idempotency SET job_id = ?, created_at = ? WHERE tenant_id = ? AND key = ? AND job_id = ?").run(jobId, now, tenantId, idem.key, prior.job_id);
+      const over = sql(this.#d.db, "UPDATE idempotency SET job_id = ?, created_at = ? WHERE tenant_id = ? AND key = ? AND job_id = ?").run(
+        jobId,
+        now,
+        tenantId,
+        idem.key,
+        prior.job_id,
+      );
       if (over.changes === 1) return null;
     }
   }
@@ -302,12 +319,15 @@ export class KubernetesBackend implements JobBackend {
 
   /** The tenant's live PdfJobs. */
   async #tenantJobs(tenantId: string): Promise<PdfJob[]> {
-    return (await this.#d.kube.list(tenantSelector(tenantId))).filter((pj) => !pj.metadata.deletionTimestamp && pj.spec.tenant === tenantId);
+    return (await this.#d.kube.list(tenantSelector(tenantId))).filter(
+      (pj) => !pj.metadata.deletionTimestamp && pj.spec.tenant === tenantId,
+    );
   }
 
   async listJobs(tenantId: string, q: JobListQuery): Promise<{ data: JobObject[]; has_more: boolean }> {
     // Newest first, to the millisecond, ties broken by id (the embedded store's order).
-    const created = (pj: PdfJob): number => Number(pj.metadata.annotations?.[CREATED_MS_ANNOTATION]) || Date.parse(pj.metadata.creationTimestamp ?? "") || 0;
+    const created = (pj: PdfJob): number =>
+      Number(pj.metadata.annotations?.[CREATED_MS_ANNOTATION]) || Date.parse(pj.metadata.creationTimestamp ?? "") || 0;
     const sorted = (await this.#tenantJobs(tenantId)).sort((a, b) => created(b) - created(a) || jobIdOf(b).localeCompare(jobIdOf(a)));
     let jobs = sorted.map((pj) => this.#view(pj));
     if (q.startingAfter) {
@@ -355,14 +375,19 @@ export class KubernetesBackend implements JobBackend {
       this.#files.delete(f.id);
       n++;
     }
-    const claimed = sql(this.#d.db, "SELECT DISTINCT tenant_id, job_id FROM files WHERE job_id IS NOT NULL AND role = 'upload' AND created_at <= ? LIMIT 200").all(now - 60_000) as {
+    const claimed = sql(
+      this.#d.db,
+      "SELECT DISTINCT tenant_id, job_id FROM files WHERE job_id IS NOT NULL AND role = 'upload' AND created_at <= ? LIMIT 200",
+    ).all(now - 60_000) as {
       tenant_id: string;
       job_id: string;
     }[];
     for (const { tenant_id, job_id } of claimed) {
       const pj = await this.#pdfJob(tenant_id, job_id);
       if (pj && !ended(pj)) continue;
-      n += Number(sql(this.#d.db, "DELETE FROM files WHERE job_id = ? AND tenant_id = ? AND role = 'upload'").run(job_id, tenant_id).changes);
+      n += Number(
+        sql(this.#d.db, "DELETE FROM files WHERE job_id = ? AND tenant_id = ? AND role = 'upload'").run(job_id, tenant_id).changes,
+      );
     }
     return n;
   }

@@ -41,7 +41,14 @@ export class LocalBackend implements JobBackend {
     this.files = new FileStore(deps.db);
     this.now = deps.now ?? Date.now;
     this.ended.setMaxListeners(0);
-    this.scheduler = new JobScheduler({ ...deps, jobs: this.jobs, files: this.files, now: this.now, view: (job) => this.view(job), ended: this.ended });
+    this.scheduler = new JobScheduler({
+      ...deps,
+      jobs: this.jobs,
+      files: this.files,
+      now: this.now,
+      view: (job) => this.view(job),
+      ended: this.ended,
+    });
   }
 
   // --- files ---------------------------------------------------------------------------------
@@ -80,7 +87,11 @@ export class LocalBackend implements JobBackend {
   // --- jobs ----------------------------------------------------------------------------------
 
   private view(job: JobRow): JobObject {
-    return jobObject(job, job.status === "succeeded" ? this.files.byJob(job.id) : [], job.webhook_url ? this.d.webhooks.stateForJob(job.id) : null);
+    return jobObject(
+      job,
+      job.status === "succeeded" ? this.files.byJob(job.id) : [],
+      job.webhook_url ? this.d.webhooks.stateForJob(job.id) : null,
+    );
   }
 
   submit(nj: NewJob, idem: { key: string; hash: string } | null): Promise<SubmitResult> {
@@ -144,8 +155,13 @@ export class LocalBackend implements JobBackend {
       // While a job is unfinished its input files must not expire under it.
       for (const i of inputs) sql(this.d.db, "UPDATE files SET expires_at = NULL WHERE id = ?").run(i.file_id);
       if (idem) {
-        sql(this.d.db, "INSERT OR REPLACE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)")
-          .run(nj.tenantId, idem.key, idem.hash, job.id, now);
+        sql(this.d.db, "INSERT OR REPLACE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)").run(
+          nj.tenantId,
+          idem.key,
+          idem.hash,
+          job.id,
+          now,
+        );
       }
       queueMicrotask(() => this.scheduler.pump());
       return { kind: "created", job: this.view(job) };

@@ -55,7 +55,13 @@ export class PdfJobClient {
     const out: PdfJob[] = [];
     let cont: string | undefined;
     do {
-      const page = (await this.#custom.listNamespacedCustomObject({ ...CRD, namespace: this.namespace, labelSelector, limit: PAGE, ...(cont ? { _continue: cont } : {}) })) as {
+      const page = (await this.#custom.listNamespacedCustomObject({
+        ...CRD,
+        namespace: this.namespace,
+        labelSelector,
+        limit: PAGE,
+        ...(cont ? { _continue: cont } : {}),
+      })) as {
         items: PdfJob[];
         metadata?: { continue?: string };
       };
@@ -83,7 +89,12 @@ export class PdfJobClient {
   async annotate(pj: PdfJob, annotations: Record<string, string>): Promise<boolean> {
     try {
       await this.#custom.patchNamespacedCustomObject(
-        { ...CRD, namespace: this.namespace, name: pj.metadata.name, body: { metadata: { annotations, resourceVersion: pj.metadata.resourceVersion } } },
+        {
+          ...CRD,
+          namespace: this.namespace,
+          name: pj.metadata.name,
+          body: { metadata: { annotations, resourceVersion: pj.metadata.resourceVersion } },
+        },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
       );
       return true;
@@ -99,8 +110,21 @@ export class PdfJobClient {
    * for it like for any missing reference; it follows the PdfJob within milliseconds.)
    */
   async createOwnedSecret(owner: PdfJob, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
-    const ownerReferences = [{ apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, name: owner.metadata.name, uid: owner.metadata.uid ?? "", controller: true, blockOwnerDeletion: true }];
-    const body = { metadata: { name: owner.metadata.name, namespace: this.namespace, labels, ownerReferences }, type: "Opaque", stringData: data };
+    const ownerReferences = [
+      {
+        apiVersion: PDFJOB_API_VERSION,
+        kind: PDFJOB_KIND,
+        name: owner.metadata.name,
+        uid: owner.metadata.uid ?? "",
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
+    const body = {
+      metadata: { name: owner.metadata.name, namespace: this.namespace, labels, ownerReferences },
+      type: "Opaque",
+      stringData: data,
+    };
     await this.#core.createNamespacedSecret({ namespace: this.namespace, body });
   }
 

@@ -7,7 +7,10 @@ import type { ObjectStore } from "../../core/storage/store.ts";
 import type { FileStore } from "../store/files.ts";
 import type { JobStore } from "../store/jobs.ts";
 
-export async function sweepExpired(d: { jobs: JobStore; files: FileStore; store: ObjectStore }, now: number): Promise<{ jobs: number; files: number }> {
+export async function sweepExpired(
+  d: { jobs: JobStore; files: FileStore; store: ObjectStore },
+  now: number,
+): Promise<{ jobs: number; files: number }> {
   let jobs = 0;
   let files = 0;
   for (const job of d.jobs.expired(now)) {

@@ -96,11 +96,19 @@ export class JobScheduler {
   private specFor(job: JobRow, outDir: string): RunnerSpec {
     const sealed = this.jobs.getSecret(job.id);
     const secrets = sealed ? (JSON.parse(unseal(this.d.sealKey, sealed)) as Record<string, unknown>) : {};
-    const limits = { max_pages: this.d.config.FOLIO_MAX_PAGES, max_file_bytes: this.d.config.FOLIO_MAX_FILE_BYTES, max_merge_files: this.d.config.FOLIO_MAX_MERGE_FILES };
+    const limits = {
+      max_pages: this.d.config.FOLIO_MAX_PAGES,
+      max_file_bytes: this.d.config.FOLIO_MAX_FILE_BYTES,
+      max_merge_files: this.d.config.FOLIO_MAX_MERGE_FILES,
+    };
     return {
       job_id: job.id,
       operation: job.operation,
-      inputs: job.inputs.map((i) => ({ path: this.d.store.localPath(i.storage_key), filename: i.filename, ...(i.page_spec ? { pages: i.page_spec } : {}) })),
+      inputs: job.inputs.map((i) => ({
+        path: this.d.store.localPath(i.storage_key),
+        filename: i.filename,
+        ...(i.page_spec ? { pages: i.page_spec } : {}),
+      })),
       options: { ...job.options, ...secrets },
       output_dir: outDir,
       ...(job.output_filename ? { output_filename: job.output_filename } : {}),
@@ -124,7 +132,10 @@ export class JobScheduler {
       this.fail(job, { code: "internal_error", message: "The job failed because of an internal error." });
     } finally {
       await rm(outDir, { recursive: true, force: true });
-      this.d.metrics.jobDuration.observe({ operation: job.operation, outcome: this.jobs.byId(job.id)?.status ?? "canceled" }, (this.now() - started) / 1000);
+      this.d.metrics.jobDuration.observe(
+        { operation: job.operation, outcome: this.jobs.byId(job.id)?.status ?? "canceled" },
+        (this.now() - started) / 1000,
+      );
     }
   }
 
@@ -132,7 +143,20 @@ export class JobScheduler {
     const now = this.now();
     const rows: FileRow[] = result.outputs.map((o) => {
       const id = newId("file");
-      return { id, tenant_id: job.tenant_id, role: "output", job_id: job.id, filename: o.filename, content_type: o.content_type, size: o.size, sha256: o.sha256, pages: o.pages, storage_key: `${job.tenant_id}/${id}`, created_at: now, expires_at: now + job.retention_ms };
+      return {
+        id,
+        tenant_id: job.tenant_id,
+        role: "output",
+        job_id: job.id,
+        filename: o.filename,
+        content_type: o.content_type,
+        size: o.size,
+        sha256: o.sha256,
+        pages: o.pages,
+        storage_key: `${job.tenant_id}/${id}`,
+        created_at: now,
+        expires_at: now + job.retention_ms,
+      };
     });
     for (const [i, o] of result.outputs.entries()) await this.d.store.putFile(rows[i]!.storage_key, o.path);
     const finished = transaction(this.d.db, () => {
@@ -165,8 +189,10 @@ export class JobScheduler {
   /** Inputs are deleted as soon as their job ends (API.md "Retention"), unless another unfinished job uses them. */
   async purgeInputs(job: JobRow): Promise<void> {
     for (const i of job.inputs) {
-      const users = sql(this.d.db, "SELECT COUNT(*) AS n FROM jobs WHERE id != ? AND status IN ('queued', 'running') AND inputs LIKE ?")
-        .get(job.id, `%"${i.file_id}"%`) as { n: number };
+      const users = sql(
+        this.d.db,
+        "SELECT COUNT(*) AS n FROM jobs WHERE id != ? AND status IN ('queued', 'running') AND inputs LIKE ?",
+      ).get(job.id, `%"${i.file_id}"%`) as { n: number };
       if (users.n > 0) continue;
       this.files.delete(i.file_id);
       await this.d.store.delete(i.storage_key);
@@ -187,7 +213,8 @@ export class JobScheduler {
   start(): void {
     this.stopping = false;
     for (const job of this.jobs.byStatus("running")) {
-      if (job.attempts >= MAX_ATTEMPTS) this.fail(job, { code: "internal_error", message: "The job was interrupted by restarts and did not complete." });
+      if (job.attempts >= MAX_ATTEMPTS)
+        this.fail(job, { code: "internal_error", message: "The job was interrupted by restarts and did not complete." });
       else this.jobs.requeue(job.id);
     }
     this.pump();

@@ -6,7 +6,12 @@ import { ApiError, fieldErrors, validationFailed } from "../http/problem.ts";
 import { rateLimitHeaders, type TokenBuckets } from "../http/rate-limit.ts";
 import type { AccessRequestStore } from "../store/access-requests.ts";
 
-export function accessRequestsRouter(store: AccessRequestStore, buckets: TokenBuckets, perHour: number, clientAddress: (req: Parameters<Parameters<Router["post"]>[1]>[0]) => string): Router {
+export function accessRequestsRouter(
+  store: AccessRequestStore,
+  buckets: TokenBuckets,
+  perHour: number,
+  clientAddress: (req: Parameters<Parameters<Router["post"]>[1]>[0]) => string,
+): Router {
   const r = Router();
   r.post("/access_requests", (req, res) => {
     // Burst of the hourly allowance, refilled over the hour.
@@ -16,7 +21,10 @@ export function accessRequestsRouter(store: AccessRequestStore, buckets: TokenBu
     headers["RateLimit-Policy"] = `"access";q=${perHour};w=3600`;
     headers.RateLimit = headers.RateLimit!.replace('"default"', '"access"');
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    if (!taken.allowed) throw new ApiError("rate_limited", `Too many access requests from this address; retry after ${taken.retryAfterSeconds} s.`, { headers });
+    if (!taken.allowed)
+      throw new ApiError("rate_limited", `Too many access requests from this address; retry after ${taken.retryAfterSeconds} s.`, {
+        headers,
+      });
     if (!req.is("application/json")) throw new ApiError("unsupported_media_type", "Send the request as application/json.");
     const body = AccessRequestBody.safeParse(req.body);
     if (!body.success) throw validationFailed(fieldErrors(body.error));

@@ -9,10 +9,14 @@ import { ApiError } from "../http/problem.ts";
 import { readMultipart, type UploadedPart } from "../http/uploads.ts";
 
 /** Streams and stores the `file` parts of a multipart request, with page counts for PDFs. */
-export async function receiveUploads(req: Request, res: Response, deps: FilesDeps): Promise<{ parts: UploadedPart[]; fields: Map<string, string> }> {
+export async function receiveUploads(
+  req: Request,
+  res: Response,
+  deps: FilesDeps,
+): Promise<{ parts: UploadedPart[]; fields: Map<string, string> }> {
   const { backend, store, config } = deps;
   const { tenant, limits } = auth(res);
-  if (!req.is("multipart/form-data")) throw new ApiError("unsupported_media_type", "Send files as multipart/form-data parts named \"file\".");
+  if (!req.is("multipart/form-data")) throw new ApiError("unsupported_media_type", 'Send files as multipart/form-data parts named "file".');
   const { files, fields } = await readMultipart(req, store, () => backend.newUploadKey(tenant.id), {
     maxFileBytes: limits.maxFileBytes,
     maxRequestBytes: limits.maxRequestBytes,
@@ -46,12 +50,12 @@ export function filesRouter(deps: FilesDeps): Router {
     const { tenant } = auth(res);
     const { parts, fields } = await receiveUploads(req, res, deps);
     if (parts.length === 0) {
-      throw new ApiError("validation_failed", "Send at least one part named \"file\".", { errors: [{ path: "file", message: "required" }] });
+      throw new ApiError("validation_failed", 'Send at least one part named "file".', { errors: [{ path: "file", message: "required" }] });
     }
     if (fields.size > 0) {
       await backend.deleteUploadedObjects(parts.map((p) => p.storageKey));
       const errors = [...fields.keys()].map((k) => ({ path: k, message: "unexpected field" }));
-      throw new ApiError("validation_failed", "Uploads take only \"file\" parts.", { errors });
+      throw new ApiError("validation_failed", 'Uploads take only "file" parts.', { errors });
     }
     const data = await backend.addUploads(tenant.id, parts);
     res.status(201).json({ data });

@@ -12,7 +12,14 @@ export function jobsRouter(backend: JobBackend): Router {
     const q = JobListQuery.safeParse(req.query);
     if (!q.success) throw validationFailed(fieldErrors(q.error));
     const { limit, status, operation, starting_after } = q.data;
-    res.json(await backend.listJobs(auth(res).tenant.id, { limit, ...(status ? { status } : {}), ...(operation ? { operation } : {}), ...(starting_after ? { startingAfter: starting_after } : {}) }));
+    res.json(
+      await backend.listJobs(auth(res).tenant.id, {
+        limit,
+        ...(status ? { status } : {}),
+        ...(operation ? { operation } : {}),
+        ...(starting_after ? { startingAfter: starting_after } : {}),
+      }),
+    );
   });
 
   r.get("/jobs/:id", async (req, res) => {

@@ -36,14 +36,26 @@ export function preferWait(header: string | undefined): number | null {
 /** What makes two requests "the same" for Idempotency-Key: operation, body, and inline file contents. */
 function requestHash(op: Operation, body: unknown, parts: UploadedPart[]): string {
   const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, canonical(x)])) : v;
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([k, x]) => [k, canonical(x)]),
+          )
+        : v;
   return createHash("sha256")
     .update(JSON.stringify([op, canonical(body), parts.map((p) => [p.sha256, p.filename])]))
     .digest("hex");
 }
 
 /** The request's body and inline files, whichever way they came. */
-async function readRequest(req: Request, res: Response, deps: OperationsDeps): Promise<{ body: unknown; parts: UploadedPart[]; fieldErrs: FieldError[] }> {
+async function readRequest(
+  req: Request,
+  res: Response,
+  deps: OperationsDeps,
+): Promise<{ body: unknown; parts: UploadedPart[]; fieldErrs: FieldError[] }> {
   if (req.is("multipart/form-data")) {
     const got = await receiveUploads(req, res, deps);
     const converted = fieldsToBody(got.fields);
@@ -59,7 +71,9 @@ function jobInputs(uploaded: FileObject[], bodyInputs: NonNullable<CommonFields[
     throw validationFailed([{ path: "inputs", message: "send either file parts or file ids, not both" }]);
   }
   const withPages = (file_id: string, pages: string | undefined): NewJobInput => ({ file_id, ...(pages ? { page_spec: pages } : {}) });
-  return uploaded.length ? uploaded.map((f, i) => withPages(f.id, bodyInputs[i]?.pages)) : bodyInputs.map((i) => withPages(i.file_id, i.pages));
+  return uploaded.length
+    ? uploaded.map((f, i) => withPages(f.id, bodyInputs[i]?.pages))
+    : bodyInputs.map((i) => withPages(i.file_id, i.pages));
 }
 
 /** Too few inputs is invalid; too many merge inputs is the job's limit_exceeded (API.md "Limits"). */
@@ -74,7 +88,13 @@ function commonJobFields(common: CommonFields): Pick<NewJob, "outputFilename" | 
 }
 
 /** Everything about the inputs that can be known at submission (API.md: ranges → 422 when known). */
-async function checkInputs(backend: JobBackend, tenantId: string, operation: Operation, options: Record<string, unknown>, inputs: NewJobInput[]): Promise<FieldError[]> {
+async function checkInputs(
+  backend: JobBackend,
+  tenantId: string,
+  operation: Operation,
+  options: Record<string, unknown>,
+  inputs: NewJobInput[],
+): Promise<FieldError[]> {
   const errors: FieldError[] = [];
   const beyond = (spec: string, pages: number | null): boolean => {
     const ranges = parsePageRanges(spec);
@@ -87,9 +107,12 @@ async function checkInputs(backend: JobBackend, tenantId: string, operation: Ope
       continue;
     }
     const isPdf = file.content_type === "application/pdf";
-    if (operation !== "convert" && !isPdf) errors.push({ path: `inputs.${i}`, message: `${operation} takes PDFs; this is ${file.content_type}` });
-    if (operation === "convert" && options.to !== "pdf" && !isPdf) errors.push({ path: "to", message: `converting to ${String(options.to)} takes a PDF` });
-    if (input.page_spec && beyond(input.page_spec, file.pages)) errors.push({ path: `inputs.${i}.pages`, message: `the document has ${file.pages} pages` });
+    if (operation !== "convert" && !isPdf)
+      errors.push({ path: `inputs.${i}`, message: `${operation} takes PDFs; this is ${file.content_type}` });
+    if (operation === "convert" && options.to !== "pdf" && !isPdf)
+      errors.push({ path: "to", message: `converting to ${String(options.to)} takes a PDF` });
+    if (input.page_spec && beyond(input.page_spec, file.pages))
+      errors.push({ path: `inputs.${i}.pages`, message: `the document has ${file.pages} pages` });
     if (operation === "split" && options.mode === "ranges" && beyond(String(options.ranges), file.pages)) {
       errors.push({ path: "ranges", message: `the document has ${file.pages} pages` });
     }
@@ -116,7 +139,8 @@ export function operationsRouter(deps: OperationsDeps): Router {
 
   r.post("/pdf/:operation", async (req: Request, res: Response) => {
     const op = Operation.safeParse(req.params.operation);
-    if (!op.success) throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use compress, merge, split, convert or protect.`);
+    if (!op.success)
+      throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use compress, merge, split, convert or protect.`);
     const operation = op.data;
     const { tenant, limits } = auth(res);
     const idemKey = req.get("Idempotency-Key");
@@ -124,7 +148,8 @@ export function operationsRouter(deps: OperationsDeps): Router {
       throw validationFailed([{ path: "Idempotency-Key", message: "must be 1–255 visible ASCII characters" }]);
     }
     const atCap = async (): Promise<boolean> => (await backend.countUnfinished(tenant.id)) >= limits.maxUnfinishedJobs;
-    const tooMany = (): ApiError => new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
+    const tooMany = (): ApiError =>
+      new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
     // Refuse before reading a large body when the tenant is at its cap (checked again at submit).
     if (await atCap()) throw tooMany();
 
@@ -158,7 +183,8 @@ export function operationsRouter(deps: OperationsDeps): Router {
       if (submitted.kind === "idempotency_conflict") {
         throw new ApiError("idempotency_conflict", "This Idempotency-Key was used with a different request in the last 24 hours.");
       }
-      if (submitted.kind === "unknown_file") throw validationFailed([{ path: `inputs.${submitted.index}.file_id`, message: "no such file" }]);
+      if (submitted.kind === "unknown_file")
+        throw validationFailed([{ path: `inputs.${submitted.index}.file_id`, message: "no such file" }]);
       if (submitted.kind === "replayed") {
         // The first request's job stands; this request's copies of the files are not needed.
         await discard();

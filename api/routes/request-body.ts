@@ -36,7 +36,11 @@ export function fieldsToBody(fields: Map<string, string>): { body: Record<string
   const body: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   for (const [name, value] of fields) {
-    if (name === "options" || ((name === "metadata" || name === "inputs") && value.trim().startsWith("{")) || (name === "inputs" && value.trim().startsWith("["))) {
+    if (
+      name === "options" ||
+      ((name === "metadata" || name === "inputs") && value.trim().startsWith("{")) ||
+      (name === "inputs" && value.trim().startsWith("["))
+    ) {
       try {
         const parsed: unknown = JSON.parse(value);
         if (name === "options" && (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))) throw new Error();
@@ -47,7 +51,10 @@ export function fieldsToBody(fields: Map<string, string>): { body: Record<string
       }
       continue;
     }
-    const keys = name.replace(/\[([^\]]*)\]/g, ".$1").split(".").filter(Boolean);
+    const keys = name
+      .replace(/\[([^\]]*)\]/g, ".$1")
+      .split(".")
+      .filter(Boolean);
     if (keys.length === 0 || keys.some((k) => k === "__proto__" || k === "constructor" || k === "prototype")) {
       errors.push({ path: name, message: "not a valid field name" });
       continue;
@@ -62,7 +69,8 @@ export function parseOperationBody(
   operation: Operation,
   body: unknown,
 ): { ok: true; common: CommonFields; options: Record<string, unknown> } | { ok: false; errors: FieldError[] } {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return { ok: false, errors: [{ path: "(body)", message: "must be a JSON object" }] };
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return { ok: false, errors: [{ path: "(body)", message: "must be a JSON object" }] };
   const commonIn: Record<string, unknown> = {};
   const optionsIn: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) (COMMON_FIELDS.includes(k) ? commonIn : optionsIn)[k] = v;

@@ -25,10 +25,21 @@ export class AccessRequestStore {
 
   create(body: AccessRequestBody, now = Date.now()): AccessRequestRow {
     const id = newId("areq");
-    sql(this.db, `INSERT INTO access_requests (id, email, company, use_case, description, expected_monthly_volume, file_types, needs_dpa, status, created_at)
+    sql(
+      this.db,
+      `INSERT INTO access_requests (id, email, company, use_case, description, expected_monthly_volume, file_types, needs_dpa, status, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-      )
-      .run(id, body.email, body.company, body.use_case, body.description, body.expected_monthly_volume, JSON.stringify(body.file_types), body.needs_dpa ? 1 : 0, now);
+    ).run(
+      id,
+      body.email,
+      body.company,
+      body.use_case,
+      body.description,
+      body.expected_monthly_volume,
+      JSON.stringify(body.file_types),
+      body.needs_dpa ? 1 : 0,
+      now,
+    );
     return this.get(id)!;
   }
 
@@ -45,6 +56,13 @@ export class AccessRequestStore {
   }
 
   decide(id: string, status: "approved" | "rejected", tenantId: string | null, now = Date.now()): boolean {
-    return sql(this.db, "UPDATE access_requests SET status = ?, decided_at = ?, tenant_id = ? WHERE id = ? AND status = 'pending'").run(status, now, tenantId, id).changes > 0;
+    return (
+      sql(this.db, "UPDATE access_requests SET status = ?, decided_at = ?, tenant_id = ? WHERE id = ? AND status = 'pending'").run(
+        status,
+        now,
+        tenantId,
+        id,
+      ).changes > 0
+    );
   }
 }

@@ -41,16 +41,33 @@ export class FileStore {
   }
 
   insert(f: FileRow): void {
-    sql(this.db, `INSERT INTO files (id, tenant_id, role, job_id, filename, content_type, size, sha256, pages, storage_key, created_at, expires_at)
+    sql(
+      this.db,
+      `INSERT INTO files (id, tenant_id, role, job_id, filename, content_type, size, sha256, pages, storage_key, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(f.id, f.tenant_id, f.role, f.job_id, f.filename, f.content_type, f.size, f.sha256, f.pages, f.storage_key, f.created_at, f.expires_at);
+    ).run(
+      f.id,
+      f.tenant_id,
+      f.role,
+      f.job_id,
+      f.filename,
+      f.content_type,
+      f.size,
+      f.sha256,
+      f.pages,
+      f.storage_key,
+      f.created_at,
+      f.expires_at,
+    );
   }
 
   /** A tenant's file; another tenant's id is simply not found. */
   get(tenantId: string, id: string, now = Date.now()): FileRow | undefined {
-    return sql(this.db, "SELECT * FROM files WHERE id = ? AND tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)")
-      .get(id, tenantId, now) as FileRow | undefined;
+    return sql(this.db, "SELECT * FROM files WHERE id = ? AND tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)").get(
+      id,
+      tenantId,
+      now,
+    ) as FileRow | undefined;
   }
 
   /** Registers uploaded parts as the tenant's files, expiring after `ttlMs` unless a job uses them. */
@@ -94,6 +111,9 @@ export class FileStore {
 
   /** Files whose time is up (uploads never used, outputs past their job's retention). */
   expired(now: number, limit = 500): FileRow[] {
-    return sql(this.db, "SELECT * FROM files WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(now, limit) as unknown as FileRow[];
+    return sql(this.db, "SELECT * FROM files WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(
+      now,
+      limit,
+    ) as unknown as FileRow[];
   }
 }

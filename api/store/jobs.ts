@@ -71,7 +71,14 @@ export function jobObject(job: JobRow, outputs: FileRow[], webhook: WebhookState
     started_at: rfc3339(job.started_at),
     completed_at: rfc3339(job.completed_at),
     expires_at: rfc3339(job.expires_at),
-    inputs: job.inputs.map((i) => ({ file_id: i.file_id, filename: i.filename, content_type: i.content_type, size: i.size, sha256: i.sha256, pages: i.pages })),
+    inputs: job.inputs.map((i) => ({
+      file_id: i.file_id,
+      filename: i.filename,
+      content_type: i.content_type,
+      size: i.size,
+      sha256: i.sha256,
+      pages: i.pages,
+    })),
     options: job.options,
     result:
       job.status === "succeeded" && job.result
@@ -80,7 +87,13 @@ export function jobObject(job: JobRow, outputs: FileRow[], webhook: WebhookState
     error: (job.error as JobObject["error"]) ?? null,
     webhook:
       job.webhook_url && webhook
-        ? { url: job.webhook_url, status: webhook.status, attempts: webhook.attempts, last_attempt_at: rfc3339(webhook.last_attempt_at), last_error: webhook.last_error }
+        ? {
+            url: job.webhook_url,
+            status: webhook.status,
+            attempts: webhook.attempts,
+            last_attempt_at: rfc3339(webhook.last_attempt_at),
+            last_error: webhook.last_error,
+          }
         : job.webhook_url
           ? { url: job.webhook_url, status: "pending", attempts: 0, last_attempt_at: null, last_error: null }
           : null,
@@ -96,15 +109,30 @@ export class JobStore {
   }
 
   insert(j: JobRow): void {
-    sql(this.db, `INSERT INTO jobs (id, tenant_id, operation, status, created_at, started_at, completed_at, expires_at, inputs, options,
+    sql(
+      this.db,
+      `INSERT INTO jobs (id, tenant_id, operation, status, created_at, started_at, completed_at, expires_at, inputs, options,
            output_filename, result, error, webhook_url, metadata, attempts, retention_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        j.id, j.tenant_id, j.operation, j.status, j.created_at, j.started_at, j.completed_at, j.expires_at,
-        JSON.stringify(j.inputs), JSON.stringify(j.options), j.output_filename, j.result ? JSON.stringify(j.result) : null,
-        j.error ? JSON.stringify(j.error) : null, j.webhook_url, JSON.stringify(j.metadata), j.attempts, j.retention_ms,
-      );
+    ).run(
+      j.id,
+      j.tenant_id,
+      j.operation,
+      j.status,
+      j.created_at,
+      j.started_at,
+      j.completed_at,
+      j.expires_at,
+      JSON.stringify(j.inputs),
+      JSON.stringify(j.options),
+      j.output_filename,
+      j.result ? JSON.stringify(j.result) : null,
+      j.error ? JSON.stringify(j.error) : null,
+      j.webhook_url,
+      JSON.stringify(j.metadata),
+      j.attempts,
+      j.retention_ms,
+    );
   }
 
   /** A tenant's job; another tenant's id is simply not found. */
@@ -119,34 +147,45 @@ export class JobStore {
   }
 
   /** Newest first; `startingAfter` is the last id of the previous page (cursor pagination). */
-  list(tenantId: string, q: { status?: JobStatus; operation?: Operation; limit: number; startingAfter?: string }): { rows: JobRow[]; hasMore: boolean } {
+  list(
+    tenantId: string,
+    q: { status?: JobStatus; operation?: Operation; limit: number; startingAfter?: string },
+  ): { rows: JobRow[]; hasMore: boolean } {
     const where = ["tenant_id = ?"];
     const args: (string | number)[] = [tenantId];
-    for (const [column, value] of [["status", q.status], ["operation", q.operation]] as const) {
+    for (const [column, value] of [
+      ["status", q.status],
+      ["operation", q.operation],
+    ] as const) {
       if (!value) continue;
       where.push(`${column} = ?`);
       args.push(value);
     }
     if (q.startingAfter) {
       const cursor = sql(this.db, "SELECT created_at, id FROM jobs WHERE id = ? AND tenant_id = ?").get(q.startingAfter, tenantId) as
-        | { created_at: number; id: string }
-        | undefined;
+        { created_at: number; id: string } | undefined;
       if (!cursor) return { rows: [], hasMore: false };
       where.push("(created_at < ? OR (created_at = ? AND id < ?))");
       args.push(cursor.created_at, cursor.created_at, cursor.id);
     }
-    const rows = sql(this.db, `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .all(...args, q.limit + 1) as unknown as RawRow[];
+    const rows = sql(this.db, `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`).all(
+      ...args,
+      q.limit + 1,
+    ) as unknown as RawRow[];
     return { rows: rows.slice(0, q.limit).map(parse), hasMore: rows.length > q.limit };
   }
 
   countUnfinished(tenantId: string): number {
-    return (sql(this.db, "SELECT COUNT(*) AS n FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')").get(tenantId) as { n: number }).n;
+    return (
+      sql(this.db, "SELECT COUNT(*) AS n FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')").get(tenantId) as { n: number }
+    ).n;
   }
 
   /** Queued jobs, oldest first. */
   queued(limit: number): JobRow[] {
-    return (sql(this.db, "SELECT * FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT ?").all(limit) as unknown as RawRow[]).map(parse);
+    return (
+      sql(this.db, "SELECT * FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT ?").all(limit) as unknown as RawRow[]
+    ).map(parse);
   }
 
   byStatus(status: JobStatus): JobRow[] {
@@ -155,7 +194,12 @@ export class JobStore {
 
   /** queued → running, only if still queued (so a job never starts twice). */
   markRunning(id: string, now: number): boolean {
-    return sql(this.db, "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued'").run(now, id).changes > 0;
+    return (
+      sql(this.db, "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued'").run(
+        now,
+        id,
+      ).changes > 0
+    );
   }
 
   requeue(id: string): void {
@@ -165,8 +209,11 @@ export class JobStore {
   /** running → succeeded/failed, only if still running; sets the expiry. */
   finish(id: string, status: "succeeded" | "failed", now: number, fields: { result?: JobRow["result"]; error?: JobRow["error"] }): boolean {
     return (
-      sql(this.db, "UPDATE jobs SET status = ?, completed_at = ?, expires_at = ? + retention_ms, result = ?, error = ? WHERE id = ? AND status IN ('running', 'queued')")
-        .run(status, now, now, fields.result ? JSON.stringify(fields.result) : null, fields.error ? JSON.stringify(fields.error) : null, id).changes > 0
+      sql(
+        this.db,
+        "UPDATE jobs SET status = ?, completed_at = ?, expires_at = ? + retention_ms, result = ?, error = ? WHERE id = ? AND status IN ('running', 'queued')",
+      ).run(status, now, now, fields.result ? JSON.stringify(fields.result) : null, fields.error ? JSON.stringify(fields.error) : null, id)
+        .changes > 0
     );
   }
 
@@ -176,7 +223,9 @@ export class JobStore {
   }
 
   expired(now: number, limit = 500): JobRow[] {
-    return (sql(this.db, "SELECT * FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(now, limit) as unknown as RawRow[]).map(parse);
+    return (
+      sql(this.db, "SELECT * FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?").all(now, limit) as unknown as RawRow[]
+    ).map(parse);
   }
 
   putSecret(jobId: string, sealed: Buffer): void {

@@ -52,8 +52,13 @@ export class TenantStore {
       webhook_secret_prev_until: null,
       created_at: now,
     };
-    sql(this.db, "INSERT INTO tenants (id, name, plan, webhook_secret, created_at) VALUES (?, ?, ?, ?, ?)")
-      .run(tenant.id, name, plan, tenant.webhook_secret, now);
+    sql(this.db, "INSERT INTO tenants (id, name, plan, webhook_secret, created_at) VALUES (?, ?, ?, ?, ?)").run(
+      tenant.id,
+      name,
+      plan,
+      tenant.webhook_secret,
+      now,
+    );
     return tenant;
   }
 
@@ -78,8 +83,12 @@ export class TenantStore {
     const t = this.byId(id);
     if (!t) throw new Error(`no tenant ${id}`);
     const next = newWebhookSecret();
-    sql(this.db, "UPDATE tenants SET webhook_secret = ?, webhook_secret_prev = ?, webhook_secret_prev_until = ? WHERE id = ?")
-      .run(next, t.webhook_secret, now + graceMs, id);
+    sql(this.db, "UPDATE tenants SET webhook_secret = ?, webhook_secret_prev = ?, webhook_secret_prev_until = ? WHERE id = ?").run(
+      next,
+      t.webhook_secret,
+      now + graceMs,
+      id,
+    );
     return this.byId(id)!;
   }
 
@@ -93,19 +102,26 @@ export class TenantStore {
   createKey(tenantId: string, now = Date.now()): { key_id: string; key: string } {
     const key_id = randomBase62(16);
     const secret = randomBase62(32);
-    sql(this.db, "INSERT INTO api_keys (key_id, tenant_id, secret_hash, created_at) VALUES (?, ?, ?, ?)")
-      .run(key_id, tenantId, hashSecret(secret), now);
+    sql(this.db, "INSERT INTO api_keys (key_id, tenant_id, secret_hash, created_at) VALUES (?, ?, ?, ?)").run(
+      key_id,
+      tenantId,
+      hashSecret(secret),
+      now,
+    );
     return { key_id, key: `${KEY_PREFIX}${key_id}_${secret}` };
   }
 
   listKeys(tenantId: string): ApiKeyRow[] {
-    return sql(this.db, "SELECT key_id, tenant_id, created_at, expires_at, revoked_at, last_used_at FROM api_keys WHERE tenant_id = ? ORDER BY created_at")
-      .all(tenantId) as unknown as ApiKeyRow[];
+    return sql(
+      this.db,
+      "SELECT key_id, tenant_id, created_at, expires_at, revoked_at, last_used_at FROM api_keys WHERE tenant_id = ? ORDER BY created_at",
+    ).all(tenantId) as unknown as ApiKeyRow[];
   }
 
   keyById(keyId: string): ApiKeyRow | undefined {
-    return sql(this.db, "SELECT key_id, tenant_id, created_at, expires_at, revoked_at, last_used_at FROM api_keys WHERE key_id = ?")
-      .get(keyId) as ApiKeyRow | undefined;
+    return sql(this.db, "SELECT key_id, tenant_id, created_at, expires_at, revoked_at, last_used_at FROM api_keys WHERE key_id = ?").get(
+      keyId,
+    ) as ApiKeyRow | undefined;
   }
 
   /** Revocation is immediate. */

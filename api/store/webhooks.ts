@@ -35,10 +35,24 @@ export class WebhookStore {
   }
 
   insert(r: DeliveryRow): void {
-    sql(this.db, `INSERT INTO webhook_deliveries (id, job_id, tenant_id, url, event_type, payload, status, attempts, next_attempt_at,
+    sql(
+      this.db,
+      `INSERT INTO webhook_deliveries (id, job_id, tenant_id, url, event_type, payload, status, attempts, next_attempt_at,
            last_attempt_at, last_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(r.id, r.job_id, r.tenant_id, r.url, r.event_type, r.payload, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.created_at);
+    ).run(
+      r.id,
+      r.job_id,
+      r.tenant_id,
+      r.url,
+      r.event_type,
+      r.payload,
+      r.status,
+      r.attempts,
+      r.next_attempt_at,
+      r.last_attempt_at,
+      r.last_error,
+      r.created_at,
+    );
   }
 
   get(id: string): DeliveryRow | undefined {
@@ -47,21 +61,23 @@ export class WebhookStore {
 
   /** The delivery of one event of one job, if it was already enqueued (enqueue is idempotent). */
   byJobEvent(jobId: string, type: WebhookEventType): DeliveryRow | undefined {
-    return sql(this.db, "SELECT * FROM webhook_deliveries WHERE job_id = ? AND event_type = ? LIMIT 1").get(jobId, type) as DeliveryRow | undefined;
+    return sql(this.db, "SELECT * FROM webhook_deliveries WHERE job_id = ? AND event_type = ? LIMIT 1").get(jobId, type) as
+      DeliveryRow | undefined;
   }
 
   /** The job's most recent delivery: what the Job object shows as `webhook`. */
   latestForJob(jobId: string): DeliveryRow | undefined {
-    return sql(this.db, "SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1")
-      .get(jobId) as DeliveryRow | undefined;
+    return sql(this.db, "SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1").get(jobId) as
+      DeliveryRow | undefined;
   }
 
   /** Unfinished deliveries whose next attempt is due, oldest due first (uses deliveries_due). */
   due(now: number, limit: number): DeliveryRow[] {
-    return sql(this.db, `SELECT * FROM webhook_deliveries WHERE status IN ('pending', 'failing') AND next_attempt_at <= ?
+    return sql(
+      this.db,
+      `SELECT * FROM webhook_deliveries WHERE status IN ('pending', 'failing') AND next_attempt_at <= ?
          ORDER BY next_attempt_at, rowid LIMIT ?`,
-      )
-      .all(now, limit) as unknown as DeliveryRow[];
+    ).all(now, limit) as unknown as DeliveryRow[];
   }
 
   /**
@@ -70,23 +86,28 @@ export class WebhookStore {
    */
   claim(row: DeliveryRow, leaseUntil: number): boolean {
     return (
-      sql(this.db, "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status IN ('pending', 'failing') AND next_attempt_at = ?")
-        .run(leaseUntil, row.id, row.next_attempt_at).changes > 0
+      sql(
+        this.db,
+        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status IN ('pending', 'failing') AND next_attempt_at = ?",
+      ).run(leaseUntil, row.id, row.next_attempt_at).changes > 0
     );
   }
 
   /** A 2xx: done. */
   delivered(id: string, now: number): void {
-    sql(this.db, "UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_attempt_at = ?, last_error = NULL, next_attempt_at = NULL WHERE id = ?")
-      .run(now, id);
+    sql(
+      this.db,
+      "UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_attempt_at = ?, last_error = NULL, next_attempt_at = NULL WHERE id = ?",
+    ).run(now, id);
   }
 
   /** A failed attempt: retried at `nextAttemptAt`, or given up when that is null. */
   failed(id: string, now: number, error: string, nextAttemptAt: number | null): void {
-    sql(this.db, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ?
+    sql(
+      this.db,
+      `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ?
          WHERE id = ?`,
-      )
-      .run(nextAttemptAt === null ? "gave_up" : "failing", now, error, nextAttemptAt, id);
+    ).run(nextAttemptAt === null ? "gave_up" : "failing", now, error, nextAttemptAt, id);
   }
 
   /** No attempt was made (circuit open, worker stopping): try again at `at`, attempts unchanged. */
@@ -101,6 +122,8 @@ export class WebhookStore {
 
   /** Deletes finished deliveries created before `before` (their payload holds a copy of the job). */
   purgeFinished(before: number): number {
-    return Number(sql(this.db, "DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'gave_up') AND created_at < ?").run(before).changes);
+    return Number(
+      sql(this.db, "DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'gave_up') AND created_at < ?").run(before).changes,
+    );
   }
 }

@@ -83,7 +83,6 @@ export interface WebhookDeliveryOptions {
   onOutcome?: (outcome: WebhookOutcome) => void;
 }
 
-
 /** An answer that says the host is unwell: counted by the breaker, then unwrapped again. */
 class Unhealthy extends Error {
   readonly outcome: PostOutcome;
@@ -93,8 +92,7 @@ class Unhealthy extends Error {
   }
 }
 
-const unhealthy = (o: PostOutcome): boolean =>
-  o.kind === "error" ? !o.aborted : o.status >= 500 || o.status === 408 || o.status === 429;
+const unhealthy = (o: PostOutcome): boolean => (o.kind === "error" ? !o.aborted : o.status >= 500 || o.status === 408 || o.status === 429);
 
 type Post = () => Promise<PostOutcome>;
 const MAX_BREAKERS = 1000;
@@ -123,7 +121,13 @@ export class WebhookDelivery {
     this.schedule = options.schedule ?? RETRY_SCHEDULE_MS;
     this.jitter = options.jitter ?? RETRY_JITTER;
     this.timeoutMs = options.timeoutMs ?? 15 * S;
-    this.breakerOpts = { volumeThreshold: 5, errorThresholdPercentage: 50, resetTimeoutMs: MIN, rollingWindowMs: 10 * MIN, ...options.breaker };
+    this.breakerOpts = {
+      volumeThreshold: 5,
+      errorThresholdPercentage: 50,
+      resetTimeoutMs: MIN,
+      rollingWindowMs: 10 * MIN,
+      ...options.breaker,
+    };
   }
 
   /**
@@ -138,8 +142,18 @@ export class WebhookDelivery {
     const id = newId("msg");
     const payload = JSON.stringify({ type, timestamp: rfc3339(now), data: job });
     this.store.insert({
-      id, job_id: jobId, tenant_id: tenantId, url, event_type: type, payload, status: "pending", attempts: 0,
-      next_attempt_at: now, last_attempt_at: null, last_error: null, created_at: now,
+      id,
+      job_id: jobId,
+      tenant_id: tenantId,
+      url,
+      event_type: type,
+      payload,
+      status: "pending",
+      attempts: 0,
+      next_attempt_at: now,
+      last_attempt_at: null,
+      last_error: null,
+      created_at: now,
     });
     this.o.log.debug({ delivery: id, job: jobId, type }, "Enqueued webhook");
     this.wake(0);

@@ -19,9 +19,24 @@ import { domainToASCII } from "node:url";
 
 /** Why an address is not public; a small fixed set, usable as a metric or log label. */
 export type AddressKind =
-  | "invalid" | "unspecified" | "loopback" | "private" | "link_local" | "metadata" | "shared" | "multicast"
-  | "broadcast" | "reserved" | "documentation" | "benchmarking" | "protocol_assignment" | "ipv4_mapped"
-  | "ipv4_compatible" | "teredo" | "site_local" | "discard";
+  | "invalid"
+  | "unspecified"
+  | "loopback"
+  | "private"
+  | "link_local"
+  | "metadata"
+  | "shared"
+  | "multicast"
+  | "broadcast"
+  | "reserved"
+  | "documentation"
+  | "benchmarking"
+  | "protocol_assignment"
+  | "ipv4_mapped"
+  | "ipv4_compatible"
+  | "teredo"
+  | "site_local"
+  | "discard";
 
 /** A refused address: its kind and, for an IPv6 address embedding an IPv4 one, the embedding. */
 export interface AddressBlock {
@@ -230,7 +245,12 @@ export type UrlCheck =
   | { ok: true; url: URL; hostname: string; addresses: ResolvedAddress[]; allowListed: boolean }
   | { ok: false; code: UrlRejection; reason: string; block?: AddressBlock };
 
-const normalHost = (h: string): string => h.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+const normalHost = (h: string): string =>
+  h
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.$/, "");
 
 /** Checks webhook URLs; see the module comment. One instance per process, built from config. */
 export class SsrfGuard {

@@ -48,7 +48,14 @@ export const JobObject = z
     completed_at: Time.nullable(),
     expires_at: Time.nullable(),
     inputs: z.array(
-      z.object({ file_id: z.string(), filename: z.string(), content_type: z.string(), size: z.int(), sha256: z.string(), pages: z.int().nullable() }),
+      z.object({
+        file_id: z.string(),
+        filename: z.string(),
+        content_type: z.string(),
+        size: z.int(),
+        sha256: z.string(),
+        pages: z.int().nullable(),
+      }),
     ),
     options: z.record(z.string(), z.unknown()).meta({ description: "The operation's options; passwords removed." }),
     result: z
@@ -93,7 +100,11 @@ export const CommonRequestFields = z
       .min(1)
       .optional()
       .meta({ description: "Uploaded files to use (JSON bodies). Multipart requests send `file` parts instead." }),
-    webhook_url: z.url({ protocol: /^https$/ }).max(2048).optional().meta({ description: "https URL notified when the job ends." }),
+    webhook_url: z
+      .url({ protocol: /^https$/ })
+      .max(2048)
+      .optional()
+      .meta({ description: "https URL notified when the job ends." }),
     metadata: Metadata.optional(),
     output_filename: z
       .string()

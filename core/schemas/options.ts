@@ -33,13 +33,10 @@ export const COMPRESS_LEVELS = {
 
 export const CompressOptions = z
   .strictObject({
-    level: z
-      .enum(["lossless", "low", "medium", "high"])
-      .default("medium")
-      .meta({
-        description:
-          "lossless: object streams and stream recompression only. low: images to 200 DPI, JPEG quality 85. medium: 150 DPI, quality 75. high: 100 DPI, quality 60.",
-      }),
+    level: z.enum(["lossless", "low", "medium", "high"]).default("medium").meta({
+      description:
+        "lossless: object streams and stream recompression only. low: images to 200 DPI, JPEG quality 85. medium: 150 DPI, quality 75. high: 100 DPI, quality 60.",
+    }),
     linearize: z.boolean().default(false).meta({ description: "Write a linearized (fast web view) PDF." }),
   })
   .meta({ id: "CompressOptions" });
@@ -47,13 +44,9 @@ export type CompressOptions = z.infer<typeof CompressOptions>;
 
 export const MergeOptions = z
   .strictObject({
-    outline: z
-      .enum(["keep", "per_file", "none"])
-      .default("keep")
-      .meta({
-        description:
-          "keep: every input's bookmarks are kept; per_file: one bookmark per input, titled by its filename; none: no bookmarks.",
-      }),
+    outline: z.enum(["keep", "per_file", "none"]).default("keep").meta({
+      description: "keep: every input's bookmarks are kept; per_file: one bookmark per input, titled by its filename; none: no bookmarks.",
+    }),
   })
   .meta({ id: "MergeOptions" });
 export type MergeOptions = z.infer<typeof MergeOptions>;

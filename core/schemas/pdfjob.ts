@@ -108,19 +108,26 @@ export function webhookMessageId(jobId: string, eventType: WebhookEventType): st
 
 const Time = z.iso.datetime().meta({ description: "RFC 3339 UTC time." });
 const Key = z.string().min(1).max(1024).meta({ description: "An object-store key." });
-const Sha256 = z.string().regex(/^[0-9a-f]{64}$/).length(64);
+const Sha256 = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  .length(64);
 const Size = z.int().min(0).meta({ description: "Bytes." });
 
 export const PdfJobInput = z
   .strictObject({
     key: Key,
-    fileId: z.string().regex(/^file_[0-9A-Za-z]{24}$/).max(29).meta({ description: "The uploaded file's id (file_…)." }),
+    fileId: z
+      .string()
+      .regex(/^file_[0-9A-Za-z]{24}$/)
+      .max(29)
+      .meta({ description: "The uploaded file's id (file_…)." }),
     filename: z.string().min(1).max(255),
     contentType: z.string().min(1).max(255),
     size: Size,
     sha256: Sha256,
     pageCount: z.int().min(0).optional().meta({ description: "Page count, for PDFs." }),
-    pages: PageRangeSpec.optional().meta({ description: "Pages to take from this input (merge), e.g. \"1-3,7,10-\"." }),
+    pages: PageRangeSpec.optional().meta({ description: 'Pages to take from this input (merge), e.g. "1-3,7,10-".' }),
   })
   .meta({ description: "An input: an uploaded file in the object store." });
 export type PdfJobInput = z.infer<typeof PdfJobInput>;
@@ -136,19 +143,33 @@ export const PdfJobSpec = z
     operation: Operation,
     inputs: z.array(PdfJobInput).min(1).max(1000),
     options: z.record(z.string(), z.unknown()).meta({
-      description: "The operation's options (API.md) without passwords; validated by the API and the controller with the operation's zod schema.",
+      description:
+        "The operation's options (API.md) without passwords; validated by the API and the controller with the operation's zod schema.",
       "x-kubernetes-preserve-unknown-fields": true,
       maxProperties: 64,
     }),
     secretRef: z
       .strictObject({ name: z.string().min(1).max(253) })
       .optional()
-      .meta({ description: "A Secret owned by this PdfJob: the protect passwords (keys user_password, owner_password) and the webhook signing secrets (key webhook_secrets)." }),
+      .meta({
+        description:
+          "A Secret owned by this PdfJob: the protect passwords (keys user_password, owner_password) and the webhook signing secrets (key webhook_secrets).",
+      }),
     webhook: z
-      .strictObject({ url: z.string().min(1).max(2048).regex(/^https:\/\//) })
+      .strictObject({
+        url: z
+          .string()
+          .min(1)
+          .max(2048)
+          .regex(/^https:\/\//),
+      })
       .optional()
       .meta({ description: "Notified (Standard Webhooks) when the job ends." }),
-    deadlineSeconds: z.int().min(1).max(86_400).meta({ description: "The Job's activeDeadlineSeconds: the job fails with `timeout` beyond." }),
+    deadlineSeconds: z
+      .int()
+      .min(1)
+      .max(86_400)
+      .meta({ description: "The Job's activeDeadlineSeconds: the job fails with `timeout` beyond." }),
     retentionSeconds: z.int().min(1).max(86_400).meta({ description: "How long outputs and the PdfJob live after the job ends." }),
     outputFilename: z
       .string()
@@ -184,7 +205,11 @@ export const Condition = z.object({
   status: z.enum(["True", "False", "Unknown"]),
   observedGeneration: z.int().min(0).optional(),
   lastTransitionTime: Time,
-  reason: z.string().min(1).max(1024).regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/),
+  reason: z
+    .string()
+    .min(1)
+    .max(1024)
+    .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/),
   message: z.string().max(32768),
 });
 export type Condition = z.infer<typeof Condition>;
@@ -217,10 +242,13 @@ export const PdfJobStatus = z
   .object({
     phase: PdfJobPhase.optional(),
     observedGeneration: z.int().min(0).optional(),
-    conditions: z.array(Condition).optional().meta({
-      "x-kubernetes-list-type": "map",
-      "x-kubernetes-list-map-keys": ["type"],
-    }),
+    conditions: z
+      .array(Condition)
+      .optional()
+      .meta({
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      }),
     jobName: z.string().optional().meta({ description: "The batch/v1 Job running the runner." }),
     startTime: Time.optional(),
     completionTime: Time.optional(),

@@ -205,7 +205,10 @@ export class S3ObjectStore implements ObjectStore {
   async get(key: string, opts: { signal?: AbortSignal } = {}): Promise<Readable> {
     try {
       // The signal ends a request to a server that never answers (the runner's deadline).
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), opts.signal ? { abortSignal: opts.signal } : {});
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key }),
+        opts.signal ? { abortSignal: opts.signal } : {},
+      );
       if (!(res.Body instanceof Readable)) throw new StorageError(`S3 get ${JSON.stringify(key)} failed: no body stream`);
       return res.Body;
     } catch (err) {
@@ -236,7 +239,10 @@ export class S3ObjectStore implements ObjectStore {
         const errors = (res.Errors ?? []).filter((e) => e.Code !== "NoSuchKey");
         if (errors.length > 0) {
           const first = errors[0]!;
-          throw new StorageError(`S3 deletePrefix ${JSON.stringify(prefix)} failed for ${errors.length} keys: ${first.Code ?? "Error"}: ${redact(first.Message ?? "")}`, first.Code);
+          throw new StorageError(
+            `S3 deletePrefix ${JSON.stringify(prefix)} failed for ${errors.length} keys: ${first.Code ?? "Error"}: ${redact(first.Message ?? "")}`,
+            first.Code,
+          );
         }
         if (!page.IsTruncated) return;
       }

@@ -47,7 +47,8 @@ function skipLiteralString(b: Uint8Array, i: number): number {
   let depth = 0;
   for (; i < b.length; i++) {
     const c = b[i];
-    if (c === 0x5c) i++; // backslash escapes the next byte, including parentheses
+    if (c === 0x5c)
+      i++; // backslash escapes the next byte, including parentheses
     else if (c === 0x28) depth++;
     else if (c === 0x29 && --depth === 0) return i + 1;
   }

@@ -65,7 +65,11 @@ function formDict(objs: PdfObjects, ref: string): JsonDict {
 }
 
 /** The pages and appearances that can paint a candidate, and the streams their walk needs. */
-function planReads(objs: PdfObjects, pages: PageInfo[], reaches: (res: Resources | null) => boolean): { work: Work[]; needed: Set<string> } {
+function planReads(
+  objs: PdfObjects,
+  pages: PageInfo[],
+  reaches: (res: Resources | null) => boolean,
+): { work: Work[]; needed: Set<string> } {
   const work: Work[] = [];
   const needed = new Set<string>();
   const formSeen = new Set<string>();
@@ -210,7 +214,8 @@ export async function measurePlacements(input: MeasureInput): Promise<Placements
   try {
     for (const { page, pageReaches, appearances: aps } of work) {
       if (pageReaches) walkPage(objs, page, content, walker, table);
-      for (const ap of aps) for (const p of walker.formPlacements(ap.ref, page.resources, [])) table.record(p, multiply(p.m, ap.a), page.userUnit);
+      for (const ap of aps)
+        for (const p of walker.formPlacements(ap.ref, page.resources, [])) table.record(p, multiply(p.m, ap.a), page.userUnit);
     }
   } catch (err) {
     if (err instanceof BudgetExceeded) return null;
@@ -220,7 +225,13 @@ export async function measurePlacements(input: MeasureInput): Promise<Placements
   return { uses: table.uses, unsafe };
 }
 
-function walkPage(objs: PdfObjects, page: PageInfo, content: Map<string, Uint8Array | null>, walker: ReturnType<typeof createWalker>, table: UseTable): void {
+function walkPage(
+  objs: PdfObjects,
+  page: PageInfo,
+  content: Map<string, Uint8Array | null>,
+  walker: ReturnType<typeof createWalker>,
+  table: UseTable,
+): void {
   const parts = contentRefs(objs, page.dict)?.map((r) => content.get(r));
   if (!parts || parts.some((p) => !p)) return walker.markAll(page.resources);
   // A page's content streams are one stream split at token boundaries (§7.8.2).

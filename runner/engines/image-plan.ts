@@ -70,7 +70,15 @@ export function candidateOf(objs: PdfObjects, ref: string, dict: JsonDict, maxPi
   const smask = dict["/SMask"];
   if (smask !== undefined && (!isRef(smask) || dictAt(objs, smask)?.["/Matte"] !== undefined)) return null;
   const stored = deref(objs, dict["/Length"]);
-  return { ref, dict, width: w, height: h, components, stored: typeof stored === "number" ? stored : Infinity, smask: isRef(smask) ? smask : null };
+  return {
+    ref,
+    dict,
+    width: w,
+    height: h,
+    components,
+    stored: typeof stored === "number" ? stored : Infinity,
+    smask: isRef(smask) ? smask : null,
+  };
 }
 
 /** The size to downsample to, or null when the image is already near or below the target. */
@@ -86,6 +94,10 @@ export function maskCanFollow(objs: PdfObjects, c: Candidate, usedBy: Map<string
   if (!m || !c.smask || usedBy.get(c.smask)?.size !== 1) return false;
   const [w, h] = [deref(objs, m["/Width"]), deref(objs, m["/Height"])];
   if (typeof w !== "number" || typeof h !== "number" || w * h > maxPixels) return false;
-  return deref(objs, m["/BitsPerComponent"]) === 8 && componentsOf(objs, m["/ColorSpace"]) === 1 && defaultDecode(objs, m["/Decode"], 1) && decodableFilters(objs, m);
+  return (
+    deref(objs, m["/BitsPerComponent"]) === 8 &&
+    componentsOf(objs, m["/ColorSpace"]) === 1 &&
+    defaultDecode(objs, m["/Decode"], 1) &&
+    decodableFilters(objs, m)
+  );
 }
-

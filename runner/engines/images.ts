@@ -61,7 +61,13 @@ export function looksPhotographic(data: Buffer, pixels: number, components: numb
   return components === 3 ? colours.size > 2048 : colours.size > 160;
 }
 
-function pipeline(input: Buffer | string, src: Size & { components: number }, raw: boolean, o: EncodeOptions, kernel: "lanczos3" | "linear" = "lanczos3"): Sharp {
+function pipeline(
+  input: Buffer | string,
+  src: Size & { components: number },
+  raw: boolean,
+  o: EncodeOptions,
+  kernel: "lanczos3" | "linear" = "lanczos3",
+): Sharp {
   let img = raw
     ? sharp(input, { raw: { width: src.width, height: src.height, channels: src.components as 1 | 3 }, limitInputPixels: o.maxPixels })
     : sharp(input, { limitInputPixels: o.maxPixels, ignoreIcc: true, autoOrient: false });
@@ -86,7 +92,7 @@ async function toPngFlate(img: Sharp, components: 1 | 3): Promise<Encoded | null
   const png = await img.png({ compressionLevel: 9, adaptiveFiltering: true, palette: false }).toBuffer();
   const idat: Buffer[] = [];
   let size: Size | null = null;
-  for (let i = 8; i + 8 <= png.length; ) {
+  for (let i = 8; i + 8 <= png.length;) {
     const len = png.readUInt32BE(i);
     const type = png.toString("latin1", i + 4, i + 8);
     const body = png.subarray(i + 8, i + 8 + len);

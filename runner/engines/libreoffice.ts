@@ -40,17 +40,27 @@ export class ColdSoffice implements SofficeProvider {
     let res;
     try {
       // exec() runs soffice in its own process group and kills the whole group on abort.
-      res = await exec(this.soffice, args, { signal: AbortSignal.any([opts.signal, limit]), env: sofficeEnv(process.env, dirs), cwd: dirs.tmp, maxOutput: 64 * 1024 });
+      res = await exec(this.soffice, args, {
+        signal: AbortSignal.any([opts.signal, limit]),
+        env: sofficeEnv(process.env, dirs),
+        cwd: dirs.tmp,
+        maxOutput: 64 * 1024,
+      });
     } catch (err) {
       if (err instanceof ExecAborted) {
-        throw limit.aborted ? conversionTimeout(this.timeoutMs) : new JobError("timeout", "The job ran out of time during the conversion.", { cause: err });
+        throw limit.aborted
+          ? conversionTimeout(this.timeoutMs)
+          : new JobError("timeout", "The job ran out of time during the conversion.", { cause: err });
       }
       throw err;
     }
     try {
       await verifyPdfOutput(job.expected);
     } catch (err) {
-      this.log.info({ code: res.code, output: (res.stdout + res.stderr).trim().split("\n").slice(-5) }, "LibreOffice could not convert a document");
+      this.log.info(
+        { code: res.code, output: (res.stdout + res.stderr).trim().split("\n").slice(-5) },
+        "LibreOffice could not convert a document",
+      );
       throw err;
     }
     return job.expected;

@@ -104,7 +104,11 @@ export function cfbDirectory(buf: Buffer): { entries: CfbEntry[]; firstSector(en
     for (let off = 0; off + 128 <= s.length; off += 128) {
       const nameLen = Math.min(64, s.readUInt16LE(off + 0x40));
       if (nameLen < 2 || s[off + 0x42] === 0) continue;
-      entries.push({ name: s.toString("utf16le", off, off + nameLen - 2), start: s.readInt32LE(off + 0x74), size: s.readUInt32LE(off + 0x78) });
+      entries.push({
+        name: s.toString("utf16le", off, off + nameLen - 2),
+        start: s.readInt32LE(off + 0x74),
+        size: s.readUInt32LE(off + 0x78),
+      });
     }
   }
   const miniCutoff = buf.readUInt32LE(0x38) || 4096;

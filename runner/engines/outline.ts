@@ -42,7 +42,16 @@ export interface PlacedItem {
 }
 
 /** §12.3.2.2 Table 151: destination types and how many numbers follow each. */
-const VIEW_ARITY = new Map<string, number>([["/XYZ", 3], ["/Fit", 0], ["/FitH", 1], ["/FitV", 1], ["/FitR", 4], ["/FitB", 0], ["/FitBH", 1], ["/FitBV", 1]]);
+const VIEW_ARITY = new Map<string, number>([
+  ["/XYZ", 3],
+  ["/Fit", 0],
+  ["/FitH", 1],
+  ["/FitV", 1],
+  ["/FitR", 4],
+  ["/FitB", 0],
+  ["/FitBH", 1],
+  ["/FitBV", 1],
+]);
 export const FIT: DestView = ["/Fit"];
 /** Deeper levels are dropped: no reader shows them usefully, and it bounds our recursion. */
 export const MAX_OUTLINE_DEPTH = 64;
@@ -99,7 +108,11 @@ export function countItems(items: readonly { kids: readonly unknown[] }[]): numb
  * index in the output, or undefined when the page was not taken (see the rules above). When all
  * pages taken lie within `span` (split parts), subtrees entirely outside it are skipped unvisited.
  */
-export function placeOutline(nodes: readonly OutlineNode[], locate: (page: number) => number | undefined, span?: { first: number; last: number }): PlacedItem[] {
+export function placeOutline(
+  nodes: readonly OutlineNode[],
+  locate: (page: number) => number | undefined,
+  span?: { first: number; last: number },
+): PlacedItem[] {
   const out: PlacedItem[] = [];
   for (const node of nodes) {
     if (span && (node.hi < span.first || node.lo > span.last)) continue;
@@ -126,7 +139,13 @@ function destOf(item: PlacedItem, pages: readonly PdfRef[]): string {
 }
 
 /** Builds the item objects of one level (§12.3.3 Table 153), numbering from `next`. */
-function buildLevel(items: readonly PlacedItem[], parent: number, next: { num: number }, pages: readonly PdfRef[], out: UpdateObject[]): { first: number; last: number } {
+function buildLevel(
+  items: readonly PlacedItem[],
+  parent: number,
+  next: { num: number },
+  pages: readonly PdfRef[],
+  out: UpdateObject[],
+): { first: number; last: number } {
   const nums = items.map(() => next.num++);
   items.forEach((item, i) => {
     const num = nums[i]!;

@@ -69,7 +69,12 @@ export function collectPages(objs: PdfObjects): PageInfo[] | null {
       return;
     }
     const uu = deref(objs, node["/UserUnit"]);
-    pages.push({ ref, dict: node, resources: resources ?? { dict: null, container: ref }, userUnit: typeof uu === "number" && uu > 0 ? uu : 1 });
+    pages.push({
+      ref,
+      dict: node,
+      resources: resources ?? { dict: null, container: ref },
+      userUnit: typeof uu === "number" && uu > 0 ? uu : 1,
+    });
   };
   visit(top, null, 0);
   return ok ? pages : null;

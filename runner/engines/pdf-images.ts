@@ -12,7 +12,19 @@ import { measurePlacements } from "./image-placement.ts";
 import { candidateOf, maskCanFollow, targetSize, type Candidate } from "./image-plan.ts";
 import { reencodeImage, resampleMask, type Encoded, type Size } from "./images.ts";
 import { referrers } from "./page-graph.ts";
-import { deref, dictAt, dumpObjects, extractStreams, nameOf, readStreams, writePatch, type ExtractedStream, type JsonDict, type PdfObjects, type StreamUpdate } from "./pdf-json.ts";
+import {
+  deref,
+  dictAt,
+  dumpObjects,
+  extractStreams,
+  nameOf,
+  readStreams,
+  writePatch,
+  type ExtractedStream,
+  type JsonDict,
+  type PdfObjects,
+  type StreamUpdate,
+} from "./pdf-json.ts";
 import type { QpdfContext } from "./qpdf.ts";
 
 export interface ImagePassOptions {
@@ -148,7 +160,14 @@ function extractedKind(objs: PdfObjects, s: ExtractedStream): "raw" | "jpeg" | n
 }
 
 /** Re-encodes one planned image (and its soft mask): the stream updates, or none. */
-async function reencodePlanned(objs: PdfObjects, p: Planned, streams: Map<string, ExtractedStream>, dir: string, seq: number, o: ImagePassOptions): Promise<StreamUpdate[]> {
+async function reencodePlanned(
+  objs: PdfObjects,
+  p: Planned,
+  streams: Map<string, ExtractedStream>,
+  dir: string,
+  seq: number,
+  o: ImagePassOptions,
+): Promise<StreamUpdate[]> {
   const s = streams.get(p.c.ref);
   const kind = s ? extractedKind(objs, s) : null;
   if (!s || !kind) return [];
@@ -200,5 +219,7 @@ async function loadContent(q: QpdfContext, input: string, objs: PdfObjects, refs
 function sizeOf(objs: PdfObjects, dict: JsonDict): Size | null {
   const w = deref(objs, dict["/Width"]);
   const h = deref(objs, dict["/Height"]);
-  return typeof w === "number" && typeof h === "number" && Number.isInteger(w) && Number.isInteger(h) && w > 0 && h > 0 ? { width: w, height: h } : null;
+  return typeof w === "number" && typeof h === "number" && Number.isInteger(w) && Number.isInteger(h) && w > 0 && h > 0
+    ? { width: w, height: h }
+    : null;
 }

@@ -143,7 +143,12 @@ async function selectObjects(ctx: QpdfContext, file: string, o: SelectOptions): 
  * Writes the data of the given streams (images) into files under `dir`, one qpdf run per batch.
  * The dictionary returned describes the file: /Filter lists only the filters still applied.
  */
-export async function extractStreams(ctx: QpdfContext, file: string, refs: readonly string[], dir: string): Promise<Map<string, ExtractedStream>> {
+export async function extractStreams(
+  ctx: QpdfContext,
+  file: string,
+  refs: readonly string[],
+  dir: string,
+): Promise<Map<string, ExtractedStream>> {
   const result = new Map<string, ExtractedStream>();
   if (refs.length === 0) return result;
   const selected = await selectObjects(ctx, file, { refs, data: "file", prefix: path.join(dir, "s"), maxOutput: 64 * 1024 * 1024 });
@@ -158,7 +163,12 @@ export async function extractStreams(ctx: QpdfContext, file: string, refs: reado
  * The fully decoded data of the given streams (content streams), in memory; a stream qpdf could
  * not decode, or a batch whose output exceeded `maxOutput`, is missing from the result.
  */
-export async function readStreams(ctx: QpdfContext, file: string, refs: readonly string[], maxOutput: number): Promise<Map<string, Buffer>> {
+export async function readStreams(
+  ctx: QpdfContext,
+  file: string,
+  refs: readonly string[],
+  maxOutput: number,
+): Promise<Map<string, Buffer>> {
   const result = new Map<string, Buffer>();
   if (refs.length === 0) return result;
   const selected = await selectObjects(ctx, file, { refs, data: "inline", maxOutput });

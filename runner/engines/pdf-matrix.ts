@@ -22,7 +22,9 @@ export function multiply(m: Matrix, n: Matrix): Matrix {
 /** A /Matrix entry, or the identity when absent or malformed (as viewers treat it). */
 export function matrixOf(objs: PdfObjects, value: JsonValue | undefined): Matrix {
   const v = deref(objs, value);
-  return Array.isArray(v) && v.length === 6 && v.every((x) => typeof x === "number") ? [v[0]!, v[1]!, v[2]!, v[3]!, v[4]!, v[5]!] : IDENTITY;
+  return Array.isArray(v) && v.length === 6 && v.every((x) => typeof x === "number")
+    ? [v[0]!, v[1]!, v[2]!, v[3]!, v[4]!, v[5]!]
+    : IDENTITY;
 }
 
 /** A rectangle, normalized to [llx lly urx ury] (§7.9.5). */
@@ -57,9 +59,19 @@ function appearanceStreams(objs: PdfObjects, ap: JsonDict): string[] {
  * ISO 32000-1 §12.5.5: the form's BBox, transformed by its Matrix, is fitted to the annotation's
  * Rect by a matrix A that only scales and translates.
  */
-function fitToRect(objs: PdfObjects, form: JsonDict, bbox: [number, number, number, number], rect: [number, number, number, number]): Matrix | null {
+function fitToRect(
+  objs: PdfObjects,
+  form: JsonDict,
+  bbox: [number, number, number, number],
+  rect: [number, number, number, number],
+): Matrix | null {
   const m = matrixOf(objs, form["/Matrix"]);
-  const corners = [[bbox[0], bbox[1]], [bbox[2], bbox[1]], [bbox[0], bbox[3]], [bbox[2], bbox[3]]] as const;
+  const corners = [
+    [bbox[0], bbox[1]],
+    [bbox[2], bbox[1]],
+    [bbox[0], bbox[3]],
+    [bbox[2], bbox[3]],
+  ] as const;
   const xs = corners.map(([x, y]) => x * m[0] + y * m[2] + m[4]);
   const ys = corners.map(([x, y]) => x * m[1] + y * m[3] + m[5]);
   const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];

@@ -189,7 +189,7 @@ export class QpdfWrittenPdf {
     }
     const xrefAt = at;
     chunks.push("xref\n");
-    for (let i = 0; i < sorted.length; ) {
+    for (let i = 0; i < sorted.length;) {
       let j = i;
       while (j + 1 < sorted.length && sorted[j + 1]!.num === sorted[j]!.num + 1) j++;
       chunks.push(`${sorted[i]!.num} ${j - i + 1}\n`);

@@ -33,7 +33,8 @@ export async function processGroupMembers(pgid: number): Promise<{ pid: number; 
     const close = text.lastIndexOf(")");
     const fields = text.slice(close + 2).split(" ");
     // A zombie (state Z) has exited already; only its parent (or init) still has to reap it.
-    if (close > 0 && Number(fields[2]) === pgid && fields[0] !== "Z") out.push({ pid: Number(entry), comm: text.slice(text.indexOf("(") + 1, close) });
+    if (close > 0 && Number(fields[2]) === pgid && fields[0] !== "Z")
+      out.push({ pid: Number(entry), comm: text.slice(text.indexOf("(") + 1, close) });
   }
   return out;
 }
@@ -133,12 +134,16 @@ export class SofficeInstance {
   private async warmUp(socketPath: string, doc: string, outDir: string, deadline: AbortSignal): Promise<void> {
     const pdf = path.join(outDir, path.basename(doc).replace(/\.[^.]+$/, ".pdf"));
     for (let attempt = 1; ; attempt++) {
-      await ipcRequest(socketPath, ["--convert-to", "pdf", "--outdir", outDir, doc], { cwdUrl: pathToFileURL(outDir).href, signal: deadline });
+      await ipcRequest(socketPath, ["--convert-to", "pdf", "--outdir", outDir, doc], {
+        cwdUrl: pathToFileURL(outDir).href,
+        signal: deadline,
+      });
       try {
         await verifyPdfOutput(pdf);
         return;
       } catch (err) {
-        if (attempt >= 50 || !this.alive) throw new Error(`LibreOffice could not convert its warm-up document: ${this.lastOutput.join(" | ")}`, { cause: err });
+        if (attempt >= 50 || !this.alive)
+          throw new Error(`LibreOffice could not convert its warm-up document: ${this.lastOutput.join(" | ")}`, { cause: err });
       }
       await sleep(100);
     }

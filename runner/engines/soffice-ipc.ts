@@ -119,10 +119,18 @@ function exchange(socketPath: string, args: readonly string[] | null, cwdUrl: st
       }
     });
     sock.on("error", (e: NodeJS.ErrnoException) => {
-      finish(greeted ? new IpcInterrupted(`IPC connection failed: ${e.code ?? e.message}`) : new IpcUnavailable(`cannot reach LibreOffice: ${e.code ?? e.message}`));
+      finish(
+        greeted
+          ? new IpcInterrupted(`IPC connection failed: ${e.code ?? e.message}`)
+          : new IpcUnavailable(`cannot reach LibreOffice: ${e.code ?? e.message}`),
+      );
     });
     sock.on("close", () => {
-      finish(greeted ? new IpcInterrupted("LibreOffice closed the IPC connection before it finished") : new IpcUnavailable("LibreOffice closed the IPC connection before greeting"));
+      finish(
+        greeted
+          ? new IpcInterrupted("LibreOffice closed the IPC connection before it finished")
+          : new IpcUnavailable("LibreOffice closed the IPC connection before greeting"),
+      );
     });
   });
 }
@@ -133,6 +141,10 @@ export function ipcPing(socketPath: string, signal?: AbortSignal): Promise<void>
 }
 
 /** Hands a command line to the office and resolves once it reports ProcessingDone. */
-export function ipcRequest(socketPath: string, args: readonly string[], opts: { cwdUrl?: string; signal?: AbortSignal } = {}): Promise<void> {
+export function ipcRequest(
+  socketPath: string,
+  args: readonly string[],
+  opts: { cwdUrl?: string; signal?: AbortSignal } = {},
+): Promise<void> {
   return exchange(socketPath, args, opts.cwdUrl ?? null, opts.signal);
 }

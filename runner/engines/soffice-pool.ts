@@ -17,7 +17,14 @@ import type { Logger } from "../../core/logger.ts";
 import { pathToFileURL } from "node:url";
 import { IpcAborted, IpcInterrupted, IpcUnavailable, pipePathFor } from "./soffice-ipc.ts";
 import { SofficeInstance } from "./soffice-instance.ts";
-import { conversionTimeout, stageInput, verifyPdfOutput, type SofficeConvertOptions, type SofficeProvider, type StagedJob } from "./soffice-job.ts";
+import {
+  conversionTimeout,
+  stageInput,
+  verifyPdfOutput,
+  type SofficeConvertOptions,
+  type SofficeProvider,
+  type StagedJob,
+} from "./soffice-job.ts";
 
 export interface SofficePoolOptions {
   soffice: string;
@@ -75,7 +82,13 @@ export class SofficePool implements SofficeProvider {
   constructor(opts: SofficePoolOptions) {
     this.opts = opts;
     this.root = path.join(opts.tmpDir, `folio-soffice-${process.pid}-${randomBytes(4).toString("hex")}`);
-    this.slots = Array.from({ length: Math.max(1, opts.size) }, (_, index) => ({ index, generation: 0, busy: false, instance: null, ready: null }));
+    this.slots = Array.from({ length: Math.max(1, opts.size) }, (_, index) => ({
+      index,
+      generation: 0,
+      busy: false,
+      instance: null,
+      ready: null,
+    }));
     void sweepStaleRoots(opts.tmpDir);
     for (const slot of this.slots) void this.launch(slot).catch(() => undefined);
   }
@@ -111,7 +124,9 @@ export class SofficePool implements SofficeProvider {
         this.counts.timeouts++;
         this.opts.log.warn({ slot: slot.index, soffice_pid: instance.binPid }, "Killed LibreOffice after a conversion ran out of time");
         await this.replace(slot, instance, "timeout");
-        throw limit.aborted ? conversionTimeout(this.opts.jobTimeoutMs) : new JobError("timeout", "The job ran out of time during the conversion.");
+        throw limit.aborted
+          ? conversionTimeout(this.opts.jobTimeoutMs)
+          : new JobError("timeout", "The job ran out of time during the conversion.");
       }
       if (err instanceof IpcUnavailable && mayRetry) {
         // It died between jobs before we noticed: nothing of this job reached it, so try once more.

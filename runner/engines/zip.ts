@@ -20,7 +20,11 @@ export interface ZipEntry {
 }
 
 /** Writes `entries` into a new zip at `zipPath`, in order. */
-export async function writeZip(zipPath: string, entries: readonly ZipEntry[], opts: { signal?: AbortSignal; compress?: boolean } = {}): Promise<void> {
+export async function writeZip(
+  zipPath: string,
+  entries: readonly ZipEntry[],
+  opts: { signal?: AbortSignal; compress?: boolean } = {},
+): Promise<void> {
   const zip = new ZipFile();
   // One fixed timestamp for every entry: the archive does not depend on when each part was written.
   const mtime = new Date();

@@ -32,7 +32,11 @@ import type { OpContext, OpDefinition, OpResult } from "./types.ts";
  * predictors (§7.4.4.4), which is worse for images and soft masks stored with them; hence both.
  * Linearization (Annex F) is added only on request: it costs bytes.
  */
-function rewriteArgs(input: string, output: string, opts: { patch: string | null; linearize: boolean; recompress: boolean; objectStreams: boolean }): string[] {
+function rewriteArgs(
+  input: string,
+  output: string,
+  opts: { patch: string | null; linearize: boolean; recompress: boolean; objectStreams: boolean },
+): string[] {
   return [
     input,
     ...(opts.patch ? [`--update-from-json=${opts.patch}`] : []),
@@ -88,7 +92,12 @@ interface Rewritten {
  * good one, or null when qpdf cannot rewrite the file. When the patched rewrite fails, the rewrite
  * without new images is tried, so a bad patch never costs the lossless gain.
  */
-async function rewrite(ctx: OpContext<CompressOptions>, q: QpdfContext, patch: string | null, objectStreams: boolean): Promise<Rewritten | null> {
+async function rewrite(
+  ctx: OpContext<CompressOptions>,
+  q: QpdfContext,
+  patch: string | null,
+  objectStreams: boolean,
+): Promise<Rewritten | null> {
   const input = ctx.inputs[0]!;
   const variants = [true, false].map(async (recompress) => {
     const file = path.join(ctx.work, `rewrite-${recompress ? "recompressed" : "kept"}${patch ? "-images" : ""}.pdf`);

@@ -31,18 +31,36 @@ import type { Cell, PngImage, PageLayout, Paragraph as LayoutParagraph, Table as
 
 /** Points → twentieths of a point (twips), Word's unit for page geometry and spacing. */
 const twips = (pt: number): number => Math.round(pt * 20);
-const HEADINGS = [HeadingLevel.HEADING_1, HeadingLevel.HEADING_2, HeadingLevel.HEADING_3, HeadingLevel.HEADING_4, HeadingLevel.HEADING_5, HeadingLevel.HEADING_6] as const;
-const ALIGN = { left: AlignmentType.LEFT, center: AlignmentType.CENTER, right: AlignmentType.RIGHT, justify: AlignmentType.JUSTIFIED } as const;
+const HEADINGS = [
+  HeadingLevel.HEADING_1,
+  HeadingLevel.HEADING_2,
+  HeadingLevel.HEADING_3,
+  HeadingLevel.HEADING_4,
+  HeadingLevel.HEADING_5,
+  HeadingLevel.HEADING_6,
+] as const;
+const ALIGN = {
+  left: AlignmentType.LEFT,
+  center: AlignmentType.CENTER,
+  right: AlignmentType.RIGHT,
+  justify: AlignmentType.JUSTIFIED,
+} as const;
 
 /** "LiberationSerif-BoldItalic" → "Liberation Serif"; "TimesNewRomanPSMT" → "Times New Roman". */
 function fontFamily(psName: string): string | undefined {
-  const base = psName.split(/[-,]/)[0]!.replace(/(PS)?MT$/, "").replace(/PS$/, "");
+  const base = psName
+    .split(/[-,]/)[0]!
+    .replace(/(PS)?MT$/, "")
+    .replace(/PS$/, "");
   if (!base) return undefined;
   return base.replace(/([a-z])([A-Z])/g, "$1 $2");
 }
 
 function runsOf(p: LayoutParagraph): TextRun[] {
-  return paragraphRuns(p).map((r) => new TextRun({ text: r.text, bold: r.bold, italics: r.italic, size: Math.max(2, Math.round(r.size * 2)), font: fontFamily(r.font) }));
+  return paragraphRuns(p).map(
+    (r) =>
+      new TextRun({ text: r.text, bold: r.bold, italics: r.italic, size: Math.max(2, Math.round(r.size * 2)), font: fontFamily(r.font) }),
+  );
 }
 
 function paragraphOf(p: LayoutParagraph, pageBreak: boolean): Paragraph {
@@ -60,7 +78,18 @@ function paragraphOf(p: LayoutParagraph, pageBreak: boolean): Paragraph {
 }
 
 function cellParagraph(cell: Cell): Paragraph {
-  const pseudo: LayoutParagraph = { type: "paragraph", lines: cell.lines, heading: null, list: null, align: "left", indent: 0, firstLine: 0, spaceBefore: 0, top: 0, bottom: 0 };
+  const pseudo: LayoutParagraph = {
+    type: "paragraph",
+    lines: cell.lines,
+    heading: null,
+    list: null,
+    align: "left",
+    indent: 0,
+    firstLine: 0,
+    spaceBefore: 0,
+    top: 0,
+    bottom: 0,
+  };
   return new Paragraph({ children: runsOf(pseudo) });
 }
 
@@ -82,7 +111,15 @@ function tableOf(t: LayoutTable, maxWidth: number): Table {
     rows.push(
       new TableRow({
         tableHeader: cells.every((c) => c.header),
-        children: cells.map((c) => new TableCell({ children: [cellParagraph(c)], columnSpan: c.colSpan, rowSpan: c.rowSpan, width: { size: twips(widths.slice(c.col, c.col + c.colSpan).reduce((a, b) => a + b, 0) * scale), type: WidthType.DXA } })),
+        children: cells.map(
+          (c) =>
+            new TableCell({
+              children: [cellParagraph(c)],
+              columnSpan: c.colSpan,
+              rowSpan: c.rowSpan,
+              width: { size: twips(widths.slice(c.col, c.col + c.colSpan).reduce((a, b) => a + b, 0) * scale), type: WidthType.DXA },
+            }),
+        ),
       }),
     );
   }
@@ -106,7 +143,14 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const clampMargin = (pt: number): number => Math.max(18, Math.min(108, pt));
 
 /** Page size and margins, from the first page's size and the median text frame. */
-function pageSetup(pages: readonly PageLayout[]): { width: number; height: number; left: number; right: number; top: number; bottom: number } {
+function pageSetup(pages: readonly PageLayout[]): {
+  width: number;
+  height: number;
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+} {
   const first = pages[0]!;
   return {
     width: first.width,

@@ -29,7 +29,10 @@ function checkDirection(kind: DocKind, to: ConvertOptions["to"]): void {
   if (kind === "pdf" && to === "pdf") throw new JobError("unsupported_input", "The input is already a PDF; there is nothing to convert.");
   if (kind === "pdf") return;
   if (to !== "pdf") {
-    throw new JobError("unsupported_input", `A ${kind.toUpperCase()} document can only be converted to PDF ("to": "pdf"); ${TARGET_NAMES[to]} output takes a PDF input.`);
+    throw new JobError(
+      "unsupported_input",
+      `A ${kind.toUpperCase()} document can only be converted to PDF ("to": "pdf"); ${TARGET_NAMES[to]} output takes a PDF input.`,
+    );
   }
   if (!OFFICE_KINDS.includes(kind)) throw new JobError("unsupported_input", `${kind.toUpperCase()} documents cannot be converted to PDF.`);
 }
@@ -40,7 +43,10 @@ async function fromPdf(ctx: OpContext<ConvertOptions>, to: "docx" | "xlsx"): Pro
   const started = performance.now();
   const layout = await analyzePdf(input.path, { signal: ctx.signal, maxImagePixels: ctx.limits.max_image_pixels, images: to === "docx" });
   if (layout.chars === 0) {
-    throw new JobError("unsupported_input", "The PDF has no text to convert (it looks scanned or made of images); run it through OCR first.");
+    throw new JobError(
+      "unsupported_input",
+      "The PDF has no text to convert (it looks scanned or made of images); run it through OCR first.",
+    );
   }
   const filename = `${ctx.baseName}.${to}`;
   const out = path.join(ctx.outDir, filename);

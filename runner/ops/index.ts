@@ -8,8 +8,20 @@ import type { OpDefinition, OpShape } from "./types.ts";
 type Loader = () => Promise<OpDefinition<never>>;
 
 export const OPS: Record<Operation, OpShape & { load: Loader }> = {
-  compress: { operation: "compress", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./compress.ts")).compress },
-  merge: { operation: "merge", accepts: "pdf", minInputs: 2, maxInputs: "max_merge_files", load: async () => (await import("./merge.ts")).merge },
+  compress: {
+    operation: "compress",
+    accepts: "pdf",
+    minInputs: 1,
+    maxInputs: 1,
+    load: async () => (await import("./compress.ts")).compress,
+  },
+  merge: {
+    operation: "merge",
+    accepts: "pdf",
+    minInputs: 2,
+    maxInputs: "max_merge_files",
+    load: async () => (await import("./merge.ts")).merge,
+  },
   split: { operation: "split", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./split.ts")).split },
   convert: { operation: "convert", accepts: "any", minInputs: 1, maxInputs: 1, load: async () => (await import("./convert.ts")).convert },
   protect: { operation: "protect", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./protect.ts")).protect },

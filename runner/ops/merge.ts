@@ -32,14 +32,18 @@ export function selectPages(input: Pick<InspectedInput, "filename" | "pageSpec" 
   if (input.pageSpec === undefined) return Array.from({ length: count }, (_, i) => i + 1);
   const parsed = parsePageRanges(input.pageSpec);
   const resolved = typeof parsed === "string" ? parsed : resolvePageRanges(parsed, count);
-  if (typeof resolved === "string") throw new JobError("invalid_page_range", `Pages "${input.pageSpec}" of "${input.filename}": ${resolved}.`);
+  if (typeof resolved === "string")
+    throw new JobError("invalid_page_range", `Pages "${input.pageSpec}" of "${input.filename}": ${resolved}.`);
   return resolved.flat();
 }
 
 /** A bookmark title for a file: its name without directories or extension. */
 export function fileTitle(filename: string): string {
   const leaf = filename.split(/[\\/]/).pop() ?? filename;
-  const stem = leaf.replace(/\.[^.]+$/, "").replace(/[\u0000-\u001f\u007f]/g, "").trim();
+  const stem = leaf
+    .replace(/\.[^.]+$/, "")
+    .replace(/[\u0000-\u001f\u007f]/g, "")
+    .trim();
   return stem || leaf;
 }
 
@@ -63,7 +67,12 @@ async function readAllOutlines(ctx: OpContext<MergeOptions>, qctx: QpdfContext):
   return ctx.inputs.map((i) => byFile.get(path.resolve(i.path)) ?? []);
 }
 
-function buildOutline(ctx: OpContext<MergeOptions>, selections: number[][], offsets: number[], outlines: OutlineNode[][] | null): PlacedItem[] {
+function buildOutline(
+  ctx: OpContext<MergeOptions>,
+  selections: number[][],
+  offsets: number[],
+  outlines: OutlineNode[][] | null,
+): PlacedItem[] {
   if (ctx.options.outline === "per_file") {
     return ctx.inputs.map((input, i) => ({ title: fileTitle(input.filename), page: offsets[i]!, view: FIT, open: true, kids: [] }));
   }
@@ -107,7 +116,12 @@ export const merge: OpDefinition<MergeOptions> = {
       const items = buildOutline(ctx, selections, offsets, outlines.value);
       const bookmarks = await writeOutline(tmp, items, total);
       const filename = `${ctx.baseName}.pdf`;
-      const file: PdfOutputFile = { path: await commitOutput(tmp, ctx.outDir, filename), filename, content_type: "application/pdf", pages: total };
+      const file: PdfOutputFile = {
+        path: await commitOutput(tmp, ctx.outDir, filename),
+        filename,
+        content_type: "application/pdf",
+        pages: total,
+      };
       ctx.log.debug({ pages: total, bookmarks }, "Merged PDFs");
       return { files: [file], figures: { pages: total, inputs: ctx.inputs.length, bookmarks } };
     } finally {

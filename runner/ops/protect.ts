@@ -80,7 +80,12 @@ export const protect: OpDefinition<ProtectOptions> = {
         throw blameInput(err, ctx.inputs);
       });
       const filename = `${ctx.baseName}.pdf`;
-      const file: PdfOutputFile = { path: await commitOutput(tmp, ctx.outDir, filename), filename, content_type: "application/pdf", pages: source.pages ?? 0 };
+      const file: PdfOutputFile = {
+        path: await commitOutput(tmp, ctx.outDir, filename),
+        filename,
+        content_type: "application/pdf",
+        pages: source.pages ?? 0,
+      };
       return { files: [file], figures: { encryption: o.encryption, permissions: effectivePermissions(o.permissions) } };
     } finally {
       await discard(tmp);

@@ -52,7 +52,13 @@ export function partNames(baseName: string, parts: number): string[] {
 }
 
 /** Writes the parts into `staging` and returns their paths in part order. */
-async function writeParts(ctx: OpContext<SplitOptions>, qctx: QpdfContext, input: string, parts: number[][], staging: string): Promise<string[]> {
+async function writeParts(
+  ctx: OpContext<SplitOptions>,
+  qctx: QpdfContext,
+  input: string,
+  parts: number[][],
+  staging: string,
+): Promise<string[]> {
   if (ctx.options.mode === "ranges") {
     return mapLimit(parts, 2, async (pages, i) => {
       const out = path.join(staging, `part-${i}.pdf`);
@@ -110,11 +116,24 @@ export const split: OpDefinition<SplitOptions> = {
       const files: PdfOutputFile[] = [];
       for (const [i, tmp] of written.value.entries()) {
         const filename = names[i]!;
-        files.push({ path: await commitOutput(tmp, ctx.outDir, filename), filename, content_type: "application/pdf", pages: parts[i]!.length });
+        files.push({
+          path: await commitOutput(tmp, ctx.outDir, filename),
+          filename,
+          content_type: "application/pdf",
+          pages: parts[i]!.length,
+        });
       }
       const zipName = `${ctx.baseName}.zip`;
-      await writeZip(zipTmp, files.map((f) => ({ path: f.path, name: f.filename })), { signal: ctx.signal });
-      const zip: OpOutputFile = { path: await commitOutput(zipTmp, ctx.outDir, zipName), filename: zipName, content_type: "application/zip" };
+      await writeZip(
+        zipTmp,
+        files.map((f) => ({ path: f.path, name: f.filename })),
+        { signal: ctx.signal },
+      );
+      const zip: OpOutputFile = {
+        path: await commitOutput(zipTmp, ctx.outDir, zipName),
+        filename: zipName,
+        content_type: "application/zip",
+      };
       ctx.log.debug({ parts: parts.length, bookmarks }, "Split PDF");
       return { files: [...files, zip], figures: { parts: parts.length } };
     } finally {

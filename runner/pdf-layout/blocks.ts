@@ -106,9 +106,17 @@ export function readingOrder<T extends Box>(boxes: readonly T[], region: Map<T, 
     return [...boxes];
   }
   // Boxes that touch by a hair (rounding) must not block a cut: shrink them slightly.
-  const columns = cut(boxes, (b) => b.x0 + 0.5, (b) => b.x1 - 0.5);
+  const columns = cut(
+    boxes,
+    (b) => b.x0 + 0.5,
+    (b) => b.x1 - 0.5,
+  );
   if (columns.length > 1) return columns.flatMap((col) => readingOrder(col, region, bounds(col)));
-  const bands = cut(boxes, (b) => b.top + 0.5, (b) => b.bottom - 0.5);
+  const bands = cut(
+    boxes,
+    (b) => b.top + 0.5,
+    (b) => b.bottom - 0.5,
+  );
   if (bands.length > 1) return bands.flatMap((band) => readingOrder(band, region, frame));
   const rest = [...boxes].sort((a, b) => a.top - b.top || a.x0 - b.x0);
   for (const b of rest) region.set(b, frame);

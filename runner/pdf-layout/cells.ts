@@ -35,7 +35,13 @@ function parseNumber(s: string): { value: number; decimals: number; grouped: boo
   return null;
 }
 
-function numberFormat(decimals: number, grouped: boolean, currency: string | undefined, percent: boolean, parens: boolean): string | undefined {
+function numberFormat(
+  decimals: number,
+  grouped: boolean,
+  currency: string | undefined,
+  percent: boolean,
+  parens: boolean,
+): string | undefined {
   let fmt = (grouped ? "#,##0" : "0") + (decimals > 0 ? "." + "0".repeat(decimals) : "");
   if (percent) fmt += "%";
   if (currency) fmt = `"${currency.trim()}"${fmt}`;

@@ -140,7 +140,7 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading
     }
   };
   const graphics = pageGraphics(ops, pdfjs.OPS, view, reading.images ? image : null);
-  const structure = readStructure((await page.getStructTree().catch(() => null)));
+  const structure = readStructure(await page.getStructTree().catch(() => null));
   const metrics = (id: string): FontMetrics | null => {
     try {
       return page.commonObjs.has(id) ? (page.commonObjs.get(id) as FontMetrics | null) : null;

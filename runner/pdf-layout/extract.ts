@@ -50,7 +50,11 @@ export async function* extractPages(file: string, opts: ExtractOptions): AsyncGe
     fontsDir: path.join(PDFJS_DIR, "standard_fonts") + path.sep,
     cmapsDir: path.join(PDFJS_DIR, "cmaps") + path.sep,
   };
-  const worker = new Worker(WORKER_URL, { workerData: input, transferList: [data.buffer], resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+  const worker = new Worker(WORKER_URL, {
+    workerData: input,
+    transferList: [data.buffer],
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+  });
   // Everything the worker says (or how it ended), in order; `wake` resolves a waiting read.
   const inbox: (WorkerMessage | Error)[] = [];
   let wake: (() => void) | null = null;
@@ -89,7 +93,8 @@ export async function* extractPages(file: string, opts: ExtractOptions): AsyncGe
 function workerError(msg: Extract<WorkerMessage, { type: "error" }>): JobError {
   const cause = new Error(msg.message);
   if (msg.reason === "limit") return new JobError("limit_exceeded", msg.message, { cause });
-  if (msg.reason === "password") return new JobError("encrypted_input", "The PDF is password-protected; remove the password first.", { cause });
+  if (msg.reason === "password")
+    return new JobError("encrypted_input", "The PDF is password-protected; remove the password first.", { cause });
   if (msg.reason === "invalid") return new JobError("invalid_pdf", "The file is not a readable PDF.", { cause });
   return failed(cause);
 }

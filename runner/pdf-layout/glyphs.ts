@@ -102,7 +102,12 @@ class RunBuilder {
     const last = this.runs.at(-1);
     const gap = x0 - this.cursor;
     const limit = (this.opening ? RUN_GAP : SHOW_GAP) * size;
-    const follows = last !== undefined && Math.abs(base - last.base) < 0.1 * size && Math.abs(size - last.size) < 0.1 * size && gap > -0.5 * size && gap <= limit;
+    const follows =
+      last !== undefined &&
+      Math.abs(base - last.base) < 0.1 * size &&
+      Math.abs(size - last.size) < 0.1 * size &&
+      gap > -0.5 * size &&
+      gap <= limit;
     if (/^\s*$/.test(text)) {
       // A space never starts a run; it only carries the cursor.
       if (follows) {
@@ -156,14 +161,27 @@ function moveText(st: TextState, tx: number, ty: number): void {
 }
 
 /** Applies a text-state operator (position, spacing, font) to `st`; other operators change nothing. */
-function textStateOp(st: TextState, fn: number | undefined, a: unknown[], OPS: TextOpCodes, font: (name: string) => FontMetrics | null): void {
+function textStateOp(
+  st: TextState,
+  fn: number | undefined,
+  a: unknown[],
+  OPS: TextOpCodes,
+  font: (name: string) => FontMetrics | null,
+): void {
   const n = (k: number): number => Number(a[k]) || 0;
   const setFont = (name: unknown, size: unknown): void => {
     st.font = font(String(name));
     st.fontSize = Number(size) || 0;
   };
   if (fn === OPS.beginText) Object.assign(st, { tm: IDENTITY, x: 0, y: 0, lineX: 0, lineY: 0 });
-  else if (fn === OPS.setTextMatrix) Object.assign(st, { tm: Array.from((a.length === 1 ? a[0] : a) as ArrayLike<number>) as unknown as Matrix, x: 0, y: 0, lineX: 0, lineY: 0 });
+  else if (fn === OPS.setTextMatrix)
+    Object.assign(st, {
+      tm: Array.from((a.length === 1 ? a[0] : a) as ArrayLike<number>) as unknown as Matrix,
+      x: 0,
+      y: 0,
+      lineX: 0,
+      lineY: 0,
+    });
   else if (fn === OPS.moveText) moveText(st, n(0), n(1));
   else if (fn === OPS.setLeadingMoveText) {
     st.leading = n(1);
@@ -181,10 +199,29 @@ function textStateOp(st: TextState, fn: number | undefined, a: unknown[], OPS: T
 }
 
 /** The glyph runs of a page. `view` is the viewport transform; `font` resolves a loaded font name. */
-export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, view: Matrix, font: (name: string) => FontMetrics | null): GlyphRun[] {
+export function glyphRuns(
+  ops: { fnArray: number[]; argsArray: unknown[] },
+  OPS: TextOpCodes,
+  view: Matrix,
+  font: (name: string) => FontMetrics | null,
+): GlyphRun[] {
   const out = new RunBuilder();
   const stack: TextState[] = [];
-  let st: TextState = { ctm: view, tm: IDENTITY, x: 0, y: 0, lineX: 0, lineY: 0, leading: 0, charSpacing: 0, wordSpacing: 0, hScale: 1, rise: 0, font: null, fontSize: 0 };
+  let st: TextState = {
+    ctm: view,
+    tm: IDENTITY,
+    x: 0,
+    y: 0,
+    lineX: 0,
+    lineY: 0,
+    leading: 0,
+    charSpacing: 0,
+    wordSpacing: 0,
+    hScale: 1,
+    rise: 0,
+    font: null,
+    fontSize: 0,
+  };
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
     const a = (ops.argsArray[i] ?? []) as unknown[];

@@ -71,7 +71,7 @@ function isLight(hex: unknown): boolean {
 function subpaths(data: ArrayLike<number>): [number, number][][] {
   const out: [number, number][][] = [];
   let cur: [number, number][] = [];
-  for (let i = 0; i < data.length; ) {
+  for (let i = 0; i < data.length;) {
     const op = data[i++];
     if (op === MOVE) {
       if (cur.length) out.push(cur);
@@ -122,8 +122,13 @@ function filledRules(paths: [number, number][][]): Rule[] {
     if (pts.length < 4 || pts.length > 6) continue;
     const xs = pts.map((q) => q[0]);
     const ys = pts.map((q) => q[1]);
-    const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
-    const axisAligned = pts.every((q) => (Math.abs(q[0] - x0) < 0.5 || Math.abs(q[0] - x1) < 0.5) && (Math.abs(q[1] - y0) < 0.5 || Math.abs(q[1] - y1) < 0.5));
+    const x0 = Math.min(...xs),
+      x1 = Math.max(...xs),
+      y0 = Math.min(...ys),
+      y1 = Math.max(...ys);
+    const axisAligned = pts.every(
+      (q) => (Math.abs(q[0] - x0) < 0.5 || Math.abs(q[0] - x1) < 0.5) && (Math.abs(q[1] - y0) < 0.5 || Math.abs(q[1] - y1) < 0.5),
+    );
     if (!axisAligned) continue;
     if (y1 - y0 <= THIN && x1 - x0 > y1 - y0) rules.push({ x0, x1, y0: (y0 + y1) / 2, y1: (y0 + y1) / 2 });
     else if (x1 - x0 <= THIN && y1 - y0 > x1 - x0) rules.push({ x0: (x0 + x1) / 2, x1: (x0 + x1) / 2, y0, y1 });

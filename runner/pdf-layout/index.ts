@@ -94,13 +94,23 @@ function contentImages(images: readonly PageImage[], items: readonly TextItem[])
 type Placed = (TextBlock & { kind: "text" }) | (Box & { kind: "table"; table: Table }) | (Box & { kind: "image"; image: PageImage });
 
 /** One page's layout; its images come back as PNG through `encode` (null: left out). */
-async function analyzePage(raw: RawPage, encode: (im: PageImage) => Promise<PngImage | null>): Promise<{ page: PageLayout; omitted: number }> {
+async function analyzePage(
+  raw: RawPage,
+  encode: (im: PageImage) => Promise<PngImage | null>,
+): Promise<{ page: PageLayout; omitted: number }> {
   const { tables, lines } = findTables(raw);
   const flow = lines.flat();
   const boxes: Placed[] = [
     ...buildBlocks(flow).map((b) => ({ ...b, kind: "text" as const })),
     ...tables.map((t) => ({ x0: t.x0, x1: t.x1, top: t.top, bottom: t.bottom, kind: "table" as const, table: t })),
-    ...contentImages(raw.images, raw.items).map((im) => ({ x0: im.x0, x1: im.x1, top: im.y0, bottom: im.y1, kind: "image" as const, image: im })),
+    ...contentImages(raw.images, raw.items).map((im) => ({
+      x0: im.x0,
+      x1: im.x1,
+      top: im.y0,
+      bottom: im.y1,
+      kind: "image" as const,
+      image: im,
+    })),
   ];
   const frame = boxes.length ? bounds(boxes) : { x0: 0, x1: raw.width, top: 0, bottom: raw.height };
   const region = new Map<Placed, Box>();
@@ -127,7 +137,15 @@ async function analyzePage(raw: RawPage, encode: (im: PageImage) => Promise<PngI
     }
     prevBottom = block.bottom;
   }
-  const page = { number: raw.number, width: raw.width, height: raw.height, blocks, frame, segments: pageSegments(raw.items), continued: false };
+  const page = {
+    number: raw.number,
+    width: raw.width,
+    height: raw.height,
+    blocks,
+    frame,
+    segments: pageSegments(raw.items),
+    continued: false,
+  };
   return { page, omitted };
 }
 
@@ -143,7 +161,10 @@ export async function analyzePdf(file: string, opts: AnalyzeOptions): Promise<Do
     imagesOmitted += omitted;
     for (const b of page.blocks) {
       if (b.type !== "paragraph") continue;
-      const level = b.lines.flatMap((l) => l.items).map((i) => (i.mcid ? raw.headings[i.mcid] : undefined)).find((l) => l !== undefined);
+      const level = b.lines
+        .flatMap((l) => l.items)
+        .map((i) => (i.mcid ? raw.headings[i.mcid] : undefined))
+        .find((l) => l !== undefined);
       if (level !== undefined) headingOf.set(b, level);
     }
     chars += raw.items.reduce((n, i) => n + i.text.trim().length, 0);

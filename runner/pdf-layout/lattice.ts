@@ -58,7 +58,12 @@ function coverage(a: number, b: number, spans: readonly [number, number][]): num
 }
 
 /** For each grid line in `lines`, the spans of the rules within TOL of it, sorted by start. */
-function spansOn(lines: readonly number[], rules: readonly Rule[], at: (r: Rule) => number, span: (r: Rule) => [number, number]): [number, number][][] {
+function spansOn(
+  lines: readonly number[],
+  rules: readonly Rule[],
+  at: (r: Rule) => number,
+  span: (r: Rule) => [number, number],
+): [number, number][][] {
   const out = lines.map((): [number, number][] => []);
   for (const r of rules) {
     const p = at(r);
@@ -98,8 +103,18 @@ export function buildGrid(region: readonly Rule[]): Grid | null {
   const xs = distinct(vs.map((r) => r.x0));
   if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
   // The spans drawn on each grid line, gathered once (a grid of n lines is then O(n²), not O(n³)).
-  const vSpans = spansOn(xs, vs, (v) => v.x0, (v) => [v.y0, v.y1]);
-  const hSpans = spansOn(ys, hs, (h) => h.y0, (h) => [h.x0, h.x1]);
+  const vSpans = spansOn(
+    xs,
+    vs,
+    (v) => v.x0,
+    (v) => [v.y0, v.y1],
+  );
+  const hSpans = spansOn(
+    ys,
+    hs,
+    (h) => h.y0,
+    (h) => [h.x0, h.x1],
+  );
   const rightEdge = ys.slice(1).map((yb, r) => xs.slice(1, -1).map((_, k) => coverage(ys[r]!, yb, vSpans[k + 1]!) >= 0.5));
   const bottomEdge = ys.slice(1, -1).map((_, k) => xs.slice(1).map((xr, c) => coverage(xs[c]!, xr, hSpans[k + 1]!) >= 0.5));
   return { xs, ys, rightEdge, bottomEdge };
@@ -143,7 +158,8 @@ export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]
     const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
     // The draft covering each grid cell, so that placing an item is a lookup, not a search.
     const owner = Array.from({ length: grid.ys.length - 1 }, () => new Array<CellDraft | undefined>(grid.xs.length - 1));
-    for (const d of drafts) for (let r = d.row; r < d.row + d.rowSpan; r++) for (let c = d.col; c < d.col + d.colSpan; c++) owner[r]![c] = d;
+    for (const d of drafts)
+      for (let r = d.row; r < d.row + d.rowSpan; r++) for (let c = d.col; c < d.col + d.colSpan; c++) owner[r]![c] = d;
     for (const item of items) {
       if (!inside(item, box)) continue;
       const cx = (item.x0 + item.x1) / 2;

@@ -14,7 +14,11 @@ const SEGMENT_GAP = 0.9;
 export const WORD_GAP = 0.1;
 
 export function segmentOf(items: TextItem[]): Segment {
-  const size = maxOf(items.filter((i) => !i.opaque), (i) => i.size, items[0]!.size);
+  const size = maxOf(
+    items.filter((i) => !i.opaque),
+    (i) => i.size,
+    items[0]!.size,
+  );
   const base = items.reduce((b, i) => (i.size === size ? i.base : b), items[0]!.base);
   return {
     items,

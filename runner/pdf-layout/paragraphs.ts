@@ -49,7 +49,9 @@ function startsParagraph(prev: Segment, line: Segment, ctx: { right: number; lef
 function alignment(lines: readonly Segment[], region: Box): Paragraph["align"] {
   const size = lines[0]!.size;
   const mid = (region.x0 + region.x1) / 2;
-  const centred = lines.every((l) => Math.abs((l.x0 + l.x1) / 2 - mid) < Math.max(3, 0.04 * (region.x1 - region.x0)) && l.x0 > region.x0 + size);
+  const centred = lines.every(
+    (l) => Math.abs((l.x0 + l.x1) / 2 - mid) < Math.max(3, 0.04 * (region.x1 - region.x0)) && l.x0 > region.x0 + size,
+  );
   if (centred) return "center";
   if (lines.every((l) => Math.abs(l.x1 - region.x1) <= EDGE && l.x0 > region.x0 + size)) return "right";
   if (lines.length >= 2 && lines.slice(0, -1).every((l) => Math.abs(l.x1 - region.x1) <= EDGE)) return "justify";
@@ -99,7 +101,8 @@ export interface Run {
   font: string;
 }
 
-const sameFormat = (a: Run, b: TextItem): boolean => a.bold === b.bold && a.italic === b.italic && Math.abs(a.size - b.size) < 0.5 && a.font === b.font;
+const sameFormat = (a: Run, b: TextItem): boolean =>
+  a.bold === b.bold && a.italic === b.italic && Math.abs(a.size - b.size) < 0.5 && a.font === b.font;
 
 /**
  * The runs of a paragraph: its items in order, a space where a visible gap or a line break
@@ -142,5 +145,7 @@ export function paragraphRuns(p: Paragraph): Run[] {
 
 /** The plain text of a paragraph. */
 export function paragraphText(p: Paragraph): string {
-  return paragraphRuns(p).map((r) => r.text).join("");
+  return paragraphRuns(p)
+    .map((r) => r.text)
+    .join("");
 }

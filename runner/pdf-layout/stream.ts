@@ -52,7 +52,10 @@ function valuePieces(seg: Segment): Segment[] {
 
 /** Column intervals where the segments of all rows overlap. */
 export function projectColumns(rows: readonly Segment[][]): [number, number][] {
-  const spans = rows.flat().map((s) => [s.x0, s.x1] as [number, number]).sort((a, b) => a[0] - b[0]);
+  const spans = rows
+    .flat()
+    .map((s) => [s.x0, s.x1] as [number, number])
+    .sort((a, b) => a[0] - b[0]);
   const cols: [number, number][] = [];
   for (const [a, b] of spans) {
     const last = cols.at(-1);
@@ -78,9 +81,13 @@ function columnOf(seg: Segment, cols: readonly [number, number][]): number {
  * both of when every such row has them in one segment (divided by a value cut only). `sourceOf`
  * gives the segment a piece was cut from.
  */
-export function mergeComplementary(rows: readonly Segment[][], cols: [number, number][], sourceOf: (s: Segment) => Segment = (s) => s): [number, number][] {
+export function mergeComplementary(
+  rows: readonly Segment[][],
+  cols: [number, number][],
+  sourceOf: (s: Segment) => Segment = (s) => s,
+): [number, number][] {
   const out = cols.map((c) => [...c] as [number, number]);
-  for (let i = 0; i + 1 < out.length; ) {
+  for (let i = 0; i + 1 < out.length;) {
     let apart = 0;
     let cut = 0;
     for (const row of rows) {

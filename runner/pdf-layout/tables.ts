@@ -25,8 +25,20 @@ export interface CellDraft {
 }
 
 /** A Table from drafted cells; its box is the union of `box` and the cells' text. */
-export function buildTable(kind: Table["kind"], drafts: CellDraft[], colEdges: number[], box: { x0: number; x1: number; top: number; bottom: number }): Table {
-  const cells: Cell[] = drafts.map((d) => ({ row: d.row, col: d.col, rowSpan: d.rowSpan, colSpan: d.colSpan, header: d.header ?? false, lines: cellLines(d.items) }));
+export function buildTable(
+  kind: Table["kind"],
+  drafts: CellDraft[],
+  colEdges: number[],
+  box: { x0: number; x1: number; top: number; bottom: number },
+): Table {
+  const cells: Cell[] = drafts.map((d) => ({
+    row: d.row,
+    col: d.col,
+    rowSpan: d.rowSpan,
+    colSpan: d.colSpan,
+    header: d.header ?? false,
+    lines: cellLines(d.items),
+  }));
   const rows = maxOf(drafts, (d) => d.row + d.rowSpan);
   const cols = maxOf(drafts, (d) => d.col + d.colSpan);
   const all = cells.flatMap((c) => c.lines);
@@ -36,10 +48,22 @@ export function buildTable(kind: Table["kind"], drafts: CellDraft[], colEdges: n
     cols,
     cells,
     colEdges,
-    x0: Math.min(box.x0, minOf(all, (l) => l.x0)),
-    x1: Math.max(box.x1, maxOf(all, (l) => l.x1)),
-    top: Math.min(box.top, minOf(all, (l) => l.top)),
-    bottom: Math.max(box.bottom, maxOf(all, (l) => l.bottom)),
+    x0: Math.min(
+      box.x0,
+      minOf(all, (l) => l.x0),
+    ),
+    x1: Math.max(
+      box.x1,
+      maxOf(all, (l) => l.x1),
+    ),
+    top: Math.min(
+      box.top,
+      minOf(all, (l) => l.top),
+    ),
+    bottom: Math.max(
+      box.bottom,
+      maxOf(all, (l) => l.bottom),
+    ),
   };
 }
 
@@ -62,8 +86,18 @@ export function tableFromStructure(st: StructTable, byMcid: Map<string, TextItem
   }
   // The last column ends where its text does, but no narrower than the average column.
   const average = cols > 1 ? (colEdges.at(-1)! - colEdges[0]!) / (cols - 1) : 0;
-  colEdges.push(Math.max(maxOf(placed, (i) => i.x1), colEdges.at(-1)! + average));
-  const box = { x0: minOf(placed, (i) => i.x0), x1: maxOf(placed, (i) => i.x1), top: Number.POSITIVE_INFINITY, bottom: Number.NEGATIVE_INFINITY };
+  colEdges.push(
+    Math.max(
+      maxOf(placed, (i) => i.x1),
+      colEdges.at(-1)! + average,
+    ),
+  );
+  const box = {
+    x0: minOf(placed, (i) => i.x0),
+    x1: maxOf(placed, (i) => i.x1),
+    top: Number.POSITIVE_INFINITY,
+    bottom: Number.NEGATIVE_INFINITY,
+  };
   return buildTable("structure", drafts, colEdges, box);
 }
 
@@ -75,7 +109,10 @@ export function tableFromStructure(st: StructTable, byMcid: Map<string, TextItem
  * cells") or Word get a row wider than its table.
  */
 export function disjointCells(table: Table): Cell[] {
-  const width = Math.max(table.cols, maxOf(table.cells, (c) => c.col + 1, 0));
+  const width = Math.max(
+    table.cols,
+    maxOf(table.cells, (c) => c.col + 1, 0),
+  );
   const taken = new Set<number>();
   const key = (r: number, c: number): number => r * width + c;
   const out: Cell[] = [];

@@ -42,7 +42,9 @@ afterAll(async () => {
 describe("transport and auth", () => {
   it("refuses plain HTTP on the same port with 403 https_required, never serving or redirecting", async () => {
     const raw = await new Promise<string>((resolve, reject) => {
-      const sock = net.connect(s.port, "127.0.0.1", () => sock.write(`GET /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.key}\r\nConnection: close\r\n\r\n`));
+      const sock = net.connect(s.port, "127.0.0.1", () =>
+        sock.write(`GET /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.key}\r\nConnection: close\r\n\r\n`),
+      );
       let out = "";
       sock.on("data", (d) => (out += d.toString()));
       sock.on("end", () => resolve(out));
@@ -64,7 +66,12 @@ describe("transport and auth", () => {
     expect(res.status).toBe(401);
     expect(res.headers["www-authenticate"]).toMatch(/^Bearer/);
     expect(res.headers["content-type"]).toMatch(/^application\/problem\+json/);
-    expect(res.json).toMatchObject({ type: "https://folio.dev/problems/unauthorized", status: 401, code: "unauthorized", request_id: expect.any(String) });
+    expect(res.json).toMatchObject({
+      type: "https://folio.dev/problems/unauthorized",
+      status: 401,
+      code: "unauthorized",
+      request_id: expect.any(String),
+    });
   });
 
   it("refuses a tenant on the free plan with 403 plan_required", async () => {
@@ -167,7 +174,15 @@ describe("operations and jobs", () => {
     const res = await s.request("POST", "/v1/pdf/merge", { form });
     expect(res.status, res.text).toBe(202);
     expect(res.headers.location).toBe(`/v1/jobs/${res.json.id}`);
-    expect(res.json).toMatchObject({ object: "job", operation: "merge", status: expect.stringMatching(/queued|running/), options: { outline: "per_file" }, metadata: { customer: "acme" }, result: null, error: null });
+    expect(res.json).toMatchObject({
+      object: "job",
+      operation: "merge",
+      status: expect.stringMatching(/queued|running/),
+      options: { outline: "per_file" },
+      metadata: { customer: "acme" },
+      result: null,
+      error: null,
+    });
     const job = await waitForJob(s, res.json.id);
     expect(job.status, JSON.stringify(job.error)).toBe("succeeded");
     expect(job.result.files).toHaveLength(1);
@@ -181,9 +196,20 @@ describe("operations and jobs", () => {
   });
 
   it("takes uploaded file ids in JSON with per-input pages, and Prefer: wait answers 200 with the finished job", async () => {
-    const up = (await upload(s, [[a, "alpha.pdf"], [b, "beta.pdf"]])).json.data;
+    const up = (
+      await upload(s, [
+        [a, "alpha.pdf"],
+        [b, "beta.pdf"],
+      ])
+    ).json.data;
     const res = await s.request("POST", "/v1/pdf/merge", {
-      json: { inputs: [{ file_id: up[0].id, pages: "2-last" }, { file_id: up[1].id, pages: "1" }], output_filename: "combined" },
+      json: {
+        inputs: [
+          { file_id: up[0].id, pages: "2-last" },
+          { file_id: up[1].id, pages: "1" },
+        ],
+        output_filename: "combined",
+      },
       headers: { Prefer: "wait=30" },
     });
     expect(res.status, res.text).toBe(200);
@@ -232,7 +258,14 @@ describe("operations and jobs", () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const up = (await upload(s, [[b, "beta.pdf"]])).json.data;
-      ids.push((await s.request("POST", "/v1/pdf/split", { json: { inputs: [{ file_id: up[0].id }], mode: "pages" }, headers: { Prefer: "wait=30" } })).json.id);
+      ids.push(
+        (
+          await s.request("POST", "/v1/pdf/split", {
+            json: { inputs: [{ file_id: up[0].id }], mode: "pages" },
+            headers: { Prefer: "wait=30" },
+          })
+        ).json.id,
+      );
     }
     const first = await s.request("GET", "/v1/jobs?operation=split&limit=2");
     expect(first.json.data.map((j: any) => j.id)).toEqual([ids[2], ids[1]]);
@@ -247,7 +280,9 @@ describe("operations and jobs", () => {
 
   it("deletes a job: 204, then its record, outputs and bytes are gone", async () => {
     const up = (await upload(s, [[a, "alpha.pdf"]])).json.data;
-    const job = (await s.request("POST", "/v1/pdf/split", { json: { inputs: [{ file_id: up[0].id }], mode: "pages" }, headers: { Prefer: "wait=30" } })).json;
+    const job = (
+      await s.request("POST", "/v1/pdf/split", { json: { inputs: [{ file_id: up[0].id }], mode: "pages" }, headers: { Prefer: "wait=30" } })
+    ).json;
     expect(job.result.files).toHaveLength(4);
     const before = await listFiles(path.join(s.dataDir, "files"));
     for (const f of job.result.files) expect(before.some((p) => p.endsWith(f.id))).toBe(true);
@@ -260,7 +295,9 @@ describe("operations and jobs", () => {
 
   it("expires outputs and the job record after the retention period, removing the bytes", async () => {
     const up = (await upload(s, [[b, "beta.pdf"]])).json.data;
-    const job = (await s.request("POST", "/v1/pdf/split", { json: { inputs: [{ file_id: up[0].id }], mode: "pages" }, headers: { Prefer: "wait=30" } })).json;
+    const job = (
+      await s.request("POST", "/v1/pdf/split", { json: { inputs: [{ file_id: up[0].id }], mode: "pages" }, headers: { Prefer: "wait=30" } })
+    ).json;
     expect(job.expires_at).toEqual(expect.any(String));
     const ids = job.result.files.map((f: any) => f.id);
     await new Promise((r) => setTimeout(r, 4500));
@@ -280,9 +317,19 @@ describe("tenant isolation: another tenant's ids are the same 404 as ids that ne
   let fileId: string;
   let outputId: string;
   beforeAll(async () => {
-    const up = (await upload(s, [[a, "a.pdf"], [b, "b.pdf"]])).json.data;
+    const up = (
+      await upload(s, [
+        [a, "a.pdf"],
+        [b, "b.pdf"],
+      ])
+    ).json.data;
     fileId = (await upload(s, [[a, "kept.pdf"]])).json.data[0].id;
-    const job = (await s.request("POST", "/v1/pdf/merge", { json: { inputs: [{ file_id: up[0].id }, { file_id: up[1].id }] }, headers: { Prefer: "wait=30" } })).json;
+    const job = (
+      await s.request("POST", "/v1/pdf/merge", {
+        json: { inputs: [{ file_id: up[0].id }, { file_id: up[1].id }] },
+        headers: { Prefer: "wait=30" },
+      })
+    ).json;
     jobId = job.id;
     outputId = job.result.files[0].id;
   });
@@ -297,7 +344,10 @@ describe("tenant isolation: another tenant's ids are the same 404 as ids that ne
     ["GET", "/v1/files/OUTPUT/content"],
   ])("%s %s", async (method, route) => {
     const real = route.replace("JOB", jobId).replace("FILE", fileId).replace("OUTPUT", outputId);
-    const fake = route.replace("JOB", "job_000000000000000000000000").replace("FILE", "file_000000000000000000000000").replace("OUTPUT", "file_000000000000000000000001");
+    const fake = route
+      .replace("JOB", "job_000000000000000000000000")
+      .replace("FILE", "file_000000000000000000000000")
+      .replace("OUTPUT", "file_000000000000000000000001");
     const theirs = await s.request(method, real, { key: other.key });
     const missing = await s.request(method, fake, { key: other.key });
     expect(theirs.status).toBe(404);
@@ -324,7 +374,10 @@ describe("idempotency", () => {
     expect(one.status).toBe(202);
     expect(two.json.id).toBe(one.json.id);
     expect(two.headers["idempotent-replayed"]).toBe("true");
-    const conflict = await s.request("POST", "/v1/pdf/compress", { json: { ...body, level: "high" }, headers: { "Idempotency-Key": "order-1" } });
+    const conflict = await s.request("POST", "/v1/pdf/compress", {
+      json: { ...body, level: "high" },
+      headers: { "Idempotency-Key": "order-1" },
+    });
     expect(conflict.status).toBe(409);
     expect(conflict.json.code).toBe("idempotency_conflict");
   });
@@ -351,7 +404,15 @@ describe("idempotency", () => {
 });
 
 describe("access requests", () => {
-  const valid = { email: "cto@example.com", company: "Example GmbH", use_case: "batch_conversion", description: "Invoices", expected_monthly_volume: 50000, file_types: ["docx", "pdf"], needs_dpa: true };
+  const valid = {
+    email: "cto@example.com",
+    company: "Example GmbH",
+    use_case: "batch_conversion",
+    description: "Invoices",
+    expected_monthly_volume: 50000,
+    file_types: ["docx", "pdf"],
+    needs_dpa: true,
+  };
 
   it("accepts a valid request without a key, and an operator approves it into a business tenant with a working key", async () => {
     const res = await s.request("POST", "/v1/access_requests", { key: null, json: valid });
@@ -368,7 +429,10 @@ describe("access requests", () => {
   });
 
   it("validates like everything else", async () => {
-    const res = await s.request("POST", "/v1/access_requests", { key: null, json: { ...valid, email: "not-an-email", use_case: "crypto" } });
+    const res = await s.request("POST", "/v1/access_requests", {
+      key: null,
+      json: { ...valid, email: "not-an-email", use_case: "crypto" },
+    });
     expect(res.status).toBe(422);
     expect(res.json.errors.map((e: any) => e.path).sort()).toEqual(["email", "use_case"]);
   });
@@ -384,7 +448,9 @@ describe("service endpoints", () => {
     expect(metrics).not.toMatch(/job_[0-9A-Za-z]{24}|file_[0-9A-Za-z]{24}|ten_/);
     const doc = (await s.request("GET", "/v1/openapi.json", { key: null })).json;
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/pdf/merge", "/v1/jobs/{id}", "/v1/files/{id}/content", "/v1/access_requests"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/v1/pdf/merge", "/v1/jobs/{id}", "/v1/files/{id}/content", "/v1/access_requests"]),
+    );
     const html = (await s.request("GET", "/docs", { key: null })).text;
     expect(html).toContain("/v1/pdf/compress");
     expect(html).toContain("idempotency_conflict");
@@ -393,7 +459,7 @@ describe("service endpoints", () => {
 
 describe("protect through the API", () => {
   it("encrypts, and the passwords appear in no job record, response or log", async () => {
-    const userPw = "--Pässwörd \"with\" spaces-7731";
+    const userPw = '--Pässwörd "with" spaces-7731';
     const ownerPw = "owner-secret-5c1f0e";
     secrets.push(userPw, ownerPw);
     const up = (await upload(s, [[a, "alpha.pdf"]])).json.data;
@@ -403,7 +469,10 @@ describe("protect through the API", () => {
     });
     expect(res.json.status, res.text).toBe("succeeded");
     expect(res.text).not.toContain(userPw);
-    expect(res.json.options).toEqual({ encryption: "aes-256", permissions: { print: "low", modify: true, copy: false, annotate: true, fill_forms: true, assemble: true, accessibility: true } });
+    expect(res.json.options).toEqual({
+      encryption: "aes-256",
+      permissions: { print: "low", modify: true, copy: false, annotate: true, fill_forms: true, assemble: true, accessibility: true },
+    });
     const file = path.join(s.dataDir, "check-protect.pdf");
     await writeFile(file, (await s.request("GET", res.json.result.files[0].download_url)).body);
     expect(await pdftotext(file, userPw)).toContain("alpha 1");

@@ -28,7 +28,10 @@ async function convert(to: "docx" | "xlsx"): Promise<{ file: string; job: any }>
   form.append("file", blob(pdf), "minutes.pdf");
   const up = await s.request("POST", "/v1/files", { form });
   expect(up.status, up.text).toBe(201);
-  const res = await s.request("POST", "/v1/pdf/convert", { json: { inputs: [{ file_id: up.json.data[0].id }], to }, headers: { Prefer: "wait=60" } });
+  const res = await s.request("POST", "/v1/pdf/convert", {
+    json: { inputs: [{ file_id: up.json.data[0].id }], to },
+    headers: { Prefer: "wait=60" },
+  });
   expect(res.status, res.text).toBe(200);
   expect(res.json.status, JSON.stringify(res.json.error)).toBe("succeeded");
   const out = res.json.result.files[0];

@@ -65,7 +65,14 @@ export async function encodeForm(form: FormData): Promise<{ body: Buffer; conten
   return { body: Buffer.from(await req.arrayBuffer()), contentType: req.headers.get("content-type")! };
 }
 
-export function httpsRequest(base: string, ca: Buffer, method: string, urlPath: string, headers: Record<string, string>, body?: Buffer | string | Iterable<Buffer> | AsyncIterable<Buffer>): Promise<HttpResponse> {
+export function httpsRequest(
+  base: string,
+  ca: Buffer,
+  method: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body?: Buffer | string | Iterable<Buffer> | AsyncIterable<Buffer>,
+): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const req = https.request(new URL(urlPath, base), { method, headers, ca, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -109,10 +116,14 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
   const launch = async (): Promise<void> => {
     const from = output.length;
     // The same Node flags bin/folio gives `folio serve`.
-    child = spawn(process.execPath, ["--max-semi-space-size=4", path.join(ROOT, "bin/folio.ts"), "serve", "--port", String(port), "--data-dir", dataDir], {
-      env: { ...process.env, FOLIO_LOG_LEVEL: "info", FOLIO_WORKERS: "2", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    child = spawn(
+      process.execPath,
+      ["--max-semi-space-size=4", path.join(ROOT, "bin/folio.ts"), "serve", "--port", String(port), "--data-dir", dataDir],
+      {
+        env: { ...process.env, FOLIO_LOG_LEVEL: "info", FOLIO_WORKERS: "2", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     const ready = new Promise<void>((resolve, reject) => {
       const onData = (b: Buffer): void => {
         output += b.toString();

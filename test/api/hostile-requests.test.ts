@@ -9,7 +9,8 @@ import { textPdf } from "./fixtures.ts";
 
 const B = "folioBoundary7";
 const multipart = { "Content-Type": `multipart/form-data; boundary=${B}` };
-const pdfPart = (disposition: string): string => `--${B}\r\nContent-Disposition: ${disposition}\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4 a tiny body\r\n`;
+const pdfPart = (disposition: string): string =>
+  `--${B}\r\nContent-Disposition: ${disposition}\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4 a tiny body\r\n`;
 
 let s: Server;
 let pdf: Uint8Array;
@@ -37,7 +38,11 @@ describe("malformed multipart bodies", () => {
     ["a file part with no name at all", "/v1/files", `${pdfPart('form-data; filename="a.pdf"')}--${B}--\r\n`],
     ["a file part with an empty name", "/v1/files", `${pdfPart('form-data; name=""; filename="a.pdf"')}--${B}--\r\n`],
     ["a field part with no name", "/v1/pdf/compress", `--${B}\r\nContent-Disposition: form-data\r\n\r\nhigh\r\n--${B}--\r\n`],
-    ["a field part with an empty name", "/v1/pdf/compress", `--${B}\r\nContent-Disposition: form-data; name=""\r\n\r\nhigh\r\n--${B}--\r\n`],
+    [
+      "a field part with an empty name",
+      "/v1/pdf/compress",
+      `--${B}\r\nContent-Disposition: form-data; name=""\r\n\r\nhigh\r\n--${B}--\r\n`,
+    ],
     ["a part cut off inside its headers", "/v1/files", `--${B}\r\nContent-Disposition: form-da`],
   ])("%s → 422 validation_failed, server up", async (_name, route, body) => {
     const res = await s.request("POST", route, { headers: multipart, body });
@@ -50,7 +55,10 @@ describe("malformed multipart bodies", () => {
 
 describe("request bodies that do not decode", () => {
   it.each(["gzip", "deflate", "br", "zstd"])("Content-Encoding: %s with bytes that are not %s → 422, not 500", async (encoding) => {
-    const res = await s.request("POST", "/v1/pdf/merge", { headers: { "Content-Type": "application/json", "Content-Encoding": encoding }, body: "these bytes are not compressed" });
+    const res = await s.request("POST", "/v1/pdf/merge", {
+      headers: { "Content-Type": "application/json", "Content-Encoding": encoding },
+      body: "these bytes are not compressed",
+    });
     expect(res.status, res.text).toBe(422);
     expect(res.json.code).toBe("validation_failed");
     expect(res.json.errors).toEqual([{ path: "(body)", message: "could not be read" }]);

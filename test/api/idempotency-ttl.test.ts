@@ -44,7 +44,9 @@ beforeAll(async () => {
   });
   const key = backend.newUploadKey(tenantId);
   await store.put(key, Readable.from([Buffer.from("%PDF-1.7\n")]));
-  const [file] = await backend.addUploads(tenantId, [{ storageKey: key, filename: "a.pdf", kind: "pdf", contentType: "application/pdf", size: 9, sha256: "0".repeat(64), pages: 1 }]);
+  const [file] = await backend.addUploads(tenantId, [
+    { storageKey: key, filename: "a.pdf", kind: "pdf", contentType: "application/pdf", size: 9, sha256: "0".repeat(64), pages: 1 },
+  ]);
   fileId = file!.id;
 });
 afterAll(async () => {
@@ -65,7 +67,8 @@ const job = (level: string) => ({
 
 describe("idempotency keys are kept 24 hours", () => {
   it("replays within the day, conflicts on another body, and frees the key after it", async () => {
-    const submit = (level: string, hash: string) => backend.submit({ ...job(level), tenantId, inputs: [{ file_id: fileId }] }, { key: "k1", hash });
+    const submit = (level: string, hash: string) =>
+      backend.submit({ ...job(level), tenantId, inputs: [{ file_id: fileId }] }, { key: "k1", hash });
     const first = await submit("low", "A");
     expect(first.kind).toBe("created");
     clock += IDEMPOTENCY_TTL_MS - 60_000;

@@ -44,7 +44,9 @@ describe("job error codes", () => {
   });
 
   it("invalid_pdf: bytes that start like a PDF but are not one", async () => {
-    const job = await submit(s, "split", [Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(2000, 0x78)]), "junk.pdf"], { mode: "pages" });
+    const job = await submit(s, "split", [Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(2000, 0x78)]), "junk.pdf"], {
+      mode: "pages",
+    });
     expect(job.error.code).toBe("invalid_pdf");
   });
 
@@ -62,7 +64,10 @@ describe("job error codes", () => {
     execFileSync("mkdir", ["-p", path.join(zipDir, "word")]);
     writeFileSync(path.join(zipDir, "[Content_Types].xml"), "<Types/>");
     writeFileSync(path.join(zipDir, "word", "document.xml"), "this is not xml at all <<<");
-    execFileSync("python3", ["-c", `import zipfile,os;z=zipfile.ZipFile('${dir}/bad.docx','w');[z.write(os.path.join(r,f),os.path.relpath(os.path.join(r,f),'${zipDir}')) for r,_,fs in os.walk('${zipDir}') for f in fs];z.close()`]);
+    execFileSync("python3", [
+      "-c",
+      `import zipfile,os;z=zipfile.ZipFile('${dir}/bad.docx','w');[z.write(os.path.join(r,f),os.path.relpath(os.path.join(r,f),'${zipDir}')) for r,_,fs in os.walk('${zipDir}') for f in fs];z.close()`,
+    ]);
     const job = await submit(s, "convert", [Buffer.from(execFileSync("cat", [path.join(dir, "bad.docx")])), "bad.docx"], { to: "pdf" });
     expect(job.status).toBe("failed");
     expect(job.error.code).toBe("conversion_failed");

@@ -36,7 +36,12 @@ class FakeCluster implements PdfJobApi {
     const pj: PdfJob = {
       apiVersion: "folio.dev/v1alpha1",
       kind: "PdfJob",
-      metadata: { ...metadata, uid: `uid-${metadata.name}`, resourceVersion: String(++this.#rv), creationTimestamp: new Date().toISOString() },
+      metadata: {
+        ...metadata,
+        uid: `uid-${metadata.name}`,
+        resourceVersion: String(++this.#rv),
+        creationTimestamp: new Date().toISOString(),
+      },
       spec,
     };
     this.jobs.set(metadata.name, pj);
@@ -93,7 +98,9 @@ let otherTenant: string;
 async function upload(tenant = tenantId): Promise<string> {
   const key = backend.newUploadKey(tenant);
   await store.put(key, Readable.from([Buffer.from("%PDF-1.7\n")]));
-  const [file] = await backend.addUploads(tenant, [{ storageKey: key, filename: "a.pdf", kind: "pdf", contentType: "application/pdf", size: 9, sha256: "0".repeat(64), pages: 1 }]);
+  const [file] = await backend.addUploads(tenant, [
+    { storageKey: key, filename: "a.pdf", kind: "pdf", contentType: "application/pdf", size: 9, sha256: "0".repeat(64), pages: 1 },
+  ]);
   return file!.id;
 }
 
@@ -117,7 +124,17 @@ beforeEach(async () => {
   otherTenant = tenants.create("globex", "business").id;
   store = new FsObjectStore(path.join(dir, "files"));
   cluster = new FakeCluster();
-  backend = new KubernetesBackend({ db, store, kube: cluster, tenants, log: createLogger({ level: "silent" }), uploadTtlMs: 3_600_000, deadlineSeconds: 360, sweepIntervalMs: 60_000, pollMs: 10 });
+  backend = new KubernetesBackend({
+    db,
+    store,
+    kube: cluster,
+    tenants,
+    log: createLogger({ level: "silent" }),
+    uploadTtlMs: 3_600_000,
+    deadlineSeconds: 360,
+    sweepIntervalMs: 60_000,
+    pollMs: 10,
+  });
 });
 afterEach(async () => {
   db.close();
@@ -148,7 +165,10 @@ describe("KubernetesBackend", () => {
     const tenants = new TenantStore(db);
     tenants.rotateWebhookSecret(tenantId, 60_000);
     const t = tenants.byId(tenantId)!;
-    const res = await backend.submit(newJob(await upload(), { operation: "protect", options: { user_password: "pa55-word" }, webhookUrl: "https://hooks.example.com/x" }), null);
+    const res = await backend.submit(
+      newJob(await upload(), { operation: "protect", options: { user_password: "pa55-word" }, webhookUrl: "https://hooks.example.com/x" }),
+      null,
+    );
     if (res.kind !== "created") throw new Error(res.kind);
     const name = pdfJobName(res.job.id);
     const pj = cluster.jobs.get(name)!;
@@ -163,10 +183,14 @@ describe("KubernetesBackend", () => {
   it("takes the PdfJob back when its Secret cannot be made, and frees the key", async () => {
     const fileId = await upload();
     cluster.failSecret = true;
-    await expect(backend.submit(newJob(fileId, { operation: "protect", options: { user_password: "x" } }), { key: "k3", hash: "h" })).rejects.toThrow(/etcd/);
+    await expect(
+      backend.submit(newJob(fileId, { operation: "protect", options: { user_password: "x" } }), { key: "k3", hash: "h" }),
+    ).rejects.toThrow(/etcd/);
     expect(cluster.jobs.size).toBe(0);
     cluster.failSecret = false;
-    expect((await backend.submit(newJob(fileId, { operation: "protect", options: { user_password: "x" } }), { key: "k3", hash: "h" })).kind).toBe("created");
+    expect(
+      (await backend.submit(newJob(fileId, { operation: "protect", options: { user_password: "x" } }), { key: "k3", hash: "h" })).kind,
+    ).toBe("created");
   });
 
   it("keeps tenants apart: another tenant's job and its outputs are not found, and cannot be deleted", async () => {
@@ -189,9 +213,14 @@ describe("KubernetesBackend", () => {
     const ids = [0, 1, 2].map((i) => outputFileId(tenantId, res.job.id, i));
     const keys = ids.map((id) => `${tenantId}/${res.job.id}/${id}`);
     for (const k of keys) await store.put(k, Readable.from([Buffer.from("pdf")]));
-    cluster.succeed(pdfJobName(res.job.id), keys.map((key, i) => ({ key, filename: `p${i}.pdf` })));
+    cluster.succeed(
+      pdfJobName(res.job.id),
+      keys.map((key, i) => ({ key, filename: `p${i}.pdf` })),
+    );
     expect(await Promise.all(ids.map((id) => backend.deleteFile(tenantId, id)))).toEqual([true, true, true]);
-    expect(cluster.jobs.get(pdfJobName(res.job.id))!.metadata.annotations?.[DELETED_OUTPUTS_ANNOTATION]?.split(",").sort()).toEqual([...ids].sort());
+    expect(cluster.jobs.get(pdfJobName(res.job.id))!.metadata.annotations?.[DELETED_OUTPUTS_ANNOTATION]?.split(",").sort()).toEqual(
+      [...ids].sort(),
+    );
     for (const k of keys) expect(await store.exists(k)).toBe(false);
     expect((await backend.getJob(tenantId, res.job.id))?.result?.files).toEqual([]);
   });

@@ -53,7 +53,15 @@ describe("access requests are rate-limited per client address", () => {
   afterAll(() => s.cleanup());
 
   it("accepts the hourly allowance, then answers 429 with Retry-After", async () => {
-    const body = { email: "a@example.com", company: "A", use_case: "other", description: "d", expected_monthly_volume: 1, file_types: [], needs_dpa: false };
+    const body = {
+      email: "a@example.com",
+      company: "A",
+      use_case: "other",
+      description: "d",
+      expected_monthly_volume: 1,
+      file_types: [],
+      needs_dpa: false,
+    };
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push(await s.request("POST", "/v1/access_requests", { key: null, json: body }));
     expect(statuses.map((r) => r.status)).toEqual([202, 202, 429]);
@@ -65,7 +73,12 @@ describe("access requests are rate-limited per client address", () => {
 describe("concurrent job cap and size caps", () => {
   let s: Server;
   beforeAll(async () => {
-    s = await startServer({ FOLIO_MAX_UNFINISHED_JOBS: "1", FOLIO_WORKERS: "1", FOLIO_MAX_FILE_BYTES: "200000", FOLIO_MAX_REQUEST_BYTES: "300000" });
+    s = await startServer({
+      FOLIO_MAX_UNFINISHED_JOBS: "1",
+      FOLIO_WORKERS: "1",
+      FOLIO_MAX_FILE_BYTES: "200000",
+      FOLIO_MAX_REQUEST_BYTES: "300000",
+    });
   }, 60_000);
   afterAll(() => s.cleanup());
 
@@ -98,7 +111,8 @@ describe("concurrent job cap and size caps", () => {
 
   it("answers 413 for a request over the per-request cap", async () => {
     const form = new FormData();
-    for (let i = 0; i < 2; i++) form.append("file", blob(Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(180_000, 0x20)])), `p${i}.pdf`);
+    for (let i = 0; i < 2; i++)
+      form.append("file", blob(Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(180_000, 0x20)])), `p${i}.pdf`);
     const res = await s.request("POST", "/v1/files", { form });
     expect(res.status).toBe(413);
   });
@@ -116,19 +130,26 @@ describe("a 1 GB upload", () => {
     const size = 1024 ** 3;
     const chunk = Buffer.alloc(1024 * 1024, 0x20);
     function* body(): Generator<Buffer> {
-      yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n`);
+      yield Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n`,
+      );
       for (let sent = 9; sent < size; sent += chunk.length) yield sent + chunk.length > size ? chunk.subarray(0, size - sent) : chunk;
       yield Buffer.from(`\r\n--${boundary}--\r\n`);
     }
     const before = rssKiB(s.pid());
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, rssKiB(s.pid()))), 100);
-    const res = await s.request("POST", "/v1/files", { body: body(), headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` } });
+    const res = await s.request("POST", "/v1/files", {
+      body: body(),
+      headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` },
+    });
     clearInterval(sampler);
     expect(res.status, res.text).toBe(201);
     expect(res.json.data[0].size).toBe(size + 9 - 9);
     const growthMiB = (peak - before) / 1024;
-    console.log(`1 GB upload: server RSS ${Math.round(before / 1024)} MiB before, peak ${Math.round(peak / 1024)} MiB (growth ${growthMiB.toFixed(1)} MiB)`);
+    console.log(
+      `1 GB upload: server RSS ${Math.round(before / 1024)} MiB before, peak ${Math.round(peak / 1024)} MiB (growth ${growthMiB.toFixed(1)} MiB)`,
+    );
     expect(growthMiB).toBeLessThan(64);
     expect((await s.request("DELETE", `/v1/files/${res.json.data[0].id}`)).status).toBe(204);
   });

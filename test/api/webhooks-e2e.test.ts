@@ -93,7 +93,11 @@ describe("webhooks end to end", () => {
     const [hit] = received;
     expect(hit!.verified).toBe(true);
     expect(hit!.id).toMatch(/^msg_/);
-    expect(hit!.payload).toMatchObject({ type: "job.succeeded", timestamp: expect.any(String), data: { id, object: "job", status: "succeeded" } });
+    expect(hit!.payload).toMatchObject({
+      type: "job.succeeded",
+      timestamp: expect.any(String),
+      data: { id, object: "job", status: "succeeded" },
+    });
     expect(hit!.payload.data.result.files).toHaveLength(3);
     const job = await waitForJob(s, id);
     const state = (await s.request("GET", `/v1/jobs/${id}`)).json.webhook;
@@ -106,7 +110,11 @@ describe("webhooks end to end", () => {
     answer = 500;
     const id = await submit(receiverUrl);
     await until(() => received.length >= 1, 30_000);
-    expect((await s.request("GET", `/v1/jobs/${id}`)).json.webhook).toMatchObject({ status: "failing", attempts: 1, last_error: expect.stringContaining("500") });
+    expect((await s.request("GET", `/v1/jobs/${id}`)).json.webhook).toMatchObject({
+      status: "failing",
+      attempts: 1,
+      last_error: expect.stringContaining("500"),
+    });
     answer = 200;
     await until(() => received.length >= 2, 30_000);
     expect(received[1]!.id).toBe(received[0]!.id);
@@ -148,7 +156,9 @@ describe("webhooks end to end", () => {
   });
 
   it("refuses at submission a webhook URL that is not allow-listed and not public", async () => {
-    const res = await s.request("POST", "/v1/pdf/split", { json: { inputs: [{ file_id: "file_x" }], mode: "pages", webhook_url: "https://[::1]:1/x" } });
+    const res = await s.request("POST", "/v1/pdf/split", {
+      json: { inputs: [{ file_id: "file_x" }], mode: "pages", webhook_url: "https://[::1]:1/x" },
+    });
     expect(res.status).toBe(422);
     expect(res.json.errors.map((e: any) => e.path)).toContain("webhook_url");
   });

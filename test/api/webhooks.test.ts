@@ -20,7 +20,13 @@ import type { JobObject } from "../../core/schemas/api.ts";
 import { openDb, type Db } from "../../api/store/db.ts";
 import { TenantStore, type Tenant } from "../../api/store/tenants.ts";
 import { WebhookStore } from "../../api/store/webhooks.ts";
-import { RETRY_SCHEDULE_MS, retryDelay, WebhookDelivery, type WebhookDeliveryOptions, type WebhookOutcome } from "../../api/webhooks/delivery.ts";
+import {
+  RETRY_SCHEDULE_MS,
+  retryDelay,
+  WebhookDelivery,
+  type WebhookDeliveryOptions,
+  type WebhookOutcome,
+} from "../../api/webhooks/delivery.ts";
 
 type Reply = number | "hang" | { status: number; location?: string; bodyBytes?: number };
 interface Received {
@@ -91,9 +97,20 @@ function tenant(): Tenant {
 function jobSnapshot(id: string, url: string): JobObject {
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
   return {
-    id, object: "job", operation: "merge", status: "succeeded", created_at: now, started_at: now, completed_at: now, expires_at: now,
-    inputs: [], options: {}, result: { files: [] }, error: null,
-    webhook: { url, status: "pending", attempts: 0, last_attempt_at: null, last_error: null }, metadata: { order: "42" },
+    id,
+    object: "job",
+    operation: "merge",
+    status: "succeeded",
+    created_at: now,
+    started_at: now,
+    completed_at: now,
+    expires_at: now,
+    inputs: [],
+    options: {},
+    result: { files: [] },
+    error: null,
+    webhook: { url, status: "pending", attempts: 0, last_attempt_at: null, last_error: null },
+    metadata: { order: "42" },
   };
 }
 
@@ -203,7 +220,9 @@ describe("webhook delivery", () => {
     const job = jobId();
     d.enqueue(t.id, job, `${base}/`, "job.canceled", jobSnapshot(job, `${base}/`));
     d.start();
-    await waitFor(() => expect(d.stateForJob(job)).toMatchObject({ status: "gave_up", attempts: 1, last_error: expect.stringMatching(/410/) }));
+    await waitFor(() =>
+      expect(d.stateForJob(job)).toMatchObject({ status: "gave_up", attempts: 1, last_error: expect.stringMatching(/410/) }),
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.requests).toHaveLength(1);
     expect(outcomes).toEqual(["failed", "gave_up"]);
@@ -231,7 +250,9 @@ describe("webhook delivery", () => {
       const job = jobId();
       d.enqueue(t.id, job, `${base}/`, "job.succeeded", jobSnapshot(job, `${base}/`));
       d.start();
-      await waitFor(() => expect(d.stateForJob(job)).toMatchObject({ status: "gave_up", attempts: 2, last_error: "redirect (HTTP 302) not followed" }));
+      await waitFor(() =>
+        expect(d.stateForJob(job)).toMatchObject({ status: "gave_up", attempts: 2, last_error: "redirect (HTTP 302) not followed" }),
+      );
       expect(target.connections).toBe(0);
       expect(target.requests).toHaveLength(0);
     } finally {
@@ -333,16 +354,24 @@ describe("webhook delivery", () => {
   it("should open the circuit for a failing host and defer its other deliveries without spending their attempts", async () => {
     const t = tenant();
     receiver.replies = [503];
-    const d = delivery({ schedule: [60_000], concurrency: 1, breaker: { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeoutMs: 60_000 } });
+    const d = delivery({
+      schedule: [60_000],
+      concurrency: 1,
+      breaker: { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeoutMs: 60_000 },
+    });
     const jobs = [jobId(), jobId(), jobId(), jobId()];
     for (const j of jobs) d.enqueue(t.id, j, `${base}/`, "job.succeeded", jobSnapshot(j, `${base}/`));
     const started = Date.now();
     d.start();
     const store = new WebhookStore(db);
-    const rows = (): { status: string; attempts: number; next_attempt_at: number | null }[] =>
-      jobs.map((j) => store.latestForJob(j)!);
+    const rows = (): { status: string; attempts: number; next_attempt_at: number | null }[] => jobs.map((j) => store.latestForJob(j)!);
     await waitFor(() => expect(rows().every((r) => (r.next_attempt_at ?? 0) > started + 30_000)).toBe(true));
-    expect(rows().map((r) => [r.status, r.attempts])).toEqual([["failing", 1], ["failing", 1], ["pending", 0], ["pending", 0]]);
+    expect(rows().map((r) => [r.status, r.attempts])).toEqual([
+      ["failing", 1],
+      ["failing", 1],
+      ["pending", 0],
+      ["pending", 0],
+    ]);
     expect(receiver.requests).toHaveLength(2);
     expect(logLines.join("")).toContain("Opened webhook circuit");
   });

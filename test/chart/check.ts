@@ -83,7 +83,10 @@ function metricsIn(expr: string): string[] {
 function crdCopy(): void {
   const generated = "crds/pdfjobs.folio.dev.yaml";
   const copy = "helm/folio/crds/pdfjobs.folio.dev.yaml";
-  check(existsSync(join(ROOT, copy)) && read(copy) === read(generated), `${copy} is a copy of ${generated} (refresh: cp ${generated} ${copy})`);
+  check(
+    existsSync(join(ROOT, copy)) && read(copy) === read(generated),
+    `${copy} is a copy of ${generated} (refresh: cp ${generated} ${copy})`,
+  );
 }
 
 interface Rule {
@@ -98,7 +101,9 @@ function alerts(known: Set<string>): void {
   const rules = ((load(read("helm/folio/files/alerts.yaml")) as { groups?: { rules: Rule[] }[] }).groups ?? []).flatMap((g) => g.rules);
   const runbooks = read("docs/runbooks.md");
   const anchors = new Set([...runbooks.matchAll(/^## +(\S+)\s*$/gm)].map((m) => m[1]!.toLowerCase()));
-  const tests = (load(read("test/chart/alerts.test.yaml")) as { tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[] }).tests;
+  const tests = (
+    load(read("test/chart/alerts.test.yaml")) as { tests: { alert_rule_test?: { alertname: string; exp_alerts?: unknown[] }[] }[] }
+  ).tests;
   const cases = tests.flatMap((t) => t.alert_rule_test ?? []);
   const alertRules = rules.filter((r) => r.alert);
   check(alertRules.length > 0, `${alertRules.length} alerts in helm/folio/files/alerts.yaml`);
@@ -106,18 +111,33 @@ function alerts(known: Set<string>): void {
     const name = r.alert!;
     const url = r.annotations?.runbook_url ?? "";
     const anchor = url.split("#")[1] ?? "";
-    check(url.includes("docs/runbooks.md#") && anchor === name.toLowerCase() && anchors.has(anchor), `${name}: runbook_url points at its section of docs/runbooks.md`);
+    check(
+      url.includes("docs/runbooks.md#") && anchor === name.toLowerCase() && anchors.has(anchor),
+      `${name}: runbook_url points at its section of docs/runbooks.md`,
+    );
     check(["critical", "warning"].includes(r.labels?.severity ?? ""), `${name}: severity ${r.labels?.severity}`);
     const mine = cases.filter((c) => c.alertname === name);
-    check(mine.some((c) => (c.exp_alerts ?? []).length > 0), `${name}: a promtool case where it fires`);
-    check(mine.some((c) => (c.exp_alerts ?? []).length === 0), `${name}: a promtool case where it does not fire`);
+    check(
+      mine.some((c) => (c.exp_alerts ?? []).length > 0),
+      `${name}: a promtool case where it fires`,
+    );
+    check(
+      mine.some((c) => (c.exp_alerts ?? []).length === 0),
+      `${name}: a promtool case where it does not fire`,
+    );
   }
   for (const r of rules.filter((x) => x.record)) {
-    check(alertRules.some((a) => a.expr.includes(r.record!)), `recording rule ${r.record} is used by an alert`);
+    check(
+      alertRules.some((a) => a.expr.includes(r.record!)),
+      `recording rule ${r.record} is used by an alert`,
+    );
   }
   for (const r of rules) {
     const unknown = metricsIn(r.expr).filter((m) => !known.has(m) && !m.startsWith("folio:"));
-    check(unknown.length === 0, `${r.alert ?? r.record}: queries only known metrics${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`);
+    check(
+      unknown.length === 0,
+      `${r.alert ?? r.record}: queries only known metrics${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`,
+    );
   }
 }
 
@@ -138,7 +158,10 @@ function dashboard(known: Set<string>, promqlOut: string): void {
     return;
   }
   check(typeof d.uid === "string" && d.uid.length > 0, `dashboard uid ${d.uid}`);
-  check(d.templating.list.some((v) => v.type === "datasource"), "dashboard has a datasource variable");
+  check(
+    d.templating.list.some((v) => v.type === "datasource"),
+    "dashboard has a datasource variable",
+  );
   const ids = d.panels.map((p) => p.id);
   check(new Set(ids).size === ids.length, `${ids.length} panels with unique ids`);
   const cells = new Map<string, string>();
@@ -160,14 +183,26 @@ function dashboard(known: Set<string>, promqlOut: string): void {
       const expr = t.expr.replaceAll("$__rate_interval", "5m").replaceAll("$namespace", "folio");
       rules.push({ record: `dashboard:panel_${p.id}_${t.refId}`, expr });
       const unknown = metricsIn(expr).filter((m) => !known.has(m));
-      check(unknown.length === 0, `panel "${p.title}" ${t.refId}: queries only known metrics${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`);
+      check(
+        unknown.length === 0,
+        `panel "${p.title}" ${t.refId}: queries only known metrics${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`,
+      );
     }
   }
   // A rules file of every query: `promtool check rules` then parses each as PromQL.
   writeFileSync(promqlOut, JSON.stringify({ groups: [{ name: "dashboard-queries", rules }] }, null, 2));
   check(rules.length > 0, `${rules.length} dashboard queries written to ${promqlOut} for promtool`);
-  const wanted = ["folio_http_requests_total", "folio_http_request_duration_seconds_bucket", "folio_jobs_total", "folio_jobs_queued", "folio_job_queue_wait_seconds_bucket",
-    "folio_job_duration_seconds_bucket", "folio_webhook_deliveries_total", "folio_controller_reconcile_total", "folio_controller_workqueue_depth"];
+  const wanted = [
+    "folio_http_requests_total",
+    "folio_http_request_duration_seconds_bucket",
+    "folio_jobs_total",
+    "folio_jobs_queued",
+    "folio_job_queue_wait_seconds_bucket",
+    "folio_job_duration_seconds_bucket",
+    "folio_webhook_deliveries_total",
+    "folio_controller_reconcile_total",
+    "folio_controller_workqueue_depth",
+  ];
   const all = rules.map((r) => r.expr).join("\n");
   for (const m of wanted) check(all.includes(m), `the dashboard shows ${m}`);
 }
@@ -182,7 +217,10 @@ function dockerfiles(): void {
   check(runtime.length > 0, `bin/debian-packages.txt lists ${runtime.length} runtime packages`);
   for (const f of ["docker/api.Dockerfile", "docker/runner.Dockerfile"]) {
     const text = read(f);
-    const code = text.split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
+    const code = text
+      .split("\n")
+      .filter((l) => !/^\s*#/.test(l))
+      .join("\n");
     check(/COPY bin\/debian-packages\.txt/.test(code), `${f} reads bin/debian-packages.txt`);
     const named = runtime.filter((p) => new RegExp(`install[^\\n]*\\b${p.replaceAll(".", "\\.")}\\b`).test(code));
     check(named.length === 0, `${f} names no runtime package itself${named.length ? ` (${named.join(", ")})` : ""}`);
@@ -190,25 +228,43 @@ function dockerfiles(): void {
     check(/tini/.test(code) && /ENTRYPOINT \["folio"\]/.test(code), `${f}: tini (via /usr/local/bin/folio) and ENTRYPOINT folio`);
     const stages = code.split(/^FROM /m).slice(1);
     const final = stages[stages.length - 1] ?? "";
-    check(stages.length >= 2 && !/\b(gcc|g\+\+|make|build-essential|npm)\b/.test(final), `${f}: multi-stage, no compiler or npm in the final stage`);
+    check(
+      stages.length >= 2 && !/\b(gcc|g\+\+|make|build-essential|npm)\b/.test(final),
+      `${f}: multi-stage, no compiler or npm in the final stage`,
+    );
   }
   check(/awk[^\n]*runtime/.test(read("docker/runner.Dockerfile")), "docker/runner.Dockerfile installs every `runtime` line");
   const buildStage = (f: string): string => /^FROM [^\n]* AS build\n[\s\S]*?(?=^FROM )/m.exec(read(f))?.[0] ?? "";
-  check(buildStage("docker/api.Dockerfile") !== "" && buildStage("docker/api.Dockerfile") === buildStage("docker/runner.Dockerfile"), "the two Dockerfiles share the same build stage");
+  check(
+    buildStage("docker/api.Dockerfile") !== "" && buildStage("docker/api.Dockerfile") === buildStage("docker/runner.Dockerfile"),
+    "the two Dockerfiles share the same build stage",
+  );
 }
 
 /**
  * Environment the chart sets that core/config.ts does not define but something else reads: the
  * AWS SDK's credentials, the engines' HOME, the `helm test` pod's script and Node.
  */
-const ENV_READ_ELSEWHERE = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "HOME", "FOLIO_URL", "NODE_TLS_REJECT_UNAUTHORIZED", "NODE_NO_WARNINGS"];
+const ENV_READ_ELSEWHERE = [
+  "AWS_ACCESS_KEY_ID",
+  "AWS_SECRET_ACCESS_KEY",
+  "HOME",
+  "FOLIO_URL",
+  "NODE_TLS_REJECT_UNAUTHORIZED",
+  "NODE_NO_WARNINGS",
+];
 
 /** Every environment variable the chart's templates set is one a process reads (no misspelt key). */
 function chartEnv(configKeys: ReadonlySet<string>): void {
   const templates = ["_helpers.tpl", "api/deployment.yaml", "controller/deployment.yaml", "tests/readyz.yaml"];
-  const names = new Set(templates.flatMap((t) => [...read(`helm/folio/templates/${t}`).matchAll(/^\s*- name: ([A-Z][A-Z0-9_]*)\s*$/gm)].map((m) => m[1]!)));
+  const names = new Set(
+    templates.flatMap((t) => [...read(`helm/folio/templates/${t}`).matchAll(/^\s*- name: ([A-Z][A-Z0-9_]*)\s*$/gm)].map((m) => m[1]!)),
+  );
   const unknown = [...names].filter((n) => !configKeys.has(n) && !ENV_READ_ELSEWHERE.includes(n));
-  check(names.size > 20 && unknown.length === 0, `the chart sets ${names.size} environment variables, each a core/config.ts key or read elsewhere${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`);
+  check(
+    names.size > 20 && unknown.length === 0,
+    `the chart sets ${names.size} environment variables, each a core/config.ts key or read elsewhere${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`,
+  );
 }
 
 /**
@@ -227,11 +283,15 @@ function renderedRules(manifest: string, out: string): number {
   const anchorsOnly = (groups: unknown): string =>
     JSON.stringify(groups, (k, v: unknown) => {
       if (k === "runbook_url" && typeof v === "string") return v.slice(v.indexOf("#"));
-      if (v && typeof v === "object" && !Array.isArray(v)) return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)));
+      if (v && typeof v === "object" && !Array.isArray(v))
+        return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)));
       return v;
     });
   const file = load(read("helm/folio/files/alerts.yaml")) as { groups: unknown };
-  check(anchorsOnly(rule.spec.groups) === anchorsOnly(file.groups), "the rendered PrometheusRule has the rules of helm/folio/files/alerts.yaml");
+  check(
+    anchorsOnly(rule.spec.groups) === anchorsOnly(file.groups),
+    "the rendered PrometheusRule has the rules of helm/folio/files/alerts.yaml",
+  );
   writeFileSync(out, JSON.stringify({ groups: rule.spec.groups }, null, 2));
   process.stdout.write(`rendered PrometheusRule: ${passed} passed, ${failures} failed (rules written to ${out})\n`);
   return failures ? 1 : 0;
@@ -253,8 +313,14 @@ function valuesSchema(): void {
   };
   walk(schema, "");
   const remote = refs.filter((r) => !r.startsWith("#/"));
-  check(refs.length > 0 && remote.length === 0, `values.schema.json: ${refs.length} $refs, all local${remote.length ? ` (remote: ${remote.join(", ")})` : ""}`);
-  check(open.length === 0, `values.schema.json: every object with properties rejects unknown keys${open.length ? ` (open: ${open.join(", ")})` : ""}`);
+  check(
+    refs.length > 0 && remote.length === 0,
+    `values.schema.json: ${refs.length} $refs, all local${remote.length ? ` (remote: ${remote.join(", ")})` : ""}`,
+  );
+  check(
+    open.length === 0,
+    `values.schema.json: every object with properties rejects unknown keys${open.length ? ` (open: ${open.join(", ")})` : ""}`,
+  );
 }
 
 function main(): number {
@@ -265,7 +331,9 @@ function main(): number {
   const controller = existsSync(join(ROOT, controllerFile)) ? declaredMetrics(controllerFile) : CONTROLLER_METRICS;
   const shared = "core/metrics/job-metrics.ts";
   const known = seriesNames([...declaredMetrics("api/metrics.ts"), ...declaredMetrics(shared), ...controller]);
-  process.stdout.write(`static checks (metrics: api/metrics.ts + ${shared} + ${existsSync(join(ROOT, controllerFile)) ? controllerFile : "the agreed controller list"})\n`);
+  process.stdout.write(
+    `static checks (metrics: api/metrics.ts + ${shared} + ${existsSync(join(ROOT, controllerFile)) ? controllerFile : "the agreed controller list"})\n`,
+  );
   crdCopy();
   valuesSchema();
   alerts(known);

@@ -27,7 +27,11 @@ export interface ImageConfig {
 
 /** Instructions of the last stage, continuation lines joined, comments dropped. */
 function finalStage(text: string): { op: string; arg: string }[] {
-  const lines = text.replace(/\\\r?\n/g, " ").split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+  const lines = text
+    .replace(/\\\r?\n/g, " ")
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
   const instructions = lines.map((l) => {
     const [op = "", ...rest] = l.split(/\s+/);
     return { op: op.toUpperCase(), arg: rest.join(" ") };
@@ -67,7 +71,10 @@ function localEntrypoint(c: ImageConfig, file: string): string[] {
 
 /** The mappings for the chart's two images under TEST_REGISTRY, by tag or digest. */
 export function chartImages(): ImageMapping[] {
-  const images: [string, string][] = [["folio/api", "docker/api.Dockerfile"], ["folio/runner", "docker/runner.Dockerfile"]];
+  const images: [string, string][] = [
+    ["folio/api", "docker/api.Dockerfile"],
+    ["folio/runner", "docker/runner.Dockerfile"],
+  ];
   return images.flatMap(([repository, dockerfile]) => {
     const file = join(REPO_ROOT, dockerfile);
     const c = readImageConfig(file);

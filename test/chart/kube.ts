@@ -44,7 +44,13 @@ import { loadAll } from "js-yaml";
 type Obj = {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; [k: string]: unknown };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [k: string]: unknown;
+  };
   spec?: any;
   status?: any;
   [k: string]: unknown;
@@ -104,7 +110,9 @@ class Kube {
             // not JSON: keep the text
           }
           const raw = res.headers.warning;
-          const warnings = (Array.isArray(raw) ? raw : raw ? [raw] : []).flatMap((w) => w.split(/,(?=\s*299 )/)).map((w) => w.replace(/^\s*299 - /, "").replace(/^"|"$/g, ""));
+          const warnings = (Array.isArray(raw) ? raw : raw ? [raw] : [])
+            .flatMap((w) => w.split(/,(?=\s*299 )/))
+            .map((w) => w.replace(/^\s*299 - /, "").replace(/^"|"$/g, ""));
           resolve({ status: res.statusCode ?? 0, body: parsed, warnings });
         });
       });
@@ -129,7 +137,10 @@ class Kube {
     return found;
   }
 
-  async path(o: Pick<Obj, "apiVersion" | "kind"> & { metadata: { name?: string; namespace?: string } }, defaultNamespace?: string): Promise<string> {
+  async path(
+    o: Pick<Obj, "apiVersion" | "kind"> & { metadata: { name?: string; namespace?: string } },
+    defaultNamespace?: string,
+  ): Promise<string> {
     const { plural, namespaced } = await this.resource(o.apiVersion, o.kind);
     const base = o.apiVersion.includes("/") ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
     const ns = o.metadata.namespace ?? defaultNamespace;
@@ -291,7 +302,11 @@ async function namespace(k: Kube, name: string, labels: readonly string[]): Prom
 
 async function installed(k: Kube, ns: string, manifest: string): Promise<void> {
   // Helm installs crds/ outside the release manifest.
-  const crd = await k.get({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "pdfjobs.folio.dev" } });
+  const crd = await k.get({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "pdfjobs.folio.dev" },
+  });
   const established = (crd.body?.status?.conditions ?? []).some((c: any) => c.type === "Established" && c.status === "True");
   if (crd.status === 200 && established) ok("CustomResourceDefinition/pdfjobs.folio.dev installed from the chart's crds/ and established");
   else fail(`CustomResourceDefinition/pdfjobs.folio.dev: HTTP ${crd.status}, established: ${established}`);
@@ -305,7 +320,9 @@ async function installed(k: Kube, ns: string, manifest: string): Promise<void> {
     ok(`${id(o)} exists`);
     if (o.kind !== "Deployment") continue;
     const want = Number(o.spec?.replicas ?? 1);
-    const selector = Object.entries(o.spec.selector.matchLabels as Record<string, string>).map(([a, b]) => `${a}=${b}`).join(",");
+    const selector = Object.entries(o.spec.selector.matchLabels as Record<string, string>)
+      .map(([a, b]) => `${a}=${b}`)
+      .join(",");
     const seen = await waitFor(`${want} pods of ${id(o)}`, 60_000, async () => (await k.list("v1", "Pod", ns, selector)).length >= want);
     const pods = await k.list("v1", "Pod", ns, selector);
     if (seen) {
@@ -331,9 +348,12 @@ async function rollout(k: Kube, ns: string, deployment: string, container: strin
   const inTemplate = envOf(d.body.spec.template.spec);
   if (inTemplate !== value) return fail(`Deployment/${deployment} ${container} ${name}=${inTemplate}, expected ${value}`);
   ok(`Deployment/${deployment} template has ${name}=${value} (generation ${d.body.metadata.generation})`);
-  const selector = Object.entries(d.body.spec.selector.matchLabels as Record<string, string>).map(([a, b]) => `${a}=${b}`).join(",");
+  const selector = Object.entries(d.body.spec.selector.matchLabels as Record<string, string>)
+    .map(([a, b]) => `${a}=${b}`)
+    .join(",");
   const found = await waitFor(`a pod of ${deployment} with ${name}=${value}`, 60_000, async () =>
-    (await k.list("v1", "Pod", ns, selector)).some((p) => envOf(p.spec) === value));
+    (await k.list("v1", "Pod", ns, selector)).some((p) => envOf(p.spec) === value),
+  );
   if (found) ok(`a pod with ${name}=${value} was created and admitted`);
 }
 
@@ -348,7 +368,11 @@ async function uninstalled(k: Kube, ns: string, manifest: string): Promise<void>
     } else if (gone) ok(`${id(o)} deleted`);
     else fail(`${id(o)} still exists after uninstall`);
   }
-  const crd = await k.get({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "pdfjobs.folio.dev" } });
+  const crd = await k.get({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "pdfjobs.folio.dev" },
+  });
   if (crd.status === 200 && !crd.body.metadata.deletionTimestamp) ok("CustomResourceDefinition/pdfjobs.folio.dev remains");
   else fail(`CustomResourceDefinition/pdfjobs.folio.dev is gone after uninstall: HTTP ${crd.status}`);
 }
@@ -358,13 +382,22 @@ async function uninstalled(k: Kube, ns: string, manifest: string): Promise<void>
  * the calls the code makes (api/jobs/pdfjob-client.ts; controller/main.ts's informers and Lease,
  * controller/apply.ts, controller/webhooks.ts), and the nearest verbs it does not need refused.
  */
-function rbacExpectations(ns: string, fullname: string): { sa: string; verb: string; group: string; resource: string; name?: string; subresource?: string; allowed: boolean }[] {
+function rbacExpectations(
+  ns: string,
+  fullname: string,
+): { sa: string; verb: string; group: string; resource: string; name?: string; subresource?: string; allowed: boolean }[] {
   const c = `${fullname}-controller`;
   const a = `${fullname}-api`;
   const r = `${fullname}-runner`;
   const lease = "folio-controller"; // controller/main.ts
-  const may = (sa: string, group: string, resource: string, verbs: string[], allowed: boolean, more: { subresource?: string; name?: string } = {}) =>
-    verbs.map((verb) => ({ sa, verb, group, resource, allowed, ...more }));
+  const may = (
+    sa: string,
+    group: string,
+    resource: string,
+    verbs: string[],
+    allowed: boolean,
+    more: { subresource?: string; name?: string } = {},
+  ) => verbs.map((verb) => ({ sa, verb, group, resource, allowed, ...more }));
   return [
     // controller: informers, finalizers (merge patch), retention delete, status replace
     ...may(c, "folio.dev", "pdfjobs", ["list", "watch", "patch", "delete"], true),
@@ -401,8 +434,13 @@ function rbacExpectations(ns: string, fullname: string): { sa: string; verb: str
     ...may(a, "coordination.k8s.io", "leases", ["create"], false),
     // runner: nothing at all
     ...[
-      ["get", "", "pods"], ["list", "", "secrets"], ["get", "", "secrets"], ["get", "folio.dev", "pdfjobs"],
-      ["create", "batch", "jobs"], ["get", "", "configmaps"], ["create", "", "events"],
+      ["get", "", "pods"],
+      ["list", "", "secrets"],
+      ["get", "", "secrets"],
+      ["get", "folio.dev", "pdfjobs"],
+      ["create", "batch", "jobs"],
+      ["get", "", "configmaps"],
+      ["create", "", "events"],
     ].map(([verb, group, resource]) => ({ sa: r, verb: verb!, group: group!, resource: resource!, allowed: false })),
   ].map((e) => ({ ...e, ns }));
 }
@@ -415,7 +453,14 @@ async function rbac(k: Kube, ns: string, fullname: string): Promise<void> {
       spec: {
         user: `system:serviceaccount:${ns}:${e.sa}`,
         groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`, "system:authenticated"],
-        resourceAttributes: { namespace: ns, verb: e.verb, group: e.group, resource: e.resource, ...(e.subresource ? { subresource: e.subresource } : {}), ...(e.name ? { name: e.name } : {}) },
+        resourceAttributes: {
+          namespace: ns,
+          verb: e.verb,
+          group: e.group,
+          resource: e.resource,
+          ...(e.subresource ? { subresource: e.subresource } : {}),
+          ...(e.name ? { name: e.name } : {}),
+        },
       },
     };
     const r = await k.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review);
@@ -429,7 +474,11 @@ async function rbac(k: Kube, ns: string, fullname: string): Promise<void> {
     const r = await k.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
       apiVersion: "authorization.k8s.io/v1",
       kind: "SubjectAccessReview",
-      spec: { user: `system:serviceaccount:${ns}:${sa}`, groups: ["system:serviceaccounts", "system:authenticated"], resourceAttributes: { namespace: "kube-system", verb: "get", resource: "secrets" } },
+      spec: {
+        user: `system:serviceaccount:${ns}:${sa}`,
+        groups: ["system:serviceaccounts", "system:authenticated"],
+        resourceAttributes: { namespace: "kube-system", verb: "get", resource: "secrets" },
+      },
     });
     if (r.body?.status?.allowed) fail(`${sa} may read secrets in kube-system`);
     else ok(`${sa} may not get secrets in kube-system`);
@@ -457,7 +506,16 @@ async function runnerPod(k: Kube, ns: string, fullname: string, image: string): 
     spec: {
       tenant: "acme",
       operation: "compress",
-      inputs: [{ key: "acme/in/file_0123456789abcdefghijklmn", fileId: "file_0123456789abcdefghijklmn", filename: "in.pdf", contentType: "application/pdf", size: 1, sha256: "0".repeat(64) }],
+      inputs: [
+        {
+          key: "acme/in/file_0123456789abcdefghijklmn",
+          fileId: "file_0123456789abcdefghijklmn",
+          filename: "in.pdf",
+          contentType: "application/pdf",
+          size: 1,
+          sha256: "0".repeat(64),
+        },
+      ],
       options: { level: "medium" },
       deadlineSeconds: 300,
       retentionSeconds: 3600,
@@ -468,10 +526,21 @@ async function runnerPod(k: Kube, ns: string, fullname: string, image: string): 
   const job = buildJob(pj as never, pj.spec as never, {
     image,
     serviceAccountName: `${fullname}-runner`,
-    storage: { bucket: "folio-documents", region: "eu-central-1", endpoint: "http://minio.storage.svc.cluster.local:9000", forcePathStyle: true, credentialsSecret: { name: "folio-s3" } },
+    storage: {
+      bucket: "folio-documents",
+      region: "eu-central-1",
+      endpoint: "http://minio.storage.svc.cluster.local:9000",
+      forcePathStyle: true,
+      credentialsSecret: { name: "folio-s3" },
+    },
   }) as any;
   const template = job.spec.template;
-  const pod: Obj = { apiVersion: "v1", kind: "Pod", metadata: { name: "runner-dry-run", labels: template.metadata.labels }, spec: template.spec };
+  const pod: Obj = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "runner-dry-run", labels: template.metadata.labels },
+    spec: template.spec,
+  };
   const r = await k.dryRunCreate(pod, ns);
   if (r.status >= 300) fail(`runner pod: HTTP ${r.status} ${message(r)}`);
   else if (r.warnings.length) fail(`runner pod: warnings: ${r.warnings.join(" | ")}`);
@@ -523,7 +592,9 @@ async function main(argv: string[]): Promise<number> {
       await runnerPod(k, args[0]!, args[1]!, args[2]!);
       break;
     default:
-      process.stderr.write("usage: node test/chart/kube.ts dry-run|self-test|apply|namespace|installed|rollout|uninstalled|rbac|runner-pod ...\n");
+      process.stderr.write(
+        "usage: node test/chart/kube.ts dry-run|self-test|apply|namespace|installed|rollout|uninstalled|rbac|runner-pod ...\n",
+      );
       return 2;
   }
   return failures ? 1 : 0;

@@ -94,7 +94,11 @@ async function waitFor<T>(ms: number, probe: () => Promise<T | undefined>, every
 
 /** Creates the Secret, replacing one of the same name. */
 async function putSecret(namespace: string, name: string, stringData: Record<string, string>): Promise<void> {
-  const body: V1Secret = { metadata: { name, namespace, labels: { "app.kubernetes.io/part-of": "folio-chart-test" } }, type: "Opaque", stringData };
+  const body: V1Secret = {
+    metadata: { name, namespace, labels: { "app.kubernetes.io/part-of": "folio-chart-test" } },
+    type: "Opaque",
+    stringData,
+  };
   try {
     await core.createNamespacedSecret({ namespace, body });
   } catch (err) {
@@ -110,7 +114,10 @@ const webhookTlsDir = (dir: string): string => {
 };
 
 async function prepare(namespace: string, dir: string): Promise<void> {
-  await putSecret(namespace, "folio-s3", { accessKeyId: env("CHART_S3_ACCESS_KEY_ID"), secretAccessKey: env("CHART_S3_SECRET_ACCESS_KEY") });
+  await putSecret(namespace, "folio-s3", {
+    accessKeyId: env("CHART_S3_ACCESS_KEY_ID"),
+    secretAccessKey: env("CHART_S3_SECRET_ACCESS_KEY"),
+  });
   ok(`Secret folio-s3 (accessKeyId, secretAccessKey) for the S3 server at ${env("CHART_S3_ENDPOINT")}`);
   const tls = await loadOrCreateTls(webhookTlsDir(dir), {});
   await putSecret(namespace, "chart-test-webhook-ca", { "ca.crt": tls.cert.toString("utf8") });
@@ -128,12 +135,18 @@ function clusterCa(): string {
 async function kubeconfigs(namespace: string, fullname: string): Promise<void> {
   for (const component of ["api", "controller"]) {
     const sa = `${fullname}-${component}`;
-    const exists = await waitFor(30_000, async () => (await core.readNamespacedServiceAccount({ namespace, name: sa })) ? true : undefined);
+    const exists = await waitFor(30_000, async () =>
+      (await core.readNamespacedServiceAccount({ namespace, name: sa })) ? true : undefined,
+    );
     if (!exists) {
       fail(`ServiceAccount ${sa} not found`);
       continue;
     }
-    const request = await core.createNamespacedServiceAccountToken({ namespace, name: sa, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const request = await core.createNamespacedServiceAccountToken({
+      namespace,
+      name: sa,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
     const token = request.status?.token ?? "";
     const config = {
       apiVersion: "v1",
@@ -161,11 +174,15 @@ function podLog(pod: V1Pod): string {
 function get(url: string, ca?: Buffer): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const lib = url.startsWith("https:") ? https : http;
-    const req = lib.get(url, { timeout: 5000, ...(url.startsWith("https:") ? (ca ? { ca } : { rejectUnauthorized: false }) : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-    });
+    const req = lib.get(
+      url,
+      { timeout: 5000, ...(url.startsWith("https:") ? (ca ? { ca } : { rejectUnauthorized: false }) : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      },
+    );
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", reject);
   });
@@ -189,7 +206,9 @@ async function runProbe(pod: V1Pod, container: V1Container, kind: string, probe:
     try {
       const res = await get(url);
       if (res.status >= 200 && res.status < 400) {
-        return ok(`${pod.metadata?.name}: ${kind} probe ${action.scheme ?? "HTTP"} ${action.path} on port ${String(action.port)} (${port}) → ${res.status}${attempt > 1 ? ` (attempt ${attempt})` : ""}`);
+        return ok(
+          `${pod.metadata?.name}: ${kind} probe ${action.scheme ?? "HTTP"} ${action.path} on port ${String(action.port)} (${port}) → ${res.status}${attempt > 1 ? ` (attempt ${attempt})` : ""}`,
+        );
       }
       last = `→ ${res.status} ${res.body}`;
     } catch (err) {
@@ -208,16 +227,26 @@ async function deploymentAvailable(namespace: string, name: string): Promise<V1P
     const available = dep.status?.conditions?.some((c) => c.type === "Available" && c.status === "True");
     return available && dep.status?.availableReplicas === want && dep.status.updatedReplicas === want ? dep : undefined;
   });
-  const selector = Object.entries((await apps.readNamespacedDeployment({ namespace, name })).spec?.selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(",");
+  const selector = Object.entries((await apps.readNamespacedDeployment({ namespace, name })).spec?.selector.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
   const pods = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items.filter((p) => !p.metadata?.deletionTimestamp);
   if (!d) {
     fail(`Deployment/${name} not Available within 120 s`);
-    for (const p of pods) process.stdout.write(`        pod ${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.[0]?.state)}\n${podLog(p).replace(/^/gm, "        | ")}\n`);
+    for (const p of pods)
+      process.stdout.write(
+        `        pod ${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.[0]?.state)}\n${podLog(p).replace(/^/gm, "        | ")}\n`,
+      );
     return [];
   }
-  ok(`Deployment/${name} Available: ${d.status?.availableReplicas}/${d.spec?.replicas} replicas in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  const running = pods.filter((p) => p.status?.phase === "Running" && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
-  if (running.length === (d.spec?.replicas ?? 1)) ok(`Deployment/${name}: pods Running and Ready: ${running.map((p) => p.metadata?.name).join(", ")}`);
+  ok(
+    `Deployment/${name} Available: ${d.status?.availableReplicas}/${d.spec?.replicas} replicas in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const running = pods.filter(
+    (p) => p.status?.phase === "Running" && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+  );
+  if (running.length === (d.spec?.replicas ?? 1))
+    ok(`Deployment/${name}: pods Running and Ready: ${running.map((p) => p.metadata?.name).join(", ")}`);
   else fail(`Deployment/${name}: ${running.length} pods Running and Ready of ${pods.length}`);
   return running;
 }
@@ -229,7 +258,8 @@ async function scrape(pod: V1Pod, container: V1Container): Promise<void> {
   const url = `http://${pod.status?.podIP ?? "127.0.0.1"}:${port}/metrics`;
   try {
     const res = await get(url);
-    if (res.status === 200 && /^folio_/m.test(res.body)) ok(`${pod.metadata?.name}: GET /metrics on port metrics (${port}) → 200, folio_* series`);
+    if (res.status === 200 && /^folio_/m.test(res.body))
+      ok(`${pod.metadata?.name}: GET /metrics on port metrics (${port}) → 200, folio_* series`);
     else fail(`${pod.metadata?.name}: ${url} → ${res.status}`);
   } catch (err) {
     fail(`${pod.metadata?.name}: ${url}: ${err instanceof Error ? err.message : String(err)}`);
@@ -244,7 +274,11 @@ async function available(namespace: string, fullname: string): Promise<void> {
     for (const pod of pods) {
       const c = pod.spec?.containers[0];
       if (!c) continue;
-      const probes: [string, V1Probe | undefined][] = [["startup", c.startupProbe], ["liveness", c.livenessProbe], ["readiness", c.readinessProbe]];
+      const probes: [string, V1Probe | undefined][] = [
+        ["startup", c.startupProbe],
+        ["liveness", c.livenessProbe],
+        ["readiness", c.readinessProbe],
+      ];
       if (!c.readinessProbe || !c.livenessProbe) fail(`${pod.metadata?.name}: a readiness and a liveness probe are declared`);
       for (const [kind, probe] of probes) if (probe) await runProbe(pod, c, kind, probe);
       await scrape(pod, c);
@@ -268,7 +302,11 @@ interface Reply {
 }
 
 /** An HTTPS request to the API, verifying its certificate against `ca`. */
-async function call(method: string, url: string, o: { key: string; ca: Buffer; form?: FormData; headers?: Record<string, string> }): Promise<Reply> {
+async function call(
+  method: string,
+  url: string,
+  o: { key: string; ca: Buffer; form?: FormData; headers?: Record<string, string> },
+): Promise<Reply> {
   let body: Buffer | undefined;
   const headers: Record<string, string> = { Authorization: `Bearer ${o.key}`, ...o.headers };
   if (o.form) {
@@ -319,7 +357,10 @@ interface Delivery {
 }
 
 /** An HTTPS webhook receiver on 127.0.0.1 verifying signatures with `standardwebhooks`. */
-async function startReceiver(dir: string, secret: () => string): Promise<{ url: string; deliveries: Delivery[]; close: () => Promise<void> }> {
+async function startReceiver(
+  dir: string,
+  secret: () => string,
+): Promise<{ url: string; deliveries: Delivery[]; close: () => Promise<void> }> {
   const tls = await loadOrCreateTls(webhookTlsDir(dir), {});
   const deliveries: Delivery[] = [];
   const server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
@@ -342,16 +383,18 @@ async function startReceiver(dir: string, secret: () => string): Promise<{ url: 
   return {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/chart-test`,
     deliveries,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 async function apiDataDir(namespace: string, fullname: string): Promise<string | undefined> {
-  const pods = (await core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/component=api" })).items
-    .filter((p) => p.status?.phase === "Running" && p.metadata?.name?.startsWith(`${fullname}-api-`));
+  const pods = (await core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/component=api" })).items.filter(
+    (p) => p.status?.phase === "Running" && p.metadata?.name?.startsWith(`${fullname}-api-`),
+  );
   const pod = pods[0];
   if (!pod) return undefined;
   const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.name === "data")?.mountPath ?? "/var/lib/folio";
@@ -371,7 +414,9 @@ async function finished(base: string, id: string, key: string, ca: Buffer): Prom
 
 /** The PdfJob of an API job id (by its job-id label). */
 async function pdfJobOf(namespace: string, jobId: string): Promise<PdfJob | undefined> {
-  const list = (await custom.listNamespacedCustomObject({ ...CRD, namespace, labelSelector: `${LABELS.jobId}=${jobId}` })) as { items: PdfJob[] };
+  const list = (await custom.listNamespacedCustomObject({ ...CRD, namespace, labelSelector: `${LABELS.jobId}=${jobId}` })) as {
+    items: PdfJob[];
+  };
   return list.items[0];
 }
 
@@ -379,7 +424,9 @@ async function pdfJobOf(namespace: string, jobId: string): Promise<PdfJob | unde
 function ownership(pj: PdfJob, job: V1Job): void {
   const owner = job.metadata?.ownerReferences?.find((o) => o.controller);
   if (owner?.kind === "PdfJob" && owner.uid === pj.metadata.uid && owner.blockOwnerDeletion) {
-    ok(`PdfJob ${pj.metadata.name} owns Job ${job.metadata?.name} (blockOwnerDeletion, admitted under OwnerReferencesPermissionEnforcement)`);
+    ok(
+      `PdfJob ${pj.metadata.name} owns Job ${job.metadata?.name} (blockOwnerDeletion, admitted under OwnerReferencesPermissionEnforcement)`,
+    );
   } else fail(`Job ${job.metadata?.name} is not controlled by PdfJob ${pj.metadata.name}: ${JSON.stringify(owner)}`);
 }
 
@@ -394,8 +441,11 @@ function runnerTemplate(job: V1Job, fullname: string): void {
 }
 
 async function runnerPods(namespace: string, job: V1Job): Promise<void> {
-  const pods = (await core.listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/job-name=${job.metadata?.name ?? ""}` })).items;
-  const phases = pods.map((p) => `${p.metadata?.name} ${p.status?.phase} (exit ${p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode ?? "?"})`);
+  const pods = (await core.listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/job-name=${job.metadata?.name ?? ""}` }))
+    .items;
+  const phases = pods.map(
+    (p) => `${p.metadata?.name} ${p.status?.phase} (exit ${p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode ?? "?"})`,
+  );
   if (pods.some((p) => p.status?.phase === "Succeeded")) ok(`runner pod ran to completion on the local kubelet: ${phases.join("; ")}`);
   else fail(`no runner pod succeeded: ${phases.join("; ") || "none"}`);
 }
@@ -436,15 +486,20 @@ async function job(namespace: string, fullname: string, base: string, dir: strin
     const out = join(dir, "merged.pdf");
     writeFileSync(out, got.body);
     const pages = /^Pages:\s+(\d+)/m.exec(execFileSync("pdfinfo", [out], { encoding: "utf8" }))?.[1];
-    if (got.status === 200 && pages === "2") ok(`output downloaded from S3 through the API: ${got.body.length} bytes, ${pages} pages (pdfinfo)`);
+    if (got.status === 200 && pages === "2")
+      ok(`output downloaded from S3 through the API: ${got.body.length} bytes, ${pages} pages (pdfinfo)`);
     else fail(`download ${file.download_url}: ${got.status}, pages ${pages ?? "?"}`);
     await runnerChecks(namespace, fullname, done.id as string);
     const delivered = await waitFor(60_000, () => Promise.resolve(receiver.deliveries.find((d) => d.jobId === done.id)));
-    if (delivered?.verified && delivered.type === "job.succeeded") ok(`webhook ${delivered.type} delivered by the controller, signature verified (standardwebhooks) with the tenant's secret read from the PdfJob's Secret`);
+    if (delivered?.verified && delivered.type === "job.succeeded")
+      ok(
+        `webhook ${delivered.type} delivered by the controller, signature verified (standardwebhooks) with the tenant's secret read from the PdfJob's Secret`,
+      );
     else fail(`webhook for ${done.id}: ${delivered ? JSON.stringify(delivered) : "not delivered within 60 s"}`);
     // DELETE: the API deletes the PdfJob; the controller deletes its S3 objects, then lets it go.
     const deleted = await call("DELETE", `${base}/v1/jobs/${done.id}`, { key, ca });
-    const gone = deleted.status === 204 && (await waitFor(60_000, async () => ((await pdfJobOf(namespace, done.id as string)) ? undefined : true)));
+    const gone =
+      deleted.status === 204 && (await waitFor(60_000, async () => ((await pdfJobOf(namespace, done.id as string)) ? undefined : true)));
     if (gone) ok(`DELETE /v1/jobs/${done.id}: 204, and the PdfJob is gone (the controller released it)`);
     else fail(`DELETE /v1/jobs/${done.id}: ${deleted.status}, PdfJob ${gone ? "gone" : "still there after 60 s"}`);
     const after = await call("GET", `${base}${file.download_url}`, { key, ca });

@@ -74,7 +74,9 @@ async function main(): Promise<number> {
       CHART_S3_ACCESS_KEY_ID: s3.accessKeyId,
       CHART_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
     };
-    const text = Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join("");
+    const text = Object.entries(env)
+      .map(([k, v]) => `export ${k}=${shellQuote(v)}\n`)
+      .join("");
     if (values["write-env"]) writeFileSync(values["write-env"], text, { mode: 0o600 });
     else process.stdout.write(text);
   } catch (err) {

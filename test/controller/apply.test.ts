@@ -65,7 +65,15 @@ function fakes(fail: Partial<Record<keyof KubeClient, number>> = {}): { kube: Ku
 const withRv = (pj: PdfJob): PdfJob => ({ ...pj, metadata: { ...pj.metadata, resourceVersion: "1" } });
 const job = { metadata: { name: "j" } } as V1Job;
 
-const delivery = { url: "https://h", tenant: "t", namespace: "folio", messageId: "msg_x", eventType: "job.succeeded" as const, attempt: 1, payload: {} as never };
+const delivery = {
+  url: "https://h",
+  tenant: "t",
+  namespace: "folio",
+  messageId: "msg_x",
+  eventType: "job.succeeded" as const,
+  attempt: 1,
+  payload: {} as never,
+};
 
 describe("applyActions", () => {
   it("should perform the actions in order, later writes using the resourceVersion of earlier ones", async () => {
@@ -115,8 +123,16 @@ describe("applyActions", () => {
 
   it("should record a webhook attempt in the status and requeue for the next one", async () => {
     const { kube, store, calls } = fakes();
-    const pj = withRv(pdfJob({ status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts: 0 } } }));
-    const r = await applyActions(pj, [{ action: "deliverWebhook", delivery }], { kube, store, sendWebhook: () => Promise.resolve({ delivered: false, error: "HTTP 500" }) });
+    const pj = withRv(
+      pdfJob({
+        status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts: 0 } },
+      }),
+    );
+    const r = await applyActions(pj, [{ action: "deliverWebhook", delivery }], {
+      kube,
+      store,
+      sendWebhook: () => Promise.resolve({ delivered: false, error: "HTTP 500" }),
+    });
     expect(r.error).toBeUndefined();
     expect(r.requeueAfterMs).toBeGreaterThan(0);
     expect(calls).toEqual(["replaceStatus rv=1 Succeeded", "event WebhookFailed"]);
@@ -125,14 +141,26 @@ describe("applyActions", () => {
   it.each([
     ["delivered", { delivered: true as const }, 0, ["delivered"]],
     ["failed", { delivered: false as const, error: "HTTP 500" }, 0, ["failed"]],
-    ["blocked", { delivered: false as const, error: "blocked: webhook_url must not point to a loopback address", blocked: true }, 0, ["blocked"]],
+    [
+      "blocked",
+      { delivered: false as const, error: "blocked: webhook_url must not point to a loopback address", blocked: true },
+      0,
+      ["blocked"],
+    ],
     ["gone", { delivered: false as const, error: "HTTP 410 Gone", gone: true }, 0, ["failed", "gave_up"]],
     ["the last attempt failed", { delivered: false as const, error: "HTTP 500" }, 7, ["failed", "gave_up"]],
   ])("should report a webhook attempt to the metrics hook: %s", async (_what, outcome, attempts, expected) => {
     const { kube, store } = fakes();
-    const pj = withRv(pdfJob({ status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts } } }));
+    const pj = withRv(
+      pdfJob({ status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts } } }),
+    );
     const seen: string[] = [];
-    await applyActions(pj, [{ action: "deliverWebhook", delivery }], { kube, store, sendWebhook: () => Promise.resolve(outcome), onWebhookAttempt: (r) => seen.push(r) });
+    await applyActions(pj, [{ action: "deliverWebhook", delivery }], {
+      kube,
+      store,
+      sendWebhook: () => Promise.resolve(outcome),
+      onWebhookAttempt: (r) => seen.push(r),
+    });
     expect(seen).toEqual(expected);
   });
 });
@@ -140,7 +168,8 @@ describe("applyActions", () => {
 describe("applyActions' phase changes (the job metrics' hook)", () => {
   const hook = () => {
     const seen: { from: string | undefined; to: string | undefined; completionTime: string | undefined }[] = [];
-    const onPhaseChange = (c: PhaseChange): void => void seen.push({ from: c.from, to: c.pdfJob.status?.phase, completionTime: c.pdfJob.status?.completionTime });
+    const onPhaseChange = (c: PhaseChange): void =>
+      void seen.push({ from: c.from, to: c.pdfJob.status?.phase, completionTime: c.pdfJob.status?.completionTime });
     return { seen, onPhaseChange };
   };
 
@@ -148,13 +177,32 @@ describe("applyActions' phase changes (the job metrics' hook)", () => {
     const { kube, store } = fakes();
     const { seen, onPhaseChange } = hook();
     await applyActions(withRv(pdfJob()), [{ action: "updateStatus", status: { phase: "Pending" } }], { kube, store, onPhaseChange });
-    await applyActions(withRv(pdfJob({ status: { phase: "Pending" } })), [{ action: "updateStatus", status: { phase: "Running", startTime: iso(2) } }], { kube, store, onPhaseChange });
-    await applyActions(withRv(pdfJob({ status: { phase: "Running" } })), [{ action: "updateStatus", status: { phase: "Running", jobName: "j" } }], { kube, store, onPhaseChange });
+    await applyActions(
+      withRv(pdfJob({ status: { phase: "Pending" } })),
+      [{ action: "updateStatus", status: { phase: "Running", startTime: iso(2) } }],
+      { kube, store, onPhaseChange },
+    );
+    await applyActions(
+      withRv(pdfJob({ status: { phase: "Running" } })),
+      [{ action: "updateStatus", status: { phase: "Running", jobName: "j" } }],
+      { kube, store, onPhaseChange },
+    );
     const ended: PdfJobStatus = { phase: "Failed", completionTime: iso(20), error: { code: "timeout", message: "m" } };
-    await applyActions(withRv(pdfJob({ status: { phase: "Running" } })), [{ action: "updateStatus", status: ended }], { kube, store, onPhaseChange });
+    await applyActions(withRv(pdfJob({ status: { phase: "Running" } })), [{ action: "updateStatus", status: ended }], {
+      kube,
+      store,
+      onPhaseChange,
+    });
     // A webhook attempt rewrites a terminal status, its phase unchanged.
-    const withLedger = withRv(pdfJob({ status: { ...ended, webhook: { messageId: "msg_x", eventType: "job.failed", status: "pending", attempts: 0 } } }));
-    await applyActions(withLedger, [{ action: "deliverWebhook", delivery }], { kube, store, onPhaseChange, sendWebhook: () => Promise.resolve({ delivered: true }) });
+    const withLedger = withRv(
+      pdfJob({ status: { ...ended, webhook: { messageId: "msg_x", eventType: "job.failed", status: "pending", attempts: 0 } } }),
+    );
+    await applyActions(withLedger, [{ action: "deliverWebhook", delivery }], {
+      kube,
+      store,
+      onPhaseChange,
+      sendWebhook: () => Promise.resolve({ delivered: true }),
+    });
     expect(seen).toEqual([
       { from: undefined, to: "Pending", completionTime: undefined },
       { from: "Pending", to: "Running", completionTime: undefined },
@@ -165,7 +213,11 @@ describe("applyActions' phase changes (the job metrics' hook)", () => {
   it("should report nothing for a status write that fails, 409 Conflict included", async () => {
     const { kube, store } = fakes({ replaceStatus: 409 });
     const { seen, onPhaseChange } = hook();
-    const r = await applyActions(withRv(pdfJob({ status: { phase: "Running" } })), [{ action: "updateStatus", status: { phase: "Succeeded" } }], { kube, store, onPhaseChange });
+    const r = await applyActions(
+      withRv(pdfJob({ status: { phase: "Running" } })),
+      [{ action: "updateStatus", status: { phase: "Succeeded" } }],
+      { kube, store, onPhaseChange },
+    );
     expect((r.error as ApiException<string>).code).toBe(409);
     expect(seen).toEqual([]);
   });

@@ -77,7 +77,14 @@ describe("the PdfJob CRD", () => {
     const c = schema().properties.status.properties.conditions;
     expect(c).toMatchObject({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] });
     expect(c.items.required).toContain("type");
-    expect(Object.keys(c.items.properties).sort()).toEqual(["lastTransitionTime", "message", "observedGeneration", "reason", "status", "type"]);
+    expect(Object.keys(c.items.properties).sort()).toEqual([
+      "lastTransitionTime",
+      "message",
+      "observedGeneration",
+      "reason",
+      "status",
+      "type",
+    ]);
   });
 
   it("should bound every string and list of the spec (CEL cost estimates need bounds)", () => {
@@ -152,7 +159,7 @@ describe("the YAML emitter", () => {
   });
 
   it("should round-trip nested lists and maps, empty ones and unicode", () => {
-    const value = { a: [{ b: [1, [2, 3]], c: {} }, []], "x-y": "ten_… \"q\" \\ \n", t: true, n: null };
+    const value = { a: [{ b: [1, [2, 3]], c: {} }, []], "x-y": 'ten_… "q" \\ \n', t: true, n: null };
     expect(load(toYaml(value))).toEqual(value);
   });
 });

@@ -9,7 +9,21 @@ import { decide, type Action, type ObservedPod } from "../../controller/decide.t
 import { JobObject } from "../../core/schemas/api.ts";
 import { PdfJobStatus, webhookMessageId, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import {
-  active, applied, at, complete, failed, INPUT_KEY, iso, job, JOB_ID, kinds, pdfJob, PREFIX, resultMessage, statusOf, TEMPLATE,
+  active,
+  applied,
+  at,
+  complete,
+  failed,
+  INPUT_KEY,
+  iso,
+  job,
+  JOB_ID,
+  kinds,
+  pdfJob,
+  PREFIX,
+  resultMessage,
+  statusOf,
+  TEMPLATE,
 } from "./fixtures.ts";
 
 interface Row {
@@ -24,7 +38,11 @@ interface Row {
 }
 
 const run = (r: Pick<Row, "pj" | "job" | "now" | "pod" | "inUse">): Action[] => {
-  const actions = decide(r.pj, r.job, at(r.now), { template: TEMPLATE, ...(r.pod ? { observedPod: r.pod } : {}), ...(r.inUse ? { inputKeysInUse: new Set(r.inUse) } : {}) });
+  const actions = decide(r.pj, r.job, at(r.now), {
+    template: TEMPLATE,
+    ...(r.pod ? { observedPod: r.pod } : {}),
+    ...(r.inUse ? { inputKeysInUse: new Set(r.inUse) } : {}),
+  });
   expectApplyContract(actions);
   return actions;
 };
@@ -41,33 +59,52 @@ const failure = (status: PdfJobStatus) => status.error;
 const rows: Row[] = [
   {
     name: "a PdfJob without the finalizer gets it first, and nothing else yet",
-    pj: pdfJob({ finalizers: [] }), job: null, now: 1,
+    pj: pdfJob({ finalizers: [] }),
+    job: null,
+    now: 1,
     expect: ["addFinalizer"],
   },
   {
     name: "a new PdfJob gets its Job, status Pending naming the Job, and a JobCreated event",
-    pj: pending, job: null, now: 1,
+    pj: pending,
+    job: null,
+    now: 1,
     expect: ["createJob", "updateStatus", "recordEvent"],
     check: (a) => {
       const s = statusOf(a);
       expect(s).toMatchObject({ phase: "Pending", observedGeneration: 1, jobName: s.jobName });
-      expect(s.conditions).toEqual([{ type: "Succeeded", status: "Unknown", reason: "Pending", observedGeneration: 1, lastTransitionTime: iso(1), message: expect.any(String) }]);
+      expect(s.conditions).toEqual([
+        {
+          type: "Succeeded",
+          status: "Unknown",
+          reason: "Pending",
+          observedGeneration: 1,
+          lastTransitionTime: iso(1),
+          message: expect.any(String),
+        },
+      ]);
       expect(a[0]).toMatchObject({ action: "createJob", job: { metadata: { name: s.jobName } } });
     },
   },
   {
     name: "a Job missing from the cache right after its creation is created again (409 counts as success), without another event",
-    pj: submitted, job: null, now: 2,
+    pj: submitted,
+    job: null,
+    now: 2,
     expect: ["createJob"],
   },
   {
     name: "a Job whose pod is not created yet leaves the PdfJob Pending: nothing to do",
-    pj: submitted, job: job(submitted, {}), now: 2,
+    pj: submitted,
+    job: job(submitted, {}),
+    now: 2,
     expect: [],
   },
   {
     name: "an active Job makes the PdfJob Running with the Job's startTime, and says so in an event",
-    pj: submitted, job: job(submitted, active(2)), now: 3,
+    pj: submitted,
+    job: job(submitted, active(2)),
+    now: 3,
     expect: ["updateStatus", "recordEvent"],
     check: (a) => {
       expect(statusOf(a)).toMatchObject({ phase: "Running", startTime: iso(2) });
@@ -77,28 +114,43 @@ const rows: Row[] = [
   },
   {
     name: "a Running PdfJob whose Job is still active is the steady state: nothing to do",
-    pj: running, job: job(running, active(2)), now: 100,
+    pj: running,
+    job: job(running, active(2)),
+    now: 100,
     expect: [],
   },
   {
     name: "a Job retrying after a failed pod keeps the PdfJob Running",
-    pj: running, job: job(running, { failed: 1, active: 0, startTime: at(2) }), now: 30,
+    pj: running,
+    job: job(running, { failed: 1, active: 0, startTime: at(2) }),
+    now: 30,
     expect: [],
   },
   {
     name: "a Running PdfJob whose Job disappeared runs it again and warns",
-    pj: running, job: null, now: 40,
+    pj: running,
+    job: null,
+    now: 40,
     expect: ["createJob", "recordEvent"],
     check: (a) => expect(a[1]).toMatchObject({ type: "Warning", reason: "JobRecreated" }),
   },
   {
     name: "a Complete Job with the runner's result succeeds with its outputs and figures, deletes the inputs, and expires after the retention",
-    pj: running, job: job(running, complete(20)), now: 21, pod: { terminationMessage: resultMessage(2), exitCode: 0 },
+    pj: running,
+    job: job(running, complete(20)),
+    now: 21,
+    pod: { terminationMessage: resultMessage(2), exitCode: 0 },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => {
       expect(a[0]).toEqual({ action: "deleteStorage", keys: [INPUT_KEY], prefixes: [] });
       const s = statusOf(a);
-      expect(s).toMatchObject({ phase: "Succeeded", startTime: iso(2), completionTime: iso(20), expireTime: iso(20 + 3600), inputsDeletedTime: iso(21) });
+      expect(s).toMatchObject({
+        phase: "Succeeded",
+        startTime: iso(2),
+        completionTime: iso(20),
+        expireTime: iso(20 + 3600),
+        inputsDeletedTime: iso(21),
+      });
       expect(s.outputs).toHaveLength(2);
       expect(s.outputs![0]).toMatchObject({ contentType: "application/pdf", size: 600, pages: 3 });
       expect(s.outputs!.every((o) => o.key.startsWith(PREFIX))).toBe(true);
@@ -110,38 +162,57 @@ const rows: Row[] = [
   },
   {
     name: "a Complete Job whose pod left no termination message fails with internal_error",
-    pj: running, job: job(running, complete()), now: 21,
+    pj: running,
+    job: job(running, complete()),
+    now: 21,
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(failure(statusOf(a))).toMatchObject({ code: "internal_error" }),
   },
   {
     name: "a Complete Job whose result points to storage that the apply layer did not fetch fails with internal_error",
-    pj: running, job: job(running, complete()), now: 21, pod: { terminationMessage: JSON.stringify({ result_key: `${PREFIX}result.json` }) },
+    pj: running,
+    job: job(running, complete()),
+    now: 21,
+    pod: { terminationMessage: JSON.stringify({ result_key: `${PREFIX}result.json` }) },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(a[2]).toMatchObject({ type: "Warning", reason: "InternalError", message: expect.stringContaining("not fetched") }),
   },
   {
     name: "a result naming an output outside the job's prefix is refused: its keys would be deleted later",
-    pj: running, job: job(running, complete()), now: 21,
+    pj: running,
+    job: job(running, complete()),
+    now: 21,
     pod: { terminationMessage: resultMessage().replace(PREFIX, "ten_other/") },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(failure(statusOf(a))).toMatchObject({ code: "internal_error" }),
   },
   {
     name: "a Job failed by podFailurePolicy after the runner reported invalid_pdf fails with invalid_pdf",
-    pj: running, job: job(running, failed("PodFailurePolicy")), now: 21,
-    pod: { terminationMessage: JSON.stringify({ error: { code: "invalid_pdf", message: 'Input "report.pdf" is not a PDF.' } }), exitCode: 3 },
+    pj: running,
+    job: job(running, failed("PodFailurePolicy")),
+    now: 21,
+    pod: {
+      terminationMessage: JSON.stringify({ error: { code: "invalid_pdf", message: 'Input "report.pdf" is not a PDF.' } }),
+      exitCode: 3,
+    },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => {
       const s = statusOf(a);
-      expect(s).toMatchObject({ phase: "Failed", error: { code: "invalid_pdf", message: 'Input "report.pdf" is not a PDF.' }, completionTime: iso(20) });
+      expect(s).toMatchObject({
+        phase: "Failed",
+        error: { code: "invalid_pdf", message: 'Input "report.pdf" is not a PDF.' },
+        completionTime: iso(20),
+      });
       expect(s.conditions![0]).toMatchObject({ status: "False", reason: "InvalidPdf" });
       expect(a[2]).toMatchObject({ type: "Warning", reason: "InvalidPdf" });
     },
   },
   {
     name: "a Job failed by podFailurePolicy with exit code 3 but no report fails with internal_error, the exit code in the event",
-    pj: running, job: job(running, failed("PodFailurePolicy")), now: 21, pod: { exitCode: 3 },
+    pj: running,
+    job: job(running, failed("PodFailurePolicy")),
+    now: 21,
+    pod: { exitCode: 3 },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => {
       expect(failure(statusOf(a))).toEqual({ code: "internal_error", message: "The job failed because of an internal error." });
@@ -150,20 +221,31 @@ const rows: Row[] = [
   },
   {
     name: "a Job past its activeDeadlineSeconds fails with timeout, whatever the killed runner left",
-    pj: running, job: job(running, failed("DeadlineExceeded")), now: 21, pod: { terminationMessage: "Killed\n", exitCode: 137 },
+    pj: running,
+    job: job(running, failed("DeadlineExceeded")),
+    now: 21,
+    pod: { terminationMessage: "Killed\n", exitCode: 137 },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(failure(statusOf(a))).toEqual({ code: "timeout", message: "The job ran out of time (its deadline is 300 s)." }),
   },
   {
     name: "a Job out of retries after two crashes (log lines as the message) fails with internal_error",
-    pj: running, job: job(running, failed("BackoffLimitExceeded")), now: 21, pod: { terminationMessage: "Error: segfault in engine\n    at …", exitCode: 1 },
+    pj: running,
+    job: job(running, failed("BackoffLimitExceeded")),
+    now: 21,
+    pod: { terminationMessage: "Error: segfault in engine\n    at …", exitCode: 1 },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(failure(statusOf(a))).toMatchObject({ code: "internal_error" }),
   },
   {
     name: "a Job out of retries whose runner reported an error keeps that error",
-    pj: running, job: job(running, failed("BackoffLimitExceeded")), now: 21,
-    pod: { terminationMessage: JSON.stringify({ error: { code: "conversion_failed", message: "The document could not be converted." } }), exitCode: 1 },
+    pj: running,
+    job: job(running, failed("BackoffLimitExceeded")),
+    now: 21,
+    pod: {
+      terminationMessage: JSON.stringify({ error: { code: "conversion_failed", message: "The document could not be converted." } }),
+      exitCode: 1,
+    },
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(failure(statusOf(a))).toMatchObject({ code: "conversion_failed" }),
   },
@@ -176,45 +258,67 @@ const rows: Row[] = [
   },
   {
     name: "an input another unfinished job still uses is not deleted",
-    pj: running, job: job(running, complete()), now: 21, pod: { terminationMessage: resultMessage() }, inUse: [INPUT_KEY],
+    pj: running,
+    job: job(running, complete()),
+    now: 21,
+    pod: { terminationMessage: resultMessage() },
+    inUse: [INPUT_KEY],
     expect: ["updateStatus", "recordEvent"],
   },
   {
     name: "a spec with a password in its options fails with validation_failed and never gets a Job",
-    pj: pdfJob({ spec: { operation: "protect", options: { user_password: "secret", encryption: "aes-256" }, secretRef: { name: "s" } } }), job: null, now: 1,
+    pj: pdfJob({ spec: { operation: "protect", options: { user_password: "secret", encryption: "aes-256" }, secretRef: { name: "s" } } }),
+    job: null,
+    now: 1,
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => {
       expect(statusOf(a)).toMatchObject({ phase: "Failed", error: { code: "validation_failed" } });
-      expect(JSON.stringify(a)).not.toContain("secret\"");
+      expect(JSON.stringify(a)).not.toContain('secret"');
     },
   },
   {
     name: "protect without its Secret fails with validation_failed",
-    pj: pdfJob({ spec: { operation: "protect", options: { encryption: "aes-256" } } }), job: null, now: 1,
+    pj: pdfJob({ spec: { operation: "protect", options: { encryption: "aes-256" } } }),
+    job: null,
+    now: 1,
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(failure(statusOf(a))).toMatchObject({ code: "validation_failed", message: expect.stringContaining("secretRef") }),
   },
   {
     name: "a Job of the same name that another owner controls is never adopted",
-    pj: submitted, job: { ...job(submitted, active()), metadata: { name: "x", ownerReferences: [{ apiVersion: "v1", kind: "PdfJob", name: submitted.metadata.name, uid: "someone-else", controller: true }] } }, now: 3,
+    pj: submitted,
+    job: {
+      ...job(submitted, active()),
+      metadata: {
+        name: "x",
+        ownerReferences: [{ apiVersion: "v1", kind: "PdfJob", name: submitted.metadata.name, uid: "someone-else", controller: true }],
+      },
+    },
+    now: 3,
     expect: ["deleteStorage", "updateStatus", "recordEvent"],
     check: (a) => expect(a[2]).toMatchObject({ message: expect.stringContaining("not controlled") }),
   },
   {
     name: "a Succeeded PdfJob without a webhook waits for its expiry",
-    pj: pdfJob({ status: succeeded }), job: job(running, complete()), now: 100,
+    pj: pdfJob({ status: succeeded }),
+    job: job(running, complete()),
+    now: 100,
     expect: ["requeueAfter"],
     check: (a) => expect(a[0]).toEqual({ action: "requeueAfter", ms: (20 + 3600 - 100) * 1000 }),
   },
   {
     name: "an ended PdfJob whose inputs were never deleted (an older controller ended it) gets them deleted first",
-    pj: pdfJob({ status: (({ inputsDeletedTime: _i, ...s }) => s)(succeeded) }), job: null, now: 100,
+    pj: pdfJob({ status: (({ inputsDeletedTime: _i, ...s }) => s)(succeeded) }),
+    job: null,
+    now: 100,
     expect: ["deleteStorage", "updateStatus"],
     check: (a) => expect(statusOf(a).inputsDeletedTime).toBe(iso(100)),
   },
   {
     name: "retention over: every object of the job is deleted, then the PdfJob",
-    pj: pdfJob({ status: succeeded }), job: null, now: 20 + 3600,
+    pj: pdfJob({ status: succeeded }),
+    job: null,
+    now: 20 + 3600,
     expect: ["deleteStorage", "updateStatus", "recordEvent", "deletePdfJob"],
     check: (a) => {
       expect(a[0]).toEqual({ action: "deleteStorage", keys: [INPUT_KEY, ...succeeded.outputs!.map((o) => o.key)], prefixes: [PREFIX] });
@@ -223,7 +327,9 @@ const rows: Row[] = [
   },
   {
     name: "retention over and storage already deleted: only the PdfJob is deleted",
-    pj: pdfJob({ status: { ...succeeded, storageDeletedTime: iso(3620) } }), job: null, now: 3630,
+    pj: pdfJob({ status: { ...succeeded, storageDeletedTime: iso(3620) } }),
+    job: null,
+    now: 3630,
     expect: ["deletePdfJob"],
   },
 ];
@@ -264,15 +370,29 @@ describe("decide: webhooks", () => {
   const ended = end(complete(), { terminationMessage: resultMessage() }, hooked);
 
   it("should open a ledger for job.succeeded, due at the completion, when the job ends", () => {
-    expect(ended.webhook).toEqual({ eventType: "job.succeeded", messageId: webhookMessageId(JOB_ID, "job.succeeded"), status: "pending", attempts: 0, nextAttemptTime: iso(20) });
-    expect(statusOf(run({ pj: withHook, job: job(withHook, failed("DeadlineExceeded")), now: 21 })).webhook).toMatchObject({ eventType: "job.failed" });
+    expect(ended.webhook).toEqual({
+      eventType: "job.succeeded",
+      messageId: webhookMessageId(JOB_ID, "job.succeeded"),
+      status: "pending",
+      attempts: 0,
+      nextAttemptTime: iso(20),
+    });
+    expect(statusOf(run({ pj: withHook, job: job(withHook, failed("DeadlineExceeded")), now: 21 })).webhook).toMatchObject({
+      eventType: "job.failed",
+    });
   });
 
   it("should deliver a due webhook with the Job object as of the event", () => {
     const a = run({ pj: pdfJob({ ...hooked, status: ended }), job: null, now: 22 });
     expect(kinds(a)).toEqual(["deliverWebhook"]);
     const d = a[0]!.action === "deliverWebhook" ? a[0].delivery : null;
-    expect(d).toMatchObject({ url: "https://hooks.example.com/folio", namespace: "folio", messageId: ended.webhook!.messageId, eventType: "job.succeeded", attempt: 1 });
+    expect(d).toMatchObject({
+      url: "https://hooks.example.com/folio",
+      namespace: "folio",
+      messageId: ended.webhook!.messageId,
+      eventType: "job.succeeded",
+      attempt: 1,
+    });
     expect(d!.secretName).toBeUndefined();
     expect(d!.payload).toMatchObject({ type: "job.succeeded", timestamp: iso(20) });
     const data = JobObject.parse(d!.payload.data);
@@ -287,11 +407,23 @@ describe("decide: webhooks", () => {
   });
 
   it("should wait for a failing webhook's next attempt, or the expiry if that comes first", () => {
-    const failing = { ...ended, webhook: { ...ended.webhook!, status: "failing" as const, attempts: 1, lastAttemptTime: iso(22), nextAttemptTime: iso(27), lastError: "HTTP 503" } };
+    const failing = {
+      ...ended,
+      webhook: {
+        ...ended.webhook!,
+        status: "failing" as const,
+        attempts: 1,
+        lastAttemptTime: iso(22),
+        nextAttemptTime: iso(27),
+        lastError: "HTTP 503",
+      },
+    };
     expect(run({ pj: pdfJob({ ...hooked, status: failing }), job: null, now: 23 })).toEqual([{ action: "requeueAfter", ms: 4000 }]);
     expect(kinds(run({ pj: pdfJob({ ...hooked, status: failing }), job: null, now: 27 }))).toEqual(["deliverWebhook"]);
     const late = { ...failing, webhook: { ...failing.webhook, nextAttemptTime: iso(99_999) } };
-    expect(run({ pj: pdfJob({ ...hooked, status: late }), job: null, now: 23 })).toEqual([{ action: "requeueAfter", ms: (3620 - 23) * 1000 }]);
+    expect(run({ pj: pdfJob({ ...hooked, status: late }), job: null, now: 23 })).toEqual([
+      { action: "requeueAfter", ms: (3620 - 23) * 1000 },
+    ]);
   });
 
   it.each([
@@ -335,12 +467,21 @@ describe("decide: a PdfJob being deleted", () => {
     const pj = pdfJob({ ...hooked, status: running.status!, deleting: true });
     const first = run({ pj, job: null, now: 60 });
     expect(kinds(first)).toEqual(["deleteStorage", "updateStatus", "recordEvent"]);
-    expect(statusOf(first)).toMatchObject({ phase: "Canceled", storageDeletedTime: iso(60), webhook: { eventType: "job.canceled", status: "pending" } });
+    expect(statusOf(first)).toMatchObject({
+      phase: "Canceled",
+      storageDeletedTime: iso(60),
+      webhook: { eventType: "job.canceled", status: "pending" },
+    });
     const second = run({ pj: applied(pj, first), job: null, now: 61 });
     expect(kinds(second)).toEqual(["deliverWebhook"]);
     const d = second[0]!.action === "deliverWebhook" ? second[0].delivery : null;
     expect(d!.payload.data).toMatchObject({ status: "canceled", completed_at: iso(60) });
-    const delivered = applied(pj, [{ action: "updateStatus", status: { ...statusOf(first), webhook: { ...statusOf(first).webhook!, status: "delivered", attempts: 1 } } }]);
+    const delivered = applied(pj, [
+      {
+        action: "updateStatus",
+        status: { ...statusOf(first), webhook: { ...statusOf(first).webhook!, status: "delivered", attempts: 1 } },
+      },
+    ]);
     expect(run({ pj: delivered, job: null, now: 62 })).toEqual([{ action: "removeFinalizer" }]);
   });
 

@@ -2,7 +2,15 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { buildJob, type JobTemplateOptions } from "../../controller/job-template.ts";
 import type { Action } from "../../controller/decide.ts";
-import { jobStoragePrefix, outputKey, PDFJOB_FINALIZER, pdfJobName, type PdfJob, type PdfJobSpec, type PdfJobStatus } from "../../core/schemas/pdfjob.ts";
+import {
+  jobStoragePrefix,
+  outputKey,
+  PDFJOB_FINALIZER,
+  pdfJobName,
+  type PdfJob,
+  type PdfJobSpec,
+  type PdfJobStatus,
+} from "../../core/schemas/pdfjob.ts";
 
 export const JOB_ID = "job_9aQm2LkT7cXv1B4nZp0RsWd8";
 export const TENANT = "ten_4fJ2kq9XcT1mZ8rB0aLw7eYd";
@@ -13,7 +21,13 @@ export const iso = (seconds: number): string => new Date(T0 + seconds * 1000).to
 
 export const TEMPLATE: JobTemplateOptions = {
   image: "folio/runner:test",
-  storage: { bucket: "folio", region: "us-east-1", endpoint: "http://127.0.0.1:9000", forcePathStyle: true, credentialsSecret: { name: "folio-s3" } },
+  storage: {
+    bucket: "folio",
+    region: "us-east-1",
+    endpoint: "http://127.0.0.1:9000",
+    forcePathStyle: true,
+    credentialsSecret: { name: "folio-s3" },
+  },
 };
 
 export const INPUT_KEY = `${TENANT}/file_Aa0Bb1Cc2Dd3Ee4Ff5Gg6Hh7`;
@@ -107,8 +121,13 @@ export function applied(pj: PdfJob, actions: readonly Action[]): PdfJob {
   let next = pj;
   for (const a of actions) {
     if (a.action === "updateStatus") next = { ...next, status: a.status };
-    if (a.action === "addFinalizer") next = { ...next, metadata: { ...next.metadata, finalizers: [...(next.metadata.finalizers ?? []), PDFJOB_FINALIZER] } };
-    if (a.action === "removeFinalizer") next = { ...next, metadata: { ...next.metadata, finalizers: (next.metadata.finalizers ?? []).filter((f) => f !== PDFJOB_FINALIZER) } };
+    if (a.action === "addFinalizer")
+      next = { ...next, metadata: { ...next.metadata, finalizers: [...(next.metadata.finalizers ?? []), PDFJOB_FINALIZER] } };
+    if (a.action === "removeFinalizer")
+      next = {
+        ...next,
+        metadata: { ...next.metadata, finalizers: (next.metadata.finalizers ?? []).filter((f) => f !== PDFJOB_FINALIZER) },
+      };
   }
   return next;
 }

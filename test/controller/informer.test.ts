@@ -71,13 +71,22 @@ describe("Informer", () => {
   });
 
   it("should re-list after a 410 Gone and drop what the new list no longer has", async () => {
-    const lists = [{ items: [obj("a", "1")], resourceVersion: "10" }, { items: [obj("b", "20")], resourceVersion: "20" }];
+    const lists = [
+      { items: [obj("a", "1")], resourceVersion: "10" },
+      { items: [obj("b", "20")], resourceVersion: "20" },
+    ];
     let listed = 0;
     const queries: URLSearchParams[] = [];
-    const kc = await fakeApi([(res) => {
-      send(res, "ERROR", { kind: "Status", code: 410, message: "too old resource version" });
-      res.end();
-    }, hang], queries);
+    const kc = await fakeApi(
+      [
+        (res) => {
+          send(res, "ERROR", { kind: "Status", code: 410, message: "too old resource version" });
+          res.end();
+        },
+        hang,
+      ],
+      queries,
+    );
     const seen: [string, ChangeKind][] = [];
     informer = new Informer<Obj>({
       name: "test",
@@ -94,20 +103,30 @@ describe("Informer", () => {
     expect(queries[0]!.get("resourceVersion")).toBe("10");
     expect(queries[1]!.get("resourceVersion")).toBe("20");
     expect(informer.list().map((o) => o.metadata.name)).toEqual(["b"]);
-    expect(seen).toEqual([["a", "add"], ["b", "add"], ["a", "delete"]]);
+    expect(seen).toEqual([
+      ["a", "add"],
+      ["b", "add"],
+      ["a", "delete"],
+    ]);
   });
 
   it("should apply events, and resume from a bookmark's resourceVersion without re-listing after a normal close", async () => {
     let listed = 0;
     const queries: URLSearchParams[] = [];
-    const kc = await fakeApi([(res) => {
-      send(res, "ADDED", obj("a", "11"));
-      send(res, "MODIFIED", obj("a", "12"));
-      send(res, "ADDED", obj("b", "13"));
-      send(res, "DELETED", obj("b", "14"));
-      send(res, "BOOKMARK", { metadata: { resourceVersion: "99" } });
-      res.end();
-    }, hang], queries);
+    const kc = await fakeApi(
+      [
+        (res) => {
+          send(res, "ADDED", obj("a", "11"));
+          send(res, "MODIFIED", obj("a", "12"));
+          send(res, "ADDED", obj("b", "13"));
+          send(res, "DELETED", obj("b", "14"));
+          send(res, "BOOKMARK", { metadata: { resourceVersion: "99" } });
+          res.end();
+        },
+        hang,
+      ],
+      queries,
+    );
     const seen: [string, ChangeKind][] = [];
     informer = new Informer<Obj>({
       name: "test",
@@ -127,7 +146,12 @@ describe("Informer", () => {
     expect(queries[0]!.get("allowWatchBookmarks")).toBe("true");
     expect(informer.get("ns/a")?.metadata.resourceVersion).toBe("12");
     expect(informer.get("ns/b")).toBeUndefined();
-    expect(seen).toEqual([["a", "add"], ["a", "update"], ["b", "add"], ["b", "delete"]]);
+    expect(seen).toEqual([
+      ["a", "add"],
+      ["a", "update"],
+      ["b", "add"],
+      ["b", "delete"],
+    ]);
   });
 
   it("should abort a silent watch and re-list (watchdog), and hand every object over again at resync", async () => {

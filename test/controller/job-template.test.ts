@@ -1,6 +1,13 @@
 /** The hardened Job template: failure policy, restricted pod security, secrets, names, labels. */
 import { describe, expect, it } from "vitest";
-import { buildJob, childJobName, FAIL_JOB_EXIT_CODES, literalEnvValue, runnerTimeoutMs, type JobTemplateOptions } from "../../controller/job-template.ts";
+import {
+  buildJob,
+  childJobName,
+  FAIL_JOB_EXIT_CODES,
+  literalEnvValue,
+  runnerTimeoutMs,
+  type JobTemplateOptions,
+} from "../../controller/job-template.ts";
 import { EXIT } from "../../core/errors.ts";
 import { outputKey, RunnerPodSpec, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { INPUT_KEY, JOB_ID, pdfJob, PREFIX, TEMPLATE, TENANT, UID } from "./fixtures.ts";
@@ -52,7 +59,9 @@ describe("the Job template", () => {
   it("should give the read-only root an emptyDir at /tmp, sized when configured", () => {
     expect(runner.volumeMounts).toEqual([{ name: "tmp", mountPath: "/tmp" }]);
     expect(pod.volumes).toEqual([{ name: "tmp", emptyDir: {} }]);
-    expect(buildJob(pj, pj.spec, { ...TEMPLATE, tmpSizeLimit: "4Gi" }).spec!.template.spec!.volumes![0]!.emptyDir).toEqual({ sizeLimit: "4Gi" });
+    expect(buildJob(pj, pj.spec, { ...TEMPLATE, tmpSizeLimit: "4Gi" }).spec!.template.spec!.volumes![0]!.emptyDir).toEqual({
+      sizeLimit: "4Gi",
+    });
     expect(env("FOLIO_TMP_DIR")!.value).toBe("/tmp");
     expect(env("HOME")!.value).toBe("/tmp");
   });
@@ -65,12 +74,20 @@ describe("the Job template", () => {
   it("should request and limit resources, configurably", () => {
     expect(runner.resources!.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
     expect(runner.resources!.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
-    const custom: JobTemplateOptions = { ...TEMPLATE, resources: { requests: { cpu: "1", memory: "1Gi" }, limits: { cpu: "4", memory: "4Gi" } } };
+    const custom: JobTemplateOptions = {
+      ...TEMPLATE,
+      resources: { requests: { cpu: "1", memory: "1Gi" }, limits: { cpu: "4", memory: "4Gi" } },
+    };
     expect(buildJob(pj, pj.spec, custom).spec!.template.spec!.containers[0]!.resources).toEqual(custom.resources);
   });
 
   it("should label the Job and its pod for filtered informers", () => {
-    const labels = { "app.kubernetes.io/managed-by": "folio", "folio.dev/pdfjob": pj.metadata.name, "folio.dev/tenant": TENANT, "folio.dev/job-id": JOB_ID };
+    const labels = {
+      "app.kubernetes.io/managed-by": "folio",
+      "folio.dev/pdfjob": pj.metadata.name,
+      "folio.dev/tenant": TENANT,
+      "folio.dev/job-id": JOB_ID,
+    };
     expect(job.metadata!.labels).toEqual(labels);
     expect(job.spec!.template.metadata!.labels).toMatchObject(labels);
     expect(job.metadata!.namespace).toBe("folio");
@@ -78,7 +95,9 @@ describe("the Job template", () => {
   });
 
   it("should be controlled by its PdfJob, blocking the owner's deletion", () => {
-    expect(job.metadata!.ownerReferences).toEqual([{ apiVersion: "folio.dev/v1alpha1", kind: "PdfJob", name: pj.metadata.name, uid: UID, controller: true, blockOwnerDeletion: true }]);
+    expect(job.metadata!.ownerReferences).toEqual([
+      { apiVersion: "folio.dev/v1alpha1", kind: "PdfJob", name: pj.metadata.name, uid: UID, controller: true, blockOwnerDeletion: true },
+    ]);
   });
 
   it("should run `folio runner --pod` and report through the termination message, falling back to the logs", () => {
@@ -112,11 +131,16 @@ describe("the Job template", () => {
   });
 
   it("should give protect's passwords only as secretKeyRefs to the PdfJob's Secret, never as values", () => {
-    const p = pdfJob({ spec: { operation: "protect", options: { encryption: "aes-256", permissions: {} }, secretRef: { name: "job-9a-secret" } } });
+    const p = pdfJob({
+      spec: { operation: "protect", options: { encryption: "aes-256", permissions: {} }, secretRef: { name: "job-9a-secret" } },
+    });
     const c = buildJob(p, p.spec, TEMPLATE).spec!.template.spec!.containers[0]!;
     expect(c.env!.filter((e) => e.name.startsWith("FOLIO_OPTION_"))).toEqual([
       { name: "FOLIO_OPTION_USER_PASSWORD", valueFrom: { secretKeyRef: { name: "job-9a-secret", key: "user_password" } } },
-      { name: "FOLIO_OPTION_OWNER_PASSWORD", valueFrom: { secretKeyRef: { name: "job-9a-secret", key: "owner_password", optional: true } } },
+      {
+        name: "FOLIO_OPTION_OWNER_PASSWORD",
+        valueFrom: { secretKeyRef: { name: "job-9a-secret", key: "owner_password", optional: true } },
+      },
     ]);
     expect(env("FOLIO_OPTION_USER_PASSWORD")).toBeUndefined();
   });
@@ -131,7 +155,10 @@ describe("the Job template", () => {
     expect(env("FOLIO_S3_BUCKET")!.value).toBe("folio");
     expect(env("FOLIO_S3_ENDPOINT")!.value).toBe("http://127.0.0.1:9000");
     expect(env("FOLIO_S3_FORCE_PATH_STYLE")!.value).toBe("true");
-    expect(env("AWS_ACCESS_KEY_ID")).toEqual({ name: "AWS_ACCESS_KEY_ID", valueFrom: { secretKeyRef: { name: "folio-s3", key: "accessKeyId" } } });
+    expect(env("AWS_ACCESS_KEY_ID")).toEqual({
+      name: "AWS_ACCESS_KEY_ID",
+      valueFrom: { secretKeyRef: { name: "folio-s3", key: "accessKeyId" } },
+    });
     expect(env("AWS_SECRET_ACCESS_KEY")!.value).toBeUndefined();
   });
 

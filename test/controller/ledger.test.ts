@@ -5,7 +5,11 @@ import { RETRY_SCHEDULE_MS } from "../../core/webhooks/schedule.ts";
 import type { PdfJobStatus } from "../../core/schemas/pdfjob.ts";
 import { at, iso, JOB_ID } from "./fixtures.ts";
 
-const base = (): PdfJobStatus => ({ phase: "Succeeded", observedGeneration: 1, webhook: newLedger(JOB_ID, "job.succeeded", at(20).getTime()) });
+const base = (): PdfJobStatus => ({
+  phase: "Succeeded",
+  observedGeneration: 1,
+  webhook: newLedger(JOB_ID, "job.succeeded", at(20).getTime()),
+});
 
 /** Fails `n` attempts in a row, starting at t = 20 s, each when it is due. */
 function failTimes(n: number): { status: PdfJobStatus; delays: (number | null)[] } {
@@ -26,7 +30,9 @@ describe("the webhook ledger", () => {
     const r = recordWebhookAttempt(base(), { delivered: true }, at(21));
     expect(r.status.webhook).toMatchObject({ status: "delivered", attempts: 1, lastAttemptTime: iso(21), deliveredTime: iso(21) });
     expect(r.status.webhook!.nextAttemptTime).toBeUndefined();
-    expect(r.status.conditions).toEqual([expect.objectContaining({ type: "WebhookDelivered", status: "True", reason: "Delivered", observedGeneration: 1 })]);
+    expect(r.status.conditions).toEqual([
+      expect.objectContaining({ type: "WebhookDelivered", status: "True", reason: "Delivered", observedGeneration: 1 }),
+    ]);
     expect(r.requeueAfterMs).toBeNull();
     expect(r.event).toMatchObject({ type: "Normal", reason: "WebhookDelivered" });
   });

@@ -29,7 +29,18 @@ const KEY = `folio/${pdfJobName(JOB_ID)}`;
 /** The runner pod as the pod informer shows it once the runner exited with `message`. */
 const exitedPod = (message: string, exitCode = 0): V1Pod => ({
   metadata: { creationTimestamp: at(2) },
-  status: { containerStatuses: [{ name: RUNNER_CONTAINER, image: TEMPLATE.image, imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode, message } } }] },
+  status: {
+    containerStatuses: [
+      {
+        name: RUNNER_CONTAINER,
+        image: TEMPLATE.image,
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { exitCode, message } },
+      },
+    ],
+  },
 });
 
 /**
@@ -47,7 +58,14 @@ function life(m: ControllerMetrics, store: ObjectStore) {
     job: () => (world.job ? job(server.get(KEY) ?? pdfJob(), world.job) : undefined),
     podsOfJob: () => world.pods ?? [],
   };
-  const reconciler = new Reconciler({ caches, template: TEMPLATE, store, kube: server.client, now: () => at(now), onPhaseChange: (c) => m.phaseChanged(c) });
+  const reconciler = new Reconciler({
+    caches,
+    template: TEMPLATE,
+    store,
+    kube: server.client,
+    now: () => at(now),
+    onPhaseChange: (c) => m.phaseChanged(c),
+  });
   return {
     server,
     reconcile: (seconds: number, w: typeof world = {}): Promise<ReconcileOutcome | null> => {
@@ -86,7 +104,14 @@ describe("ControllerMetrics", () => {
   it("should count reconciles by result from the worker loop, with their durations", async () => {
     const m = new ControllerMetrics({ defaultMetrics: false });
     const failing = pdfJob({ finalizers: [] });
-    const waiting = pdfJob({ status: { phase: "Succeeded", completionTime: "2026-03-01T12:00:20Z", inputsDeletedTime: "2026-03-01T12:00:20Z", expireTime: "2999-01-01T00:00:00Z" } });
+    const waiting = pdfJob({
+      status: {
+        phase: "Succeeded",
+        completionTime: "2026-03-01T12:00:20Z",
+        inputsDeletedTime: "2026-03-01T12:00:20Z",
+        expireTime: "2999-01-01T00:00:00Z",
+      },
+    });
     const objects = new Map<string, PdfJob>([
       ["folio/failing", failing],
       ["folio/waiting", waiting],
@@ -245,7 +270,14 @@ describe("ControllerMetrics", () => {
   it("should use only bounded labels", async () => {
     const m = new ControllerMetrics({ defaultMetrics: false });
     m.observePdfJobs(() => ["Succeeded"]);
-    const ended = pdfJob({ status: { phase: "Failed", startTime: iso(2), completionTime: iso(9), error: { code: "internal_error", message: `Job ${JOB_ID} of ${TENANT} failed` } } });
+    const ended = pdfJob({
+      status: {
+        phase: "Failed",
+        startTime: iso(2),
+        completionTime: iso(9),
+        error: { code: "internal_error", message: `Job ${JOB_ID} of ${TENANT} failed` },
+      },
+    });
     m.phaseChanged({ from: "Running", pdfJob: ended });
     const text = await m.registry.metrics();
     expect(text).toContain('folio_jobs_total{operation="compress",outcome="internal_error"} 1');

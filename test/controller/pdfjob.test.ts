@@ -11,7 +11,13 @@ import { pdfJobToApiJob } from "../../core/pdfjob-view.ts";
 import { JobObject } from "../../core/schemas/api.ts";
 import { OPTIONS_SCHEMAS, redactOptions, type Operation } from "../../core/schemas/options.ts";
 import {
-  fileIdFromKey, jobIdFromPdfJobName, outputFileId, pdfJobName, validatePdfJobSpec, webhookMessageId, type PdfJobStatus,
+  fileIdFromKey,
+  jobIdFromPdfJobName,
+  outputFileId,
+  pdfJobName,
+  validatePdfJobSpec,
+  webhookMessageId,
+  type PdfJobStatus,
 } from "../../core/schemas/pdfjob.ts";
 import { INPUT_KEY, iso, JOB_ID, pdfJob, PREFIX, spec, T0, TENANT } from "./fixtures.ts";
 
@@ -79,7 +85,11 @@ describe("spec validation", () => {
   });
 
   it.each([
-    ["a password in the options", { operation: "protect" as const, options: { user_password: "x" }, secretRef: { name: "s" } }, "spec.options"],
+    [
+      "a password in the options",
+      { operation: "protect" as const, options: { user_password: "x" }, secretRef: { name: "s" } },
+      "spec.options",
+    ],
     ["options of another operation", { options: { outline: "keep" } }, "spec.options"],
     ["an invalid page range", { inputs: [{ ...spec().inputs[0]!, pages: "3-1" }] }, "spec.inputs.0.pages"],
     ["a webhook over plain http", { webhook: { url: "http://example.com" } }, "spec.webhook.url"],
@@ -106,9 +116,20 @@ describe("pdfJobToApiJob", () => {
     expireTime: iso(3620),
     outputs,
     figures: { parts: 2 },
-    webhook: { eventType: "job.succeeded", messageId: "msg_x", status: "failing", attempts: 2, lastAttemptTime: iso(30), nextAttemptTime: iso(300), lastError: "HTTP 500" },
+    webhook: {
+      eventType: "job.succeeded",
+      messageId: "msg_x",
+      status: "failing",
+      attempts: 2,
+      lastAttemptTime: iso(30),
+      nextAttemptTime: iso(300),
+      lastError: "HTTP 500",
+    },
   };
-  const pj = pdfJob({ spec: { operation: "split", options: { mode: "pages" }, webhook: { url: "https://h.example/x" }, metadata: { order: "42" } }, status });
+  const pj = pdfJob({
+    spec: { operation: "split", options: { mode: "pages" }, webhook: { url: "https://h.example/x" }, metadata: { order: "42" } },
+    status,
+  });
 
   it("should produce a valid Job object", () => {
     expect(() => JobObject.parse(pdfJobToApiJob(pj))).not.toThrow();
@@ -125,7 +146,17 @@ describe("pdfJobToApiJob", () => {
       started_at: ms(2),
       completed_at: ms(20),
       expires_at: ms(3620),
-      inputs: [{ file_id: "file_Aa0Bb1Cc2Dd3Ee4Ff5Gg6Hh7", filename: "report.pdf", content_type: "application/pdf", size: 1000, sha256: "a".repeat(64), pages: 3, storage_key: INPUT_KEY }],
+      inputs: [
+        {
+          file_id: "file_Aa0Bb1Cc2Dd3Ee4Ff5Gg6Hh7",
+          filename: "report.pdf",
+          content_type: "application/pdf",
+          size: 1000,
+          sha256: "a".repeat(64),
+          pages: 3,
+          storage_key: INPUT_KEY,
+        },
+      ],
       options: { mode: "pages" },
       output_filename: null,
       result: { figures: { parts: 2 } },
@@ -136,8 +167,18 @@ describe("pdfJobToApiJob", () => {
       retention_ms: 3_600_000,
     };
     const files: FileRow[] = outputs.map((o) => ({
-      id: fileIdFromKey(o.key), tenant_id: TENANT, role: "output", job_id: JOB_ID, filename: o.filename, content_type: o.contentType,
-      size: o.size, sha256: o.sha256, pages: o.pages, storage_key: o.key, created_at: ms(20), expires_at: ms(3620),
+      id: fileIdFromKey(o.key),
+      tenant_id: TENANT,
+      role: "output",
+      job_id: JOB_ID,
+      filename: o.filename,
+      content_type: o.contentType,
+      size: o.size,
+      sha256: o.sha256,
+      pages: o.pages,
+      storage_key: o.key,
+      created_at: ms(20),
+      expires_at: ms(3620),
     }));
     const embedded = jobObject(row, files, { status: "failing", attempts: 2, last_attempt_at: ms(30), last_error: "HTTP 500" });
     expect(pdfJobToApiJob(pj)).toEqual(embedded);
@@ -150,14 +191,22 @@ describe("pdfJobToApiJob", () => {
     ["Failed", "failed"],
     ["Canceled", "canceled"],
   ] as const)("should show phase %s as status %s, with a result only on success", (phase, apiStatus) => {
-    const view = pdfJobToApiJob(pdfJob({ status: phase ? { phase, ...(phase === "Failed" ? { error: { code: "invalid_pdf", message: "no" } } : {}) } : {} }));
+    const view = pdfJobToApiJob(
+      pdfJob({ status: phase ? { phase, ...(phase === "Failed" ? { error: { code: "invalid_pdf", message: "no" } } : {}) } : {} }),
+    );
     expect(view.status).toBe(apiStatus);
     expect(view.result).toBeNull();
     expect(view.error).toEqual(phase === "Failed" ? { code: "invalid_pdf", message: "no" } : null);
   });
 
   it("should show a pending webhook before any attempt, and none without a URL", () => {
-    expect(pdfJobToApiJob(pdfJob({ spec: { webhook: { url: "https://h.example/x" } } })).webhook).toEqual({ url: "https://h.example/x", status: "pending", attempts: 0, last_attempt_at: null, last_error: null });
+    expect(pdfJobToApiJob(pdfJob({ spec: { webhook: { url: "https://h.example/x" } } })).webhook).toEqual({
+      url: "https://h.example/x",
+      status: "pending",
+      attempts: 0,
+      last_attempt_at: null,
+      last_error: null,
+    });
     expect(pdfJobToApiJob(pdfJob()).webhook).toBeNull();
   });
 });

@@ -38,7 +38,10 @@ let received: Received[] = [];
 let reply: Reply = 204;
 
 /** Secrets in the shape of a Secret's data: `webhook_secrets` in base64, one per line. */
-const secretStore = (secrets: Record<string, Record<string, string> | null>): SecretData => (ns, name) => Promise.resolve(secrets[`${ns}/${name}`] ?? null);
+const secretStore =
+  (secrets: Record<string, Record<string, string> | null>): SecretData =>
+  (ns, name) =>
+    Promise.resolve(secrets[`${ns}/${name}`] ?? null);
 const withSecrets = secretStore({ "folio/pj-secret": { [WEBHOOK_SECRETS_KEY]: b64(`${OLD}\n${NEW}\n`), user_password: b64("pw") } });
 
 function delivery(over: Partial<WebhookDelivery> = {}): WebhookDelivery {
@@ -148,7 +151,11 @@ describe("the controller's webhook sender", () => {
 
   it("should refuse credentials in the URL without repeating them", async () => {
     const outcome = await send(delivery({ url: `https://user:hunter2@127.0.0.1:${new URL(base).port}/hooks/${TOKEN}` }));
-    expect(outcome).toMatchObject({ delivered: false, blocked: true, error: "blocked: webhook_url must not contain credentials (user:password@)" });
+    expect(outcome).toMatchObject({
+      delivered: false,
+      blocked: true,
+      error: "blocked: webhook_url must not contain credentials (user:password@)",
+    });
     expectClean(outcome);
     expect(received).toEqual([]);
   });
@@ -159,8 +166,18 @@ describe("the controller's webhook sender", () => {
     ["a Secret without the key", {}, secretStore({ "folio/pj-secret": { user_password: b64("pw") } }), "no signing secret"],
     ["an empty key", {}, secretStore({ "folio/pj-secret": { [WEBHOOK_SECRETS_KEY]: b64("\n") } }), "no signing secret"],
     ["a Secret in another namespace", { namespace: "other" }, withSecrets, "no signing secret"],
-    ["an unreadable Secret", {}, () => Promise.reject(new ApiException(403, "Forbidden", "secrets is forbidden", {})), "could not read the signing secret (HTTP 403)"],
-    ["a mangled secret", {}, secretStore({ "folio/pj-secret": { [WEBHOOK_SECRETS_KEY]: b64("whsec_not base64!") } }), "invalid signing secret"],
+    [
+      "an unreadable Secret",
+      {},
+      () => Promise.reject(new ApiException(403, "Forbidden", "secrets is forbidden", {})),
+      "could not read the signing secret (HTTP 403)",
+    ],
+    [
+      "a mangled secret",
+      {},
+      secretStore({ "folio/pj-secret": { [WEBHOOK_SECRETS_KEY]: b64("whsec_not base64!") } }),
+      "invalid signing secret",
+    ],
   ] as const)("should fail an attempt without a usable signing secret (%s), sending nothing", async (_what, over, secrets, error) => {
     const { secretName, ...rest } = { ...delivery(), ...over };
     const d: WebhookDelivery = secretName === null ? rest : { ...rest, secretName };
@@ -172,7 +189,11 @@ describe("the controller's webhook sender", () => {
   it("should fail on a certificate it does not trust", async () => {
     const outcome = await webhookSender({ secrets: withSecrets, guard: new SsrfGuard(["127.0.0.1"]) })(delivery());
     expect(outcome.delivered).toBe(false);
-    expect(outcome).toMatchObject({ error: expect.stringMatching(/^request failed \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)$/) as unknown });
+    expect(outcome).toMatchObject({
+      error: expect.stringMatching(
+        /^request failed \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)$/,
+      ) as unknown,
+    });
     expect(received).toEqual([]);
   });
 

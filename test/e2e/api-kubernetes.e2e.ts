@@ -52,7 +52,12 @@ async function tenantKey(name: string): Promise<string> {
 }
 
 /** Posts an operation with inline files and waits (Prefer: wait) for the job to end. */
-async function run(operation: string, files: string[], fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<any> {
+async function run(
+  operation: string,
+  files: string[],
+  fields: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<any> {
   const form = new FormData();
   for (const f of files) form.append("file", blob(await readFile(f)), path.basename(f));
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
@@ -201,7 +206,12 @@ describe("the public API in Kubernetes mode", () => {
     expect(JSON.stringify(pj)).not.toContain(password);
     expect(JSON.stringify(job)).not.toContain(password);
     const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: NS, name: pj!.spec.secretRef!.name });
-    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "PdfJob", name: pj!.metadata.name, uid: pj!.metadata.uid, controller: true });
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: "PdfJob",
+      name: pj!.metadata.name,
+      uid: pj!.metadata.uid,
+      controller: true,
+    });
   });
 
   it("should fail a bad input through podFailurePolicy and show invalid_pdf", async () => {
@@ -242,11 +252,15 @@ describe("the public API in Kubernetes mode", () => {
     expect((await api.request("GET", job.result.files[0].download_url, { key })).status).toBe(404);
     await until("the PdfJob to be gone", async () => ((await pdfJob(job.id)) === null ? true : undefined), 60_000);
     expect(await store.exists(outputKey!)).toBe(false);
-    await until("the batch Job and its pods to be gone", async () => {
-      const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
-      const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
-      return jobs.items.length === 0 && pods.items.length === 0 ? true : undefined;
-    }, 60_000);
+    await until(
+      "the batch Job and its pods to be gone",
+      async () => {
+        const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
+        const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
+        return jobs.items.length === 0 && pods.items.length === 0 ? true : undefined;
+      },
+      60_000,
+    );
   });
 
   it("should delete one output on request and keep the job", async () => {
@@ -272,10 +286,14 @@ describe("the public API in Kubernetes mode", () => {
     const delivery = await until("the webhook", () => Promise.resolve(received.find((r) => r.body.includes(job.id))), 60_000);
     const payload = new Webhook(secret).verify(delivery.body, delivery.headers) as { type: string; data: { id: string; status: string } };
     expect(payload).toMatchObject({ type: "job.succeeded", data: { id: job.id, status: "succeeded" } });
-    const seen = await until("the ledger to say delivered", async () => {
-      const res = await api.request("GET", `/v1/jobs/${job.id}`, { key });
-      return res.json.webhook?.status === "delivered" ? res.json : undefined;
-    }, 30_000);
+    const seen = await until(
+      "the ledger to say delivered",
+      async () => {
+        const res = await api.request("GET", `/v1/jobs/${job.id}`, { key });
+        return res.json.webhook?.status === "delivered" ? res.json : undefined;
+      },
+      30_000,
+    );
     expect(seen.webhook).toMatchObject({ url, attempts: 1, last_error: null });
     // The signing secret sits in the job's own Secret, never in the PdfJob.
     expect(JSON.stringify(await pdfJob(job.id))).not.toContain(secret);

@@ -12,7 +12,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childJobName } from "../../controller/job-template.ts";
 import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
-import { PDFJOB_API_VERSION, PDFJOB_FINALIZER, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob, type PdfJobInput } from "../../core/schemas/pdfjob.ts";
+import {
+  PDFJOB_API_VERSION,
+  PDFJOB_FINALIZER,
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  pdfJobName,
+  type PdfJob,
+  type PdfJobInput,
+} from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { notPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
 import { pageCount, tmpDir } from "../helpers/tools.ts";
@@ -135,7 +145,11 @@ describe("the PdfJob controller on a real control plane", () => {
     expect(ended.status?.phase).toBe("Succeeded");
     const rv = ended.metadata.resourceVersion;
     // Let the cache catch up with the last write, then reconcile by hand, twice.
-    await until("the cache to catch up", () => Promise.resolve(controller.caches.pdfJob(`${NS}/${name}`)?.metadata.resourceVersion === rv ? true : undefined), 30_000);
+    await until(
+      "the cache to catch up",
+      () => Promise.resolve(controller.caches.pdfJob(`${NS}/${name}`)?.metadata.resourceVersion === rv ? true : undefined),
+      30_000,
+    );
     const first = await controller.reconciler.reconcile(`${NS}/${name}`);
     const second = await controller.reconciler.reconcile(`${NS}/${name}`);
     expect(first?.result.error).toBeUndefined();
@@ -156,15 +170,19 @@ describe("the PdfJob controller on a real control plane", () => {
     expect(key).toBeDefined();
     expect(await store.exists(key!)).toBe(true);
     await custom.deleteNamespacedCustomObject({ ...CRD, name });
-    await until(`PdfJob ${name} to be gone`, async () => {
-      try {
-        await getPdfJob(name);
-        return undefined;
-      } catch (err) {
-        if ((err as { code?: number }).code === 404) return true;
-        throw err;
-      }
-    }, 60_000);
+    await until(
+      `PdfJob ${name} to be gone`,
+      async () => {
+        try {
+          await getPdfJob(name);
+          return undefined;
+        } catch (err) {
+          if ((err as { code?: number }).code === 404) return true;
+          throw err;
+        }
+      },
+      60_000,
+    );
     expect(await store.exists(key!)).toBe(false);
   });
 

@@ -19,26 +19,12 @@ import { readFile } from "node:fs/promises";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import {
-  BatchV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-} from "@kubernetes/client-node";
+import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateTls } from "../../api/tls.ts";
 import { jobIdOf } from "../../core/pdfjob-view.ts";
-import {
-  LABELS,
-  MANAGED_BY,
-  PDFJOB_GROUP,
-  PDFJOB_PLURAL,
-  PDFJOB_VERSION,
-  pdfJobName,
-  type PdfJob,
-} from "../../core/schemas/pdfjob.ts";
+import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { ROOT, tmpDir } from "../helpers/tools.ts";
@@ -217,7 +203,6 @@ function metricSum(text: string, name: string, labels = ""): number | undefined 
 
 // --- the cluster side -------------------------------------------------------------------------------
 
-
 /** A merge with a webhook, through the public API; the PdfJob's name. */
 async function createPdfJob(): Promise<string> {
   const form = new FormData();
@@ -248,7 +233,8 @@ async function submit(from: number, to: number): Promise<string[]> {
 }
 
 const listPdfJobs = async (): Promise<PdfJob[]> => ((await custom.listNamespacedCustomObject(CRD)) as { items: PdfJob[] }).items;
-const holder = async (): Promise<string> => (await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: NS, name: LEASE })).spec?.holderIdentity ?? "";
+const holder = async (): Promise<string> =>
+  (await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: NS, name: LEASE })).spec?.holderIdentity ?? "";
 
 /** Every Job uid seen per PdfJob, over the whole test: a re-created Job would show a second one. */
 const jobUids = new Map<string, Set<string>>();
@@ -335,7 +321,7 @@ describe("controller fail-over on a real control plane", () => {
     // 1. One controller process works while the first PdfJobs arrive; it is killed mid-way.
     const a = new Replica("a", await freePort());
     await leaderAmong([a], 60_000);
-    expect((await until("a to be ready", async () => ((await a.get("/readyz"))?.status === 200 ? true : undefined), 60_000))).toBe(true);
+    expect(await until("a to be ready", async () => ((await a.get("/readyz"))?.status === 200 ? true : undefined), 60_000)).toBe(true);
     const names: string[] = [];
     names.push(...(await submit(0, FIRST_BATCH)));
     const atFirstKill = await until("a first PdfJob to succeed", async () => {
@@ -356,7 +342,9 @@ describe("controller fail-over on a real control plane", () => {
       `${leader.name} to report leading and reconciling`,
       async () => {
         const m = await leader.get("/metrics");
-        return m && metricSum(m.text, "folio_controller_leader") === 1 && (metricSum(m.text, "folio_controller_reconcile_total") ?? 0) > 0 ? m.text : undefined;
+        return m && metricSum(m.text, "folio_controller_leader") === 1 && (metricSum(m.text, "folio_controller_reconcile_total") ?? 0) > 0
+          ? m.text
+          : undefined;
       },
       60_000,
     );
@@ -366,7 +354,11 @@ describe("controller fail-over on a real control plane", () => {
     expect(metricSum(scrape, "folio_controller_reconcile_duration_seconds_count")).toBeGreaterThan(0);
     expect(metricSum(scrape, "folio_pdfjobs")).toBe(JOBS);
     expect(metricSum(scrape, "folio_process_resident_memory_bytes")).toBeGreaterThan(0);
-    const followerScrape = await until(`${follower.name} to be ready`, async () => ((await follower.get("/readyz"))?.status === 200 ? follower.get("/metrics") : undefined), 60_000);
+    const followerScrape = await until(
+      `${follower.name} to be ready`,
+      async () => ((await follower.get("/readyz"))?.status === 200 ? follower.get("/metrics") : undefined),
+      60_000,
+    );
     expect(metricSum(followerScrape.text, "folio_controller_leader")).toBe(0);
     expect(metricSum(followerScrape.text, "folio_controller_reconcile_total")).toBe(0);
     // Only the active replica reports PdfJobs, so that sums over replicas count each once.
@@ -383,7 +375,8 @@ describe("controller fail-over on a real control plane", () => {
       "every PdfJob to succeed and its webhook to be delivered",
       async () => {
         const p = await phases();
-        if (p.items.some((x) => x.status?.phase === "Failed")) throw new Error(`a PdfJob failed: ${JSON.stringify(p.items.find((x) => x.status?.phase === "Failed")?.status)}`);
+        if (p.items.some((x) => x.status?.phase === "Failed"))
+          throw new Error(`a PdfJob failed: ${JSON.stringify(p.items.find((x) => x.status?.phase === "Failed")?.status)}`);
         return p.succeeded === JOBS && p.delivered === JOBS ? p : undefined;
       },
       400_000,
@@ -399,9 +392,16 @@ describe("controller fail-over on a real control plane", () => {
     await recordJobs();
     expect([...jobUids.keys()].sort()).toEqual([...names].sort());
     for (const [owner, uids] of jobUids) expect(uids.size, `Jobs of ${owner}`).toBe(1);
-    const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
+    const jobs = await kc
+      .makeApiClient(BatchV1Api)
+      .listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
     expect(jobs.items).toHaveLength(JOBS);
-    for (const j of jobs.items) expect({ name: j.metadata?.name, succeeded: j.status?.succeeded, failed: j.status?.failed ?? 0 }).toEqual({ name: j.metadata?.name, succeeded: 1, failed: 0 });
+    for (const j of jobs.items)
+      expect({ name: j.metadata?.name, succeeded: j.status?.succeeded, failed: j.status?.failed ?? 0 }).toEqual({
+        name: j.metadata?.name,
+        succeeded: 1,
+        failed: 0,
+      });
     const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
     expect(pods.items).toHaveLength(JOBS);
 
@@ -417,7 +417,10 @@ describe("controller fail-over on a real control plane", () => {
       expect(new Set(got.map((d) => d.id))).toEqual(new Set([pj.status!.webhook!.messageId]));
       expect(got.every((d) => d.verifiedOld)).toBe(true);
       // Jobs submitted after the rotation were signed with both secrets; the others with the old one only.
-      expect(got.every((d) => d.verifiedNew === index >= ROTATE_AT), `rotation of ${pj.metadata.name}`).toBe(true);
+      expect(
+        got.every((d) => d.verifiedNew === index >= ROTATE_AT),
+        `rotation of ${pj.metadata.name}`,
+      ).toBe(true);
       expect(pj.status?.webhook).toMatchObject({ status: "delivered", eventType: "job.succeeded" });
       expect(pj.status?.conditions?.find((x) => x.type === "WebhookDelivered")).toMatchObject({ status: "True", reason: "Delivered" });
     }
@@ -428,7 +431,9 @@ describe("controller fail-over on a real control plane", () => {
     expect(metricSum(final!.text, "folio_controller_reconcile_total", 'result="requeue"')).toBeGreaterThan(0);
     expect(metricSum(final!.text, "folio_pdfjobs", 'phase="Succeeded"')).toBe(JOBS);
     expect(metricSum(final!.text, "folio_controller_s3_errors_total")).toBe(0);
-    expect(metricSum(final!.text, "folio_controller_webhook_deliveries_total", 'outcome="delivered"')).toBe(JOBS - afterSecondKill.delivered);
+    expect(metricSum(final!.text, "folio_controller_webhook_deliveries_total", 'outcome="delivered"')).toBe(
+      JOBS - afterSecondKill.delivered,
+    );
 
     // No secret and no webhook URL in the logs or the Events.
     const events = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });

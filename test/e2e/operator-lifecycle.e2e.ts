@@ -18,7 +18,15 @@ import { createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
-import { ApiException, BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from "@kubernetes/client-node";
+import {
+  ApiException,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobTemplateOptions } from "../../controller/job-template.ts";
 import { startController, type Controller } from "../../controller/main.ts";
@@ -93,11 +101,13 @@ async function startSilentServer(): Promise<typeof silent> {
   return { server, sockets, endpoint: `http://127.0.0.1:${port}` };
 }
 
-
 const upload = (file: string): Promise<PdfJobInput> => uploadPdf(store, TENANT, file);
 
 async function twoInputs(tag: string): Promise<PdfJobInput[]> {
-  return [await upload(await textPdf(path.join(dir, `${tag}-1.pdf`), 2, tag)), await upload(await textPdf(path.join(dir, `${tag}-2.pdf`), 1, tag))];
+  return [
+    await upload(await textPdf(path.join(dir, `${tag}-1.pdf`), 2, tag)),
+    await upload(await textPdf(path.join(dir, `${tag}-2.pdf`), 1, tag)),
+  ];
 }
 
 async function createPdfJob(namespace: string, inputs: PdfJobInput[], deadlineSeconds: number, jobId = newId("job")): Promise<string> {
@@ -112,13 +122,18 @@ async function createPdfJob(namespace: string, inputs: PdfJobInput[], deadlineSe
   return name;
 }
 
-const getPdfJob = async (namespace: string, name: string): Promise<PdfJob> => (await custom.getNamespacedCustomObject({ ...CRD, namespace, name })) as PdfJob;
+const getPdfJob = async (namespace: string, name: string): Promise<PdfJob> =>
+  (await custom.getNamespacedCustomObject({ ...CRD, namespace, name })) as PdfJob;
 
 async function terminal(namespace: string, name: string, timeoutMs = 120_000): Promise<PdfJob> {
-  return until(`PdfJob ${namespace}/${name} to end`, async () => {
-    const pj = await getPdfJob(namespace, name);
-    return pj.status?.phase === "Succeeded" || pj.status?.phase === "Failed" ? pj : undefined;
-  }, timeoutMs);
+  return until(
+    `PdfJob ${namespace}/${name} to end`,
+    async () => {
+      const pj = await getPdfJob(namespace, name);
+      return pj.status?.phase === "Succeeded" || pj.status?.phase === "Failed" ? pj : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The local processes the kubelet ran for a PdfJob's pods (by the pods' folio.dev/pdfjob name prefix). */
@@ -138,7 +153,12 @@ function processAlive(pid: number): boolean {
 /** A namespace, and its default ServiceAccount (pod admission needs it; its controller makes it). */
 async function createNamespace(name: string, labels: Record<string, string> = {}): Promise<void> {
   await core.createNamespace({ body: { metadata: { name, labels } } });
-  await until(`the default ServiceAccount in ${name}`, async () => ((await statusOf(() => core.readNamespacedServiceAccount({ namespace: name, name: "default" }))).code === 200 ? true : undefined), 60_000);
+  await until(
+    `the default ServiceAccount in ${name}`,
+    async () =>
+      (await statusOf(() => core.readNamespacedServiceAccount({ namespace: name, name: "default" }))).code === 200 ? true : undefined,
+    60_000,
+  );
 }
 
 /** The e2e runner template, its runners pointed at another storage endpoint (same bucket and keys). */
@@ -175,7 +195,10 @@ describe("the PdfJob lifecycle on a real control plane", () => {
     core = kc.makeApiClient(CoreV1Api);
     batch = kc.makeApiClient(BatchV1Api);
     await applyCrd(kc);
-    await createNamespace(RESTRICTED, { "pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest" });
+    await createNamespace(RESTRICTED, {
+      "pod-security.kubernetes.io/enforce": "restricted",
+      "pod-security.kubernetes.io/enforce-version": "latest",
+    });
     await createNamespace(HUNG);
     const started = [
       startNamespaceController(RESTRICTED, template(s3.endpoint)),
@@ -210,7 +233,11 @@ describe("the PdfJob lifecycle on a real control plane", () => {
     expect(silentConnections).toBeGreaterThan(before);
     const ran = localPods(HUNG, pj.status!.jobName!);
     expect(ran).toHaveLength(1);
-    const exit = await until("the runner process to have exited", () => Promise.resolve(localPods(HUNG, pj.status!.jobName!)[0]?.exit), 60_000);
+    const exit = await until(
+      "the runner process to have exited",
+      () => Promise.resolve(localPods(HUNG, pj.status!.jobName!)[0]?.exit),
+      60_000,
+    );
     expect(String(exit.signal ?? exit.exitCode)).toMatch(/^(SIGTERM|SIGKILL|143|137)$/);
   });
 
@@ -226,7 +253,9 @@ describe("the PdfJob lifecycle on a real control plane", () => {
       return pj.status?.phase === "Running" ? pj : undefined;
     });
     const jobName = running.status!.jobName!;
-    const local = await until("the runner process to start", () => Promise.resolve(localPods(HUNG, jobName).find((p) => p.pid !== undefined)));
+    const local = await until("the runner process to start", () =>
+      Promise.resolve(localPods(HUNG, jobName).find((p) => p.pid !== undefined)),
+    );
     expect(processAlive(local.pid!)).toBe(true);
     expect(local.exit).toBeUndefined();
 
@@ -274,11 +303,15 @@ describe("the PdfJob lifecycle on a real control plane", () => {
     expect(ended.status?.phase).toBe("Succeeded");
     const target = { ...CRD, namespace: RESTRICTED, name };
 
-    const patched = await statusOf(() => custom.patchNamespacedCustomObject({ ...target, body: { spec: { deadlineSeconds: 999 } } }, mergePatch));
+    const patched = await statusOf(() =>
+      custom.patchNamespacedCustomObject({ ...target, body: { spec: { deadlineSeconds: 999 } } }, mergePatch),
+    );
     expect(patched.code).toBe(422);
     expect(patched.message).toContain("spec is immutable");
     const current = await getPdfJob(RESTRICTED, name);
-    const replaced = await statusOf(() => custom.replaceNamespacedCustomObject({ ...target, body: { ...current, spec: { ...current.spec, options: { outline: "none" } } } }));
+    const replaced = await statusOf(() =>
+      custom.replaceNamespacedCustomObject({ ...target, body: { ...current, spec: { ...current.spec, options: { outline: "none" } } } }),
+    );
     expect(replaced.code).toBe(422);
     expect(replaced.message).toContain("spec is immutable");
     const unchanged = await getPdfJob(RESTRICTED, name);
@@ -286,7 +319,10 @@ describe("the PdfJob lifecycle on a real control plane", () => {
     expect(unchanged.metadata.generation).toBe(ended.metadata.generation);
 
     await custom.patchNamespacedCustomObject({ ...target, body: { metadata: { labels: { "example.com/reviewed": "yes" } } } }, mergePatch);
-    await custom.patchNamespacedCustomObjectStatus({ ...target, body: { status: { figures: { ...ended.status?.figures, reviewed: true } } } }, mergePatch);
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...target, body: { status: { figures: { ...ended.status?.figures, reviewed: true } } } },
+      mergePatch,
+    );
     const edited = await getPdfJob(RESTRICTED, name);
     expect(edited.metadata.labels?.["example.com/reviewed"]).toBe("yes");
     expect(edited.status?.figures?.reviewed).toBe(true);

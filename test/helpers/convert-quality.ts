@@ -65,7 +65,11 @@ export interface XmlEvent {
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 export const decodeXml = (s: string): string =>
   s.replace(/&(#x[0-9a-fA-F]+|#\d+|\w+);/g, (m, e: string) =>
-    e.startsWith("#x") ? String.fromCodePoint(parseInt(e.slice(2), 16)) : e.startsWith("#") ? String.fromCodePoint(Number(e.slice(1))) : (ENTITIES[e] ?? m),
+    e.startsWith("#x")
+      ? String.fromCodePoint(parseInt(e.slice(2), 16))
+      : e.startsWith("#")
+        ? String.fromCodePoint(Number(e.slice(1)))
+        : (ENTITIES[e] ?? m),
   );
 
 /** Scans well-formed XML into open/close/text events (comments, PIs and declarations skipped). */
@@ -165,7 +169,21 @@ function readNumbering(xml: string | undefined): Map<string, Map<number, Level>>
 }
 
 const roman = (n: number): string => {
-  const parts: [number, string][] = [[1000, "m"], [900, "cm"], [500, "d"], [400, "cd"], [100, "c"], [90, "xc"], [50, "l"], [40, "xl"], [10, "x"], [9, "ix"], [5, "v"], [4, "iv"], [1, "i"]];
+  const parts: [number, string][] = [
+    [1000, "m"],
+    [900, "cm"],
+    [500, "d"],
+    [400, "cd"],
+    [100, "c"],
+    [90, "xc"],
+    [50, "l"],
+    [40, "xl"],
+    [10, "x"],
+    [9, "ix"],
+    [5, "v"],
+    [4, "iv"],
+    [1, "i"],
+  ];
   let out = "";
   for (const [v, s] of parts) for (; n >= v; n -= v) out += s;
   return out;
@@ -194,7 +212,7 @@ class ListCounter {
     const lvl = levels?.get(ilvl);
     if (!levels || !lvl || numId === "0") return "";
     const c = this.counters.get(numId) ?? [];
-    c[ilvl] = (c[ilvl] ?? (lvl.start - 1)) + 1;
+    c[ilvl] = (c[ilvl] ?? lvl.start - 1) + 1;
     c.length = ilvl + 1;
     this.counters.set(numId, c);
     if (lvl.fmt === "bullet") return lvl.text;
@@ -295,7 +313,13 @@ class BodyReader {
         if (!e.selfClosing) this.skipDepth = 1;
         break;
       case "w:p":
-        this.pStack.push({ text: "", framePr: false, inFrame: this.frameDepth > 0, inPPr: false, ...(this.table ? { table: this.table.index } : {}) });
+        this.pStack.push({
+          text: "",
+          framePr: false,
+          inFrame: this.frameDepth > 0,
+          inPPr: false,
+          ...(this.table ? { table: this.table.index } : {}),
+        });
         break;
       case "w:pPr":
         if (p) p.inPPr = true;
@@ -342,7 +366,12 @@ class BodyReader {
     const label = numId ? this.lists.label(numId, ilvl) : "";
     const text = label ? `${label} ${p.text}` : p.text;
     const heading = headingLevel(this.styles, p.styleId, p.outlineLvl);
-    this.paragraphs.push({ text, inFrame: p.inFrame || p.framePr, ...(heading !== undefined ? { heading } : {}), ...(p.table !== undefined ? { table: p.table } : {}) });
+    this.paragraphs.push({
+      text,
+      inFrame: p.inFrame || p.framePr,
+      ...(heading !== undefined ? { heading } : {}),
+      ...(p.table !== undefined ? { table: p.table } : {}),
+    });
     const t = this.table;
     const row = t?.rows[t.rows.length - 1];
     if (t && row?.length && p.table === t.index) row[row.length - 1] = row[row.length - 1] ? `${row[row.length - 1]}\n${text}` : text;
@@ -354,7 +383,10 @@ export function readDocx(buf: Buffer): DocxContent {
   const parts = unzip(buf);
   const doc = parts.get("word/document.xml")?.toString("utf8");
   if (!doc) throw new Error("no word/document.xml: not a DOCX");
-  const reader = new BodyReader(readStyles(parts.get("word/styles.xml")?.toString("utf8")), new ListCounter(readNumbering(parts.get("word/numbering.xml")?.toString("utf8"))));
+  const reader = new BodyReader(
+    readStyles(parts.get("word/styles.xml")?.toString("utf8")),
+    new ListCounter(readNumbering(parts.get("word/numbering.xml")?.toString("utf8"))),
+  );
   for (const e of xmlEvents(doc)) reader.event(e);
   return { paragraphs: reader.paragraphs, tables: reader.tables, text: reader.paragraphs.map((x) => x.text).join("\n") };
 }
@@ -440,7 +472,11 @@ export function headingRecall(truth: readonly Heading[], doc: DocxContent): { re
 }
 
 /** Share of `truth`'s cells that `got` has at the same place, with the best offset between the two. */
-export function gridAgreement<T, G>(truth: readonly (readonly T[])[], got: readonly (readonly (G | undefined)[])[], same: (t: T, g: G | undefined) => boolean): { share: number; dr: number; dc: number } {
+export function gridAgreement<T, G>(
+  truth: readonly (readonly T[])[],
+  got: readonly (readonly (G | undefined)[])[],
+  same: (t: T, g: G | undefined) => boolean,
+): { share: number; dr: number; dc: number } {
   const rows = truth.length;
   const cols = Math.max(0, ...truth.map((r) => r.length));
   const cells = truth.reduce((n, r) => n + r.length, 0);
@@ -471,7 +507,8 @@ export function tableRecall(truth: readonly string[][][], doc: DocxContent): { f
   const stacked = truth.map((t, i) => {
     let best = single[i]!;
     for (let k = 0; k + 1 < doc.tables.length; k++) {
-      for (const run of [2, 3]) if (k + run <= doc.tables.length) best = Math.max(best, gridAgreement(t, doc.tables.slice(k, k + run).flat(), same).share);
+      for (const run of [2, 3])
+        if (k + run <= doc.tables.length) best = Math.max(best, gridAgreement(t, doc.tables.slice(k, k + run).flat(), same).share);
     }
     return best;
   });
@@ -492,7 +529,11 @@ export interface DocxQuality {
 }
 
 /** Every DOCX figure of issue #6 for one output. */
-export function docxQuality(docx: Buffer, truth: { text: string; headings: readonly Heading[]; tables: readonly string[][][] }, referenceText: string): DocxQuality {
+export function docxQuality(
+  docx: Buffer,
+  truth: { text: string; headings: readonly Heading[]; tables: readonly string[][][] },
+  referenceText: string,
+): DocxQuality {
   const doc = readDocx(docx);
   const all = doc.paragraphs.reduce((n, p) => n + tokens(p.text).length, 0);
   const framed = doc.paragraphs.filter((p) => p.inFrame).reduce((n, p) => n + tokens(p.text).length, 0);
@@ -549,7 +590,8 @@ const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.
 /** Same value and same type: a number is a number cell, a date a date cell, text a text cell. */
 export function cellMatches(t: TruthCell, g: GotCell | undefined): boolean {
   if (!g || g.type !== t.type) return false;
-  if (t.type === "number") return typeof g.value === "number" && [t.value as number, ...(t.alt ?? [])].some((v) => close(g.value as number, v));
+  if (t.type === "number")
+    return typeof g.value === "number" && [t.value as number, ...(t.alt ?? [])].some((v) => close(g.value as number, v));
   return norm(String(g.value)) === norm(String(t.value));
 }
 
@@ -591,7 +633,13 @@ export function xlsxQuality(sheets: { grid: (GotCell | undefined)[][] }[], truth
     );
     return n ? ok / n : 1;
   };
-  return { accuracy: typed.share, textAccuracy: text.share, numericShare: share("number"), dateShare: share("date"), sheets: sheets.length };
+  return {
+    accuracy: typed.share,
+    textAccuracy: text.share,
+    numericShare: share("number"),
+    dateShare: share("date"),
+    sheets: sheets.length,
+  };
 }
 
 /** The non-empty rows of every sheet as text, cells joined by one space. */
@@ -618,7 +666,11 @@ export async function reopenInLibreOffice(file: string, profile: string, timeout
   const out = await mkdtemp(path.join(os.tmpdir(), "folio-reopen-"));
   const t = performance.now();
   try {
-    await execFileP("soffice", ["--headless", "--norestore", `-env:UserInstallation=${pathToFileURL(profile).href}`, "--convert-to", "pdf", "--outdir", out, file], { timeout: timeoutMs });
+    await execFileP(
+      "soffice",
+      ["--headless", "--norestore", `-env:UserInstallation=${pathToFileURL(profile).href}`, "--convert-to", "pdf", "--outdir", out, file],
+      { timeout: timeoutMs },
+    );
     const seconds = (performance.now() - t) / 1000;
     const pdf = path.join(out, `${path.basename(file).replace(/\.[^.]+$/, "")}.pdf`);
     const { stdout } = await execFileP("pdfinfo", [pdf]);

@@ -35,7 +35,9 @@ export async function runOp(
       {
         operation,
         options,
-        inputs: inputs.map((i) => (typeof i === "string" ? { path: i, filename: i.split("/").pop() } : { filename: i.path.split("/").pop(), ...i })),
+        inputs: inputs.map((i) =>
+          typeof i === "string" ? { path: i, filename: i.split("/").pop() } : { filename: i.path.split("/").pop(), ...i },
+        ),
         output_dir: outDir,
         ...(extra.limits ? { limits: extra.limits } : {}),
         ...(extra.output_filename ? { output_filename: extra.output_filename } : {}),

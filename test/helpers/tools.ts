@@ -100,7 +100,13 @@ export async function pageHashes(file: string, dpi = 20): Promise<string[]> {
     if (res.code !== 0) throw new Error(`pdftoppm failed on ${file}: ${res.stderr}`);
     const files = (await readdir(dir)).sort();
     const hashes: string[] = [];
-    for (const f of files) hashes.push(createHash("sha256").update(await readFile(path.join(dir, f))).digest("hex").slice(0, 16));
+    for (const f of files)
+      hashes.push(
+        createHash("sha256")
+          .update(await readFile(path.join(dir, f)))
+          .digest("hex")
+          .slice(0, 16),
+      );
     return hashes;
   } finally {
     await cleanup();
@@ -126,7 +132,18 @@ export function parsePgm(buf: Buffer): Gray {
 export async function renderGray(file: string, page: number, dpi = 72): Promise<Gray> {
   const { dir, cleanup } = await tmpDir("folio-render-");
   try {
-    const res = await run("pdftoppm", ["-r", String(dpi), "-gray", "-f", String(page), "-l", String(page), "-singlefile", file, path.join(dir, "p")]);
+    const res = await run("pdftoppm", [
+      "-r",
+      String(dpi),
+      "-gray",
+      "-f",
+      String(page),
+      "-l",
+      String(page),
+      "-singlefile",
+      file,
+      path.join(dir, "p"),
+    ]);
     if (res.code !== 0) throw new Error(`pdftoppm failed on ${file}: ${res.stderr}`);
     return parsePgm(await readFile(path.join(dir, "p.pgm")));
   } finally {
@@ -147,18 +164,29 @@ export function ssim(a: Gray, b: Gray): number {
   let windows = 0;
   for (let y = 0; y + W <= a.height; y += 4) {
     for (let x = 0; x + W <= a.width; x += 4) {
-      let sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+      let sa = 0,
+        sb = 0,
+        saa = 0,
+        sbb = 0,
+        sab = 0;
       for (let j = 0; j < W; j++) {
         const row = (y + j) * a.width + x;
         for (let i = 0; i < W; i++) {
           const va = a.data[row + i]!;
           const vb = b.data[row + i]!;
-          sa += va; sb += vb; saa += va * va; sbb += vb * vb; sab += va * vb;
+          sa += va;
+          sb += vb;
+          saa += va * va;
+          sbb += vb * vb;
+          sab += va * vb;
         }
       }
       const n = W * W;
-      const ma = sa / n, mb = sb / n;
-      const va = saa / n - ma * ma, vb = sbb / n - mb * mb, cov = sab / n - ma * mb;
+      const ma = sa / n,
+        mb = sb / n;
+      const va = saa / n - ma * ma,
+        vb = sbb / n - mb * mb,
+        cov = sab / n - ma * mb;
       total += ((2 * ma * mb + C1) * (2 * cov + C2)) / ((ma * ma + mb * mb + C1) * (va + vb + C2));
       windows++;
     }

@@ -96,38 +96,60 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
     log(`etcd ${versions.etcd} on ${etcdUrl}`);
-    const etcd = startDaemon("etcd", bins.etcd, [
-      "--name=folio", `--data-dir=${join(dir, "etcd")}`,
-      `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`, `--initial-cluster=folio=${peerUrl}`,
-      // A throwaway test store: durability buys nothing and fsync costs latency on shared disks.
-      "--unsafe-no-fsync", "--log-level=warn",
-    ], join(dir, "etcd.log"));
+    const etcd = startDaemon(
+      "etcd",
+      bins.etcd,
+      [
+        "--name=folio",
+        `--data-dir=${join(dir, "etcd")}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=folio=${peerUrl}`,
+        // A throwaway test store: durability buys nothing and fsync costs latency on shared disks.
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+      ],
+      join(dir, "etcd.log"),
+    );
     daemons.push(etcd);
     await waitUntil(etcd, "/health", async () => (await probe(`${etcdUrl}/health`)) === 200, 30_000);
     lap("etcd");
 
     const server = `https://127.0.0.1:${apiPort}`;
     log(`kube-apiserver ${versions.kubernetes} on ${server}`);
-    const apiserver = startDaemon("kube-apiserver", bins.kubeApiserver, [
-      `--etcd-servers=${etcdUrl}`,
-      "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
-      `--cert-dir=${join(dir, "apiserver-certs")}`,
-      `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`, `--client-ca-file=${pki.caCert}`,
-      `--token-auth-file=${pki.tokenFile}`,
-      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      `--service-account-key-file=${pki.saPublicKey}`, `--service-account-signing-key-file=${pki.saSigningKey}`,
-      // Node before RBAC as on every kubeadm cluster: the kubelet identity is confined to its node.
-      "--authorization-mode=Node,RBAC",
-      // Added to the default plugin set (which already includes PodSecurity, ServiceAccount,
-      // NamespaceLifecycle, ...): NodeRestriction confines the node identity's writes to its node.
-      "--enable-admission-plugins=NodeRestriction",
-      `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      // As kubeadm sets it: privileged pods are a Pod Security decision, not an API server one.
-      "--allow-privileged=true",
-      "--anonymous-auth=false", "--profiling=false", "--v=1",
-      ...(opts.apiserverArgs ?? []),
-    ], join(dir, "kube-apiserver.log"));
+    const apiserver = startDaemon(
+      "kube-apiserver",
+      bins.kubeApiserver,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${join(dir, "apiserver-certs")}`,
+        `--tls-cert-file=${pki.servingCert}`,
+        `--tls-private-key-file=${pki.servingKey}`,
+        `--client-ca-file=${pki.caCert}`,
+        `--token-auth-file=${pki.tokenFile}`,
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        `--service-account-key-file=${pki.saPublicKey}`,
+        `--service-account-signing-key-file=${pki.saSigningKey}`,
+        // Node before RBAC as on every kubeadm cluster: the kubelet identity is confined to its node.
+        "--authorization-mode=Node,RBAC",
+        // Added to the default plugin set (which already includes PodSecurity, ServiceAccount,
+        // NamespaceLifecycle, ...): NodeRestriction confines the node identity's writes to its node.
+        "--enable-admission-plugins=NodeRestriction",
+        `--service-cluster-ip-range=${SERVICE_CIDR}`,
+        // As kubeadm sets it: privileged pods are a Pod Security decision, not an API server one.
+        "--allow-privileged=true",
+        "--anonymous-auth=false",
+        "--profiling=false",
+        "--v=1",
+        ...(opts.apiserverArgs ?? []),
+      ],
+      join(dir, "kube-apiserver.log"),
+    );
     daemons.push(apiserver);
     const ca = readFileSync(pki.caCert, "utf8");
     await waitUntil(apiserver, "/readyz", async () => (await probe(`${server}/readyz`, { ca, token: pki.admin.token })) === 200, 120_000);
@@ -141,22 +163,33 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     };
 
     log(`kube-controller-manager (${CONTROLLERS.join(",")})`);
-    const kcm = startDaemon("kube-controller-manager", bins.kubeControllerManager, [
-      `--kubeconfig=${kubeconfigs.controllerManager}`,
-      // Delegated authn/authz for its own /healthz and /metrics endpoint, as kubeadm configures it.
-      `--authentication-kubeconfig=${kubeconfigs.controllerManager}`, `--authorization-kubeconfig=${kubeconfigs.controllerManager}`,
-      "--bind-address=127.0.0.1", `--secure-port=${kcmPort}`, `--cert-dir=${join(dir, "kcm-certs")}`,
-      `--controllers=${CONTROLLERS.join(",")}`,
-      // Each controller acts as its own ServiceAccount (kube-system/job-controller, ...), so RBAC
-      // applies to it exactly as on a production cluster.
-      "--use-service-account-credentials=true",
-      `--service-account-private-key-file=${pki.saSigningKey}`, `--root-ca-file=${pki.caCert}`,
-      "--leader-elect=false",
-      // The defaults (20 QPS, burst 30) would cap the Job backlog benchmark below its 20 Jobs/s goal.
-      "--kube-api-qps=200", "--kube-api-burst=400", "--concurrent-job-syncs=10",
-      "--v=1",
-      ...(opts.controllerManagerArgs ?? []),
-    ], join(dir, "kube-controller-manager.log"));
+    const kcm = startDaemon(
+      "kube-controller-manager",
+      bins.kubeControllerManager,
+      [
+        `--kubeconfig=${kubeconfigs.controllerManager}`,
+        // Delegated authn/authz for its own /healthz and /metrics endpoint, as kubeadm configures it.
+        `--authentication-kubeconfig=${kubeconfigs.controllerManager}`,
+        `--authorization-kubeconfig=${kubeconfigs.controllerManager}`,
+        "--bind-address=127.0.0.1",
+        `--secure-port=${kcmPort}`,
+        `--cert-dir=${join(dir, "kcm-certs")}`,
+        `--controllers=${CONTROLLERS.join(",")}`,
+        // Each controller acts as its own ServiceAccount (kube-system/job-controller, ...), so RBAC
+        // applies to it exactly as on a production cluster.
+        "--use-service-account-credentials=true",
+        `--service-account-private-key-file=${pki.saSigningKey}`,
+        `--root-ca-file=${pki.caCert}`,
+        "--leader-elect=false",
+        // The defaults (20 QPS, burst 30) would cap the Job backlog benchmark below its 20 Jobs/s goal.
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+        "--concurrent-job-syncs=10",
+        "--v=1",
+        ...(opts.controllerManagerArgs ?? []),
+      ],
+      join(dir, "kube-controller-manager.log"),
+    );
     daemons.push(kcm);
     await waitUntil(kcm, "/healthz", async () => (await probe(`https://127.0.0.1:${kcmPort}/healthz`, { insecure: true })) === 200, 60_000);
     lap("kube-controller-manager");

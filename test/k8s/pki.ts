@@ -55,22 +55,62 @@ export function createPki(dir: string, nodeName: string, serviceIp: string): Pki
   const p = (name: string): string => join(dir, name);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
 
-  openssl(["req", "-x509", ...ec, "-keyout", p("ca.key"), "-out", p("ca.crt"), "-days", "7",
-    "-subj", "/CN=folio-local-ca",
-    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+  openssl([
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    p("ca.key"),
+    "-out",
+    p("ca.crt"),
+    "-days",
+    "7",
+    "-subj",
+    "/CN=folio-local-ca",
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
 
-  const sans = ["IP:127.0.0.1", `IP:${serviceIp}`, "DNS:localhost", "DNS:kubernetes", "DNS:kubernetes.default",
-    "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local"];
-  writeFileSync(p("serving.ext"), [
-    "basicConstraints=critical,CA:FALSE",
-    "keyUsage=critical,digitalSignature,keyEncipherment",
-    "extendedKeyUsage=serverAuth",
-    `subjectAltName=${sans.join(",")}`,
-    "",
-  ].join("\n"), { mode: 0o600 });
+  const sans = [
+    "IP:127.0.0.1",
+    `IP:${serviceIp}`,
+    "DNS:localhost",
+    "DNS:kubernetes",
+    "DNS:kubernetes.default",
+    "DNS:kubernetes.default.svc",
+    "DNS:kubernetes.default.svc.cluster.local",
+  ];
+  writeFileSync(
+    p("serving.ext"),
+    [
+      "basicConstraints=critical,CA:FALSE",
+      "keyUsage=critical,digitalSignature,keyEncipherment",
+      "extendedKeyUsage=serverAuth",
+      `subjectAltName=${sans.join(",")}`,
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
   openssl(["req", "-new", ...ec, "-keyout", p("serving.key"), "-out", p("serving.csr"), "-subj", "/CN=kube-apiserver"]);
-  openssl(["x509", "-req", "-in", p("serving.csr"), "-CA", p("ca.crt"), "-CAkey", p("ca.key"), "-CAcreateserial",
-    "-days", "7", "-extfile", p("serving.ext"), "-out", p("serving.crt")]);
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    p("serving.csr"),
+    "-CA",
+    p("ca.crt"),
+    "-CAkey",
+    p("ca.key"),
+    "-CAcreateserial",
+    "-days",
+    "7",
+    "-extfile",
+    p("serving.ext"),
+    "-out",
+    p("serving.crt"),
+  ]);
 
   openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", p("sa.key")]);
   openssl(["pkey", "-in", p("sa.key"), "-pubout", "-out", p("sa.pub")]);

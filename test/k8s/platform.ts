@@ -60,7 +60,10 @@ async function untaintReadyNode(kubeconfig: string, nodeName: string): Promise<v
   const core = loadKubeConfig(kubeconfig).makeApiClient(CoreV1Api);
   const node = await core.readNode({ name: nodeName });
   const taints = (node.spec?.taints ?? []).filter((t) => t.key !== "node.kubernetes.io/not-ready");
-  await core.patchNode({ name: nodeName, body: { spec: { taints: taints.length ? taints : null } } }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch));
+  await core.patchNode(
+    { name: nodeName, body: { spec: { taints: taints.length ? taints : null } } },
+    setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+  );
 }
 
 /** Starts the control plane (building it first if the cache is empty) and the local kubelet. */

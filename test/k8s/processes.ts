@@ -106,9 +106,11 @@ export async function waitUntil(daemon: Daemon, what: string, ready: () => Promi
  */
 export async function stopDaemon(daemon: Daemon, graceMs = 5000): Promise<void> {
   if (daemon.exitCode !== undefined || daemon.child.exitCode !== null || daemon.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => daemon.child.once("exit", () => {
-    resolve();
-  }));
+  const exited = new Promise<void>((resolve) =>
+    daemon.child.once("exit", () => {
+      resolve();
+    }),
+  );
   daemon.child.kill("SIGTERM");
   const timer = setTimeout(() => daemon.child.kill("SIGKILL"), graceMs);
   await exited;

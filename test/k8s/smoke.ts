@@ -17,7 +17,16 @@
  */
 import { readFileSync } from "node:fs";
 import { PDFDocument } from "pdf-lib";
-import { ApiException, BatchV1Api, CoreV1Api, VersionApi, type V1Job, type V1JobCondition, type V1Pod, type V1PodSpec } from "@kubernetes/client-node";
+import {
+  ApiException,
+  BatchV1Api,
+  CoreV1Api,
+  VersionApi,
+  type V1Job,
+  type V1JobCondition,
+  type V1Pod,
+  type V1PodSpec,
+} from "@kubernetes/client-node";
 import { loadKubeConfig } from "./kubeconfig.ts";
 import { startPlatform, type Platform } from "./platform.ts";
 
@@ -48,26 +57,43 @@ async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T |
 }
 
 /** A single-container pod spec that passes the `restricted` Pod Security Standard ("latest"). */
-function restrictedPod(script: string, extra: { volumes?: V1PodSpec["volumes"]; mounts?: { name: string; mountPath: string }[]; env?: NonNullable<V1PodSpec["containers"][0]["env"]> } = {}): V1PodSpec {
+function restrictedPod(
+  script: string,
+  extra: {
+    volumes?: V1PodSpec["volumes"];
+    mounts?: { name: string; mountPath: string }[];
+    env?: NonNullable<V1PodSpec["containers"][0]["env"]>;
+  } = {},
+): V1PodSpec {
   return {
     restartPolicy: "Never",
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 2,
     securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } },
     volumes: [{ name: "tmp", emptyDir: {} }, ...(extra.volumes ?? [])],
-    containers: [{
-      name: "main",
-      image: SHELL,
-      command: ["sh", "-c", script],
-      securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ["ALL"] } },
-      volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(extra.mounts ?? [])],
-      env: extra.env ?? [],
-    }],
+    containers: [
+      {
+        name: "main",
+        image: SHELL,
+        command: ["sh", "-c", script],
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ["ALL"] },
+        },
+        volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(extra.mounts ?? [])],
+        env: extra.env ?? [],
+      },
+    ],
   };
 }
 
 const job = (name: string, spec: Omit<NonNullable<V1Job["spec"]>, "template">, pod: V1PodSpec): V1Job => ({
-  apiVersion: "batch/v1", kind: "Job", metadata: { name, namespace: NS }, spec: { ...spec, template: { spec: pod } },
+  apiVersion: "batch/v1",
+  kind: "Job",
+  metadata: { name, namespace: NS },
+  spec: { ...spec, template: { spec: pod } },
 });
 
 const condition = (s: Smoke, name: string, type: string) => async (): Promise<V1JobCondition | undefined> =>
@@ -78,10 +104,22 @@ const jobPods = async (s: Smoke, name: string): Promise<V1Pod[]> =>
 
 async function setUp(s: Smoke): Promise<void> {
   const version = await loadKubeConfig(s.platform.kubeconfig).makeApiClient(VersionApi).getCode();
-  s.check(version.gitVersion === s.platform.controlPlane.versions.kubernetes, `/version reports ${version.gitVersion} (built ${version.buildDate})`);
-  await s.core.createNamespace({ body: { metadata: { name: NS, labels: { "pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest" } } } });
+  s.check(
+    version.gitVersion === s.platform.controlPlane.versions.kubernetes,
+    `/version reports ${version.gitVersion} (built ${version.buildDate})`,
+  );
+  await s.core.createNamespace({
+    body: {
+      metadata: {
+        name: NS,
+        labels: { "pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest" },
+      },
+    },
+  });
   // Pod admission needs the namespace's default ServiceAccount, which the serviceaccount controller creates.
-  await waitFor("the default ServiceAccount", 30_000, async () => s.core.readNamespacedServiceAccount({ name: "default", namespace: NS }).catch(() => undefined));
+  await waitFor("the default ServiceAccount", 30_000, async () =>
+    s.core.readNamespacedServiceAccount({ name: "default", namespace: NS }).catch(() => undefined),
+  );
   await s.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: "smoke" }, stringData: { token: "s3cret" } } });
 }
 
@@ -92,7 +130,10 @@ async function setUp(s: Smoke): Promise<void> {
 async function podSecurity(s: Smoke): Promise<void> {
   const t = Date.now();
   try {
-    await s.core.createNamespacedPod({ namespace: NS, body: { metadata: { name: "not-restricted" }, spec: { containers: [{ name: "main", image: SHELL }] } } });
+    await s.core.createNamespacedPod({
+      namespace: NS,
+      body: { metadata: { name: "not-restricted" }, spec: { containers: [{ name: "main", image: SHELL }] } },
+    });
     s.check(false, "PodSecurity rejects a pod without the restricted securityContext");
   } catch (err) {
     // The API's Status object; its message names the policy and every violation.
@@ -103,8 +144,10 @@ async function podSecurity(s: Smoke): Promise<void> {
     } catch {
       // Not JSON: keep the raw text.
     }
-    s.check(err instanceof ApiException && err.code === 403 && message.includes('violates PodSecurity "restricted:latest"'),
-      `PodSecurity rejects a pod without the restricted securityContext: ${err instanceof ApiException ? err.code : "?"} ${message}`);
+    s.check(
+      err instanceof ApiException && err.code === 403 && message.includes('violates PodSecurity "restricted:latest"'),
+      `PodSecurity rejects a pod without the restricted securityContext: ${err instanceof ApiException ? err.code : "?"} ${message}`,
+    );
   }
   s.time("pod security rejection", t);
 }
@@ -112,25 +155,42 @@ async function podSecurity(s: Smoke): Promise<void> {
 /** 2. A compliant Job completes; its Secret arrives as env and as a file; TTL then cleans up. */
 async function completes(s: Smoke): Promise<void> {
   const script = [
-    'test "$TOKEN" = s3cret', 'test "$(cat /etc/smoke/token)" = s3cret',
-    "echo scratch > /tmp/scratch", "test -s /tmp/scratch",
+    'test "$TOKEN" = s3cret',
+    'test "$(cat /etc/smoke/token)" = s3cret',
+    "echo scratch > /tmp/scratch",
+    "test -s /tmp/scratch",
     `echo '{"ok":true}' > /dev/termination-log`,
   ].join(" && ");
   let t = Date.now();
-  await s.batch.createNamespacedJob({ namespace: NS, body: job("ok", { backoffLimit: 0, ttlSecondsAfterFinished: 2 }, restrictedPod(script, {
-    volumes: [{ name: "smoke", secret: { secretName: "smoke" } }],
-    mounts: [{ name: "smoke", mountPath: "/etc/smoke" }],
-    env: [{ name: "TOKEN", valueFrom: { secretKeyRef: { name: "smoke", key: "token" } } }],
-  })) });
+  await s.batch.createNamespacedJob({
+    namespace: NS,
+    body: job(
+      "ok",
+      { backoffLimit: 0, ttlSecondsAfterFinished: 2 },
+      restrictedPod(script, {
+        volumes: [{ name: "smoke", secret: { secretName: "smoke" } }],
+        mounts: [{ name: "smoke", mountPath: "/etc/smoke" }],
+        env: [{ name: "TOKEN", valueFrom: { secretKeyRef: { name: "smoke", key: "token" } } }],
+      }),
+    ),
+  });
   await waitFor("Job ok Complete", 60_000, condition(s, "ok", "Complete"));
   s.time("job ok: created → Complete", t);
   s.check(true, "Job ok is Complete (Secret as env and volume, emptyDir /tmp)");
   const [pod] = await jobPods(s, "ok");
   const terminated = pod?.status?.containerStatuses?.[0]?.state?.terminated;
-  s.check(pod?.status?.phase === "Succeeded" && terminated?.reason === "Completed" && terminated.exitCode === 0, `its pod Succeeded, container terminated with reason ${terminated?.reason ?? "?"}`);
+  s.check(
+    pod?.status?.phase === "Succeeded" && terminated?.reason === "Completed" && terminated.exitCode === 0,
+    `its pod Succeeded, container terminated with reason ${terminated?.reason ?? "?"}`,
+  );
   s.check(terminated?.message?.trim() === '{"ok":true}', `termination message ${JSON.stringify(terminated?.message?.trim())}`);
   t = Date.now();
-  await waitFor("Job ok deleted by TTL", 60_000, async () => s.batch.readNamespacedJob({ name: "ok", namespace: NS }).then(() => undefined, () => true));
+  await waitFor("Job ok deleted by TTL", 60_000, async () =>
+    s.batch.readNamespacedJob({ name: "ok", namespace: NS }).then(
+      () => undefined,
+      () => true,
+    ),
+  );
   await waitFor("pod of Job ok garbage-collected", 60_000, async () => ((await jobPods(s, "ok")).length === 0 ? true : undefined));
   s.time("job ok: Complete → Job and pod deleted (TTL 2 s, GC)", t);
   s.check(true, "ttl-after-finished deleted the Job, the garbage collector its pod");
@@ -139,23 +199,35 @@ async function completes(s: Smoke): Promise<void> {
 /** 3. Exit code 3 (the runner's bad-input code) fails the Job through podFailurePolicy, no retry. */
 async function podFailurePolicy(s: Smoke): Promise<void> {
   const t = Date.now();
-  await s.batch.createNamespacedJob({ namespace: NS, body: job("bad-input", {
-    backoffLimit: 6,
-    podFailurePolicy: { rules: [{ action: "FailJob", onExitCodes: { operator: "In", values: [3] } }] },
-  }, restrictedPod("echo invalid_pdf > /dev/termination-log; exit 3")) });
+  await s.batch.createNamespacedJob({
+    namespace: NS,
+    body: job(
+      "bad-input",
+      {
+        backoffLimit: 6,
+        podFailurePolicy: { rules: [{ action: "FailJob", onExitCodes: { operator: "In", values: [3] } }] },
+      },
+      restrictedPod("echo invalid_pdf > /dev/termination-log; exit 3"),
+    ),
+  });
   const failed = await waitFor("Job bad-input Failed", 60_000, condition(s, "bad-input", "Failed"));
   s.time("job bad-input: created → Failed", t);
   s.check(failed.reason === "PodFailurePolicy", `Job bad-input Failed with reason ${failed.reason ?? "?"}`);
   const pods = await jobPods(s, "bad-input");
   const terminated = pods[0]?.status?.containerStatuses?.[0]?.state?.terminated;
-  s.check(pods.length === 1 && terminated?.exitCode === 3 && terminated.reason === "Error",
-    `one pod (${pods.length}), exit code ${terminated?.exitCode ?? "?"}, reason ${terminated?.reason ?? "?"}, message ${JSON.stringify(terminated?.message?.trim())}`);
+  s.check(
+    pods.length === 1 && terminated?.exitCode === 3 && terminated.reason === "Error",
+    `one pod (${pods.length}), exit code ${terminated?.exitCode ?? "?"}, reason ${terminated?.reason ?? "?"}, message ${JSON.stringify(terminated?.message?.trim())}`,
+  );
 }
 
 /** 4. activeDeadlineSeconds: the Job controller deletes the pod; SIGTERM is ignored, SIGKILL ends it. */
 async function deadline(s: Smoke): Promise<void> {
   const t = Date.now();
-  await s.batch.createNamespacedJob({ namespace: NS, body: job("deadline", { backoffLimit: 0, activeDeadlineSeconds: 3 }, restrictedPod("trap '' TERM; sleep 300")) });
+  await s.batch.createNamespacedJob({
+    namespace: NS,
+    body: job("deadline", { backoffLimit: 0, activeDeadlineSeconds: 3 }, restrictedPod("trap '' TERM; sleep 300")),
+  });
   const failed = await waitFor("Job deadline Failed", 60_000, condition(s, "deadline", "Failed"));
   s.time("job deadline (3 s, grace 2 s): created → Failed", t);
   s.check(failed.reason === "DeadlineExceeded", `Job deadline Failed with reason ${failed.reason ?? "?"}`);
@@ -167,7 +239,10 @@ async function deadline(s: Smoke): Promise<void> {
   } catch {
     alive = false;
   }
-  s.check(ran?.exit?.exitCode === 137 && !alive, `its process was killed: exit ${ran?.exit?.exitCode ?? "?"} (${ran?.exit?.signal ?? "no signal"}), still alive: ${String(alive)}`);
+  s.check(
+    ran?.exit?.exitCode === 137 && !alive,
+    `its process was killed: exit ${ran?.exit?.exitCode ?? "?"} (${ran?.exit?.signal ?? "no signal"}), still alive: ${String(alive)}`,
+  );
 }
 
 /** 5. The real runner as a pod: one good PDF (Complete), one non-PDF (exit 3 → FailJob). */
@@ -176,18 +251,44 @@ async function runner(s: Smoke): Promise<void> {
   pdf.addPage([200, 200]);
   // Paths inside the spec are relative to workingDir (/spec): the kubelet rewrites paths in
   // args and env, not inside files (docs/k8s-test-platform.md).
-  const spec = (input: string): string => JSON.stringify({ operation: "compress", inputs: [{ path: input, filename: input }], output_dir: "../work/out" });
-  await s.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: "runner-input" }, data: {
-    "in.pdf": Buffer.from(await pdf.save()).toString("base64"),
-    "bad.pdf": Buffer.from("not a pdf").toString("base64"),
-    "good.json": Buffer.from(spec("in.pdf")).toString("base64"),
-    "bad.json": Buffer.from(spec("bad.pdf")).toString("base64"),
-  } } });
+  const spec = (input: string): string =>
+    JSON.stringify({ operation: "compress", inputs: [{ path: input, filename: input }], output_dir: "../work/out" });
+  await s.core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: { name: "runner-input" },
+      data: {
+        "in.pdf": Buffer.from(await pdf.save()).toString("base64"),
+        "bad.pdf": Buffer.from("not a pdf").toString("base64"),
+        "good.json": Buffer.from(spec("in.pdf")).toString("base64"),
+        "bad.json": Buffer.from(spec("bad.pdf")).toString("base64"),
+      },
+    },
+  });
   const runnerJob = (name: string, specFile: string): V1Job => {
-    const pod = restrictedPod("", { volumes: [{ name: "spec", secret: { secretName: "runner-input" } }, { name: "work", emptyDir: {} }], mounts: [{ name: "spec", mountPath: "/spec" }, { name: "work", mountPath: "/work" }] });
+    const pod = restrictedPod("", {
+      volumes: [
+        { name: "spec", secret: { secretName: "runner-input" } },
+        { name: "work", emptyDir: {} },
+      ],
+      mounts: [
+        { name: "spec", mountPath: "/spec" },
+        { name: "work", mountPath: "/work" },
+      ],
+    });
     const container = pod.containers[0]!;
-    Object.assign(container, { image: "folio/runner:dev", command: undefined, args: ["runner", "--spec", `/spec/${specFile}`], workingDir: "/spec", terminationMessagePolicy: "FallbackToLogsOnError" });
-    return job(name, { backoffLimit: 2, podFailurePolicy: { rules: [{ action: "FailJob", onExitCodes: { operator: "In", values: [3] } }] } }, pod);
+    Object.assign(container, {
+      image: "folio/runner:dev",
+      command: undefined,
+      args: ["runner", "--spec", `/spec/${specFile}`],
+      workingDir: "/spec",
+      terminationMessagePolicy: "FallbackToLogsOnError",
+    });
+    return job(
+      name,
+      { backoffLimit: 2, podFailurePolicy: { rules: [{ action: "FailJob", onExitCodes: { operator: "In", values: [3] } }] } },
+      pod,
+    );
   };
   let t = Date.now();
   await s.batch.createNamespacedJob({ namespace: NS, body: runnerJob("runner-ok", "good.json") });
@@ -195,27 +296,39 @@ async function runner(s: Smoke): Promise<void> {
   s.time("job runner-ok (compress): created → Complete", t);
   const ran = s.platform.kubelet?.pods().find((p) => p.namespace === NS && p.name.startsWith("runner-ok-"));
   const log = ran ? readFileSync(ran.logFile, "utf8") : "";
-  s.check(log.includes('"operation":"compress"') && log.includes("/work/out/in.pdf"), "the runner compressed the PDF into the emptyDir (result JSON in its log)");
+  s.check(
+    log.includes('"operation":"compress"') && log.includes("/work/out/in.pdf"),
+    "the runner compressed the PDF into the emptyDir (result JSON in its log)",
+  );
   t = Date.now();
   await s.batch.createNamespacedJob({ namespace: NS, body: runnerJob("runner-bad", "bad.json") });
   const failed = await waitFor("Job runner-bad Failed", 60_000, condition(s, "runner-bad", "Failed"));
   s.time("job runner-bad (not a PDF): created → Failed", t);
   const [pod] = await jobPods(s, "runner-bad");
   const terminated = pod?.status?.containerStatuses?.[0]?.state?.terminated;
-  s.check(failed.reason === "PodFailurePolicy" && terminated?.exitCode === 3 && (terminated.message ?? "").includes('"code":"invalid_pdf"'),
-    `runner exit ${terminated?.exitCode ?? "?"} failed the Job (${failed.reason ?? "?"}); message ends ${JSON.stringify((terminated?.message ?? "").trim().split("\n").pop())}`);
+  s.check(
+    failed.reason === "PodFailurePolicy" && terminated?.exitCode === 3 && (terminated.message ?? "").includes('"code":"invalid_pdf"'),
+    `runner exit ${terminated?.exitCode ?? "?"} failed the Job (${failed.reason ?? "?"}); message ends ${JSON.stringify((terminated?.message ?? "").trim().split("\n").pop())}`,
+  );
 }
 
 async function main(): Promise<number> {
   const t0 = Date.now();
   const keep = process.env.FOLIO_K8S_KEEP === "1";
-  const platform = await startPlatform({ keepDir: keep, log: (l) => { process.stderr.write(`  [k8s] ${l}\n`); } });
+  const platform = await startPlatform({
+    keepDir: keep,
+    log: (l) => {
+      process.stderr.write(`  [k8s] ${l}\n`);
+    },
+  });
   const timings: [string, number][] = Object.entries(platform.controlPlane.timings);
   timings.push(["platform ready (total)", Date.now() - t0]);
   const kc = loadKubeConfig(platform.kubeconfig);
   const failures: string[] = [];
   const s: Smoke = {
-    platform, core: kc.makeApiClient(CoreV1Api), batch: kc.makeApiClient(BatchV1Api),
+    platform,
+    core: kc.makeApiClient(CoreV1Api),
+    batch: kc.makeApiClient(BatchV1Api),
     check(ok, what) {
       print(`${ok ? "PASS" : "FAIL"} ${what}`);
       if (!ok) failures.push(what);
@@ -240,9 +353,12 @@ async function main(): Promise<number> {
   return failures.length ? 1 : 0;
 }
 
-main().then((code) => {
-  process.exitCode = code;
-}, (err: unknown) => {
-  process.stderr.write(`smoke: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`smoke: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -37,7 +37,11 @@ async function main(): Promise<number> {
   const started = Date.now();
   const platform = await startPlatform({ log, keepDir: values.keep, withoutKubelet: values["no-kubelet"] });
   const cp = platform.controlPlane;
-  log(`ready in ${Date.now() - started} ms (${Object.entries(cp.timings).map(([k, v]) => `${k} ${v} ms`).join(", ")})`);
+  log(
+    `ready in ${Date.now() - started} ms (${Object.entries(cp.timings)
+      .map(([k, v]) => `${k} ${v} ms`)
+      .join(", ")})`,
+  );
   log(`logs and credentials in ${cp.dir}`);
   const env = `export KUBECONFIG=${platform.kubeconfig}\nexport FOLIO_K8S_SERVER=${cp.server}\nexport FOLIO_K8S_DIR=${cp.dir}\n`;
   if (values["write-env"]) writeFileSync(values["write-env"], env, { mode: 0o600 });
@@ -52,9 +56,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then((code) => {
-  process.exitCode = code;
-}, (err: unknown) => {
-  process.stderr.write(`[k8s] failed: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`[k8s] failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

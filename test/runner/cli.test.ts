@@ -52,7 +52,9 @@ describe("folio run", () => {
   it("accepts the options as JSON, as kebab-case flags, or from stdin", async () => {
     const viaJson = await folio(["run", "split", "--options", '{"mode": "every", "every": 2}', a, "-o", path.join(dir, "s1")]);
     const viaFlags = await folio(["run", "split", "--mode", "every", "--every", "2", a, "-o", path.join(dir, "s2")]);
-    const viaStdin = await folio(["run", "split", "--options", "-", a, "-o", path.join(dir, "s3")], { stdin: '{"mode": "every", "every": 2}' });
+    const viaStdin = await folio(["run", "split", "--options", "-", a, "-o", path.join(dir, "s3")], {
+      stdin: '{"mode": "every", "every": 2}',
+    });
     for (const r of [viaJson, viaFlags, viaStdin]) {
       expect(r.code, r.stdout + r.stderr).toBe(EXIT.OK);
       // Two PDFs (pages 1-2 and 3) plus the zip of them.
@@ -65,7 +67,12 @@ describe("folio run", () => {
     ["a missing file", ["compress", "/nonexistent/x.pdf", "-o", "OUT"], EXIT.BAD_INPUT, "invalid_pdf"],
     ["an unknown option value", ["compress", "--level", "extreme", "A", "-o", "OUT"], EXIT.USAGE, "validation_failed"],
     ["an unknown operation", ["explode", "A", "-o", "OUT"], EXIT.USAGE, "validation_failed"],
-    ["a page range outside the document", ["split", "--mode", "ranges", "--ranges", "2-9", "A", "-o", "OUT"], EXIT.BAD_INPUT, "invalid_page_range"],
+    [
+      "a page range outside the document",
+      ["split", "--mode", "ranges", "--ranges", "2-9", "A", "-o", "OUT"],
+      EXIT.BAD_INPUT,
+      "invalid_page_range",
+    ],
     ["a merge of one file", ["merge", "A", "-o", "OUT"], EXIT.BAD_INPUT, "unsupported_input"],
   ])("answers %s with a stable code", async (_why, args, exit, code) => {
     const notPdf = path.join(dir, "not.pdf");
@@ -92,7 +99,13 @@ describe("folio run", () => {
 
 describe("folio runner", () => {
   it("runs a spec from stdin like a Kubernetes pod does", async () => {
-    const spec = { job_id: "job_cli1", operation: "protect", options: { user_password: "pw" }, inputs: [{ path: a, filename: "a.pdf" }], output_dir: path.join(dir, "spec") };
+    const spec = {
+      job_id: "job_cli1",
+      operation: "protect",
+      options: { user_password: "pw" },
+      inputs: [{ path: a, filename: "a.pdf" }],
+      output_dir: path.join(dir, "spec"),
+    };
     const res = await folio(["runner", "--spec", "-"], { stdin: JSON.stringify(spec) });
     expect(res.code, res.stderr).toBe(EXIT.OK);
     expect(res.json.outputs[0].filename).toBe("a.pdf");
@@ -104,13 +117,26 @@ describe("folio runner", () => {
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     const done = new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
-    const good = { operation: "split", options: { mode: "pages" }, inputs: [{ path: b, filename: "b.pdf" }], output_dir: path.join(dir, "w1") };
-    const bad = { operation: "split", options: { mode: "pages" }, inputs: [{ path: "/nope.pdf", filename: "nope.pdf" }], output_dir: path.join(dir, "w2") };
+    const good = {
+      operation: "split",
+      options: { mode: "pages" },
+      inputs: [{ path: b, filename: "b.pdf" }],
+      output_dir: path.join(dir, "w1"),
+    };
+    const bad = {
+      operation: "split",
+      options: { mode: "pages" },
+      inputs: [{ path: "/nope.pdf", filename: "nope.pdf" }],
+      output_dir: path.join(dir, "w2"),
+    };
     child.stdin.write(JSON.stringify({ id: 1, spec: good }) + "\n");
     child.stdin.write(JSON.stringify({ id: 2, spec: bad }) + "\n");
     child.stdin.end("not json\n");
     expect(await done).toBe(0);
-    const lines = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(3);
     expect(lines[0].id).toBe(1);
     expect(lines[0].result.outputs).toHaveLength(3);

@@ -25,7 +25,15 @@ const fx = { images: "", text: "", forms: "", shared: "", pattern: "", pdfa1: ""
 beforeAll(async () => {
   ({ dir, cleanup } = await tmpDir("folio-compress-"));
   for (const k of Object.keys(fx) as (keyof typeof fx)[]) fx[k] = path.join(dir, `${k}.pdf`);
-  await Promise.all([imagePdf(fx.images, IMAGE_HEAVY), textPdf(fx.text, 4), formsPdf(fx.forms), sharedAndCmykPdf(fx.shared), patternPdf(fx.pattern), textPdf(fx.pdfa1, 4, { pdfaPart: 1 }), textPdf(fx.pdfa2, 4, { pdfaPart: 2 })]);
+  await Promise.all([
+    imagePdf(fx.images, IMAGE_HEAVY),
+    textPdf(fx.text, 4),
+    formsPdf(fx.forms),
+    sharedAndCmykPdf(fx.shared),
+    patternPdf(fx.pattern),
+    textPdf(fx.pdfa1, 4, { pdfaPart: 1 }),
+    textPdf(fx.pdfa2, 4, { pdfaPart: 2 }),
+  ]);
   // Owner password only: opens without a password, so operations must accept it (qpdf decrypts).
   const enc = await run("qpdf", ["--encrypt", "", "owner-secret", "256", "--print=none", "--", fx.images, fx.encrypted]);
   expect(enc.code).toBe(0);
@@ -35,7 +43,11 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 const results = new Map<string, RunnerResult>();
-async function compress(fixture: keyof typeof fx, options: Record<string, unknown>, extra: Parameters<typeof runOp>[4] = {}): Promise<RunnerResult> {
+async function compress(
+  fixture: keyof typeof fx,
+  options: Record<string, unknown>,
+  extra: Parameters<typeof runOp>[4] = {},
+): Promise<RunnerResult> {
   const key = `${fixture} ${JSON.stringify(options)} ${JSON.stringify(extra)}`;
   const cached = results.get(key);
   if (cached) return cached;
@@ -136,19 +148,22 @@ describe("compress: images", () => {
     expect(res.figures).toMatchObject({ compressed: true, images: 7, images_recompressed: 5 });
   });
 
-  it.each(["low", "medium", "high"] as const)("%s: every placed image ends at most at the target resolution, none far below it", async (level) => {
-    const dpi = COMPRESS_LEVELS[level].dpi;
-    const before = await listImages(fx.images);
-    const after = await listImages((await compress("images", { level })).outputs[0]!.path);
-    expect(after.map((r) => [r.page, r.type])).toEqual(before.map((r) => [r.page, r.type]));
-    for (const [i, row] of after.entries()) {
-      const was = before[i]!;
-      const shouldShrink = Math.min(was.xppi, was.yppi) > dpi * 1.5;
-      const expected = shouldShrink ? dpi : was.xppi;
-      expect(row.xppi, `page ${row.page} image ${i} (${was.xppi} ppi before)`).toBeGreaterThanOrEqual(Math.floor(expected * 0.97));
-      expect(row.xppi, `page ${row.page} image ${i} (${was.xppi} ppi before)`).toBeLessThanOrEqual(Math.ceil(expected * 1.03));
-    }
-  });
+  it.each(["low", "medium", "high"] as const)(
+    "%s: every placed image ends at most at the target resolution, none far below it",
+    async (level) => {
+      const dpi = COMPRESS_LEVELS[level].dpi;
+      const before = await listImages(fx.images);
+      const after = await listImages((await compress("images", { level })).outputs[0]!.path);
+      expect(after.map((r) => [r.page, r.type])).toEqual(before.map((r) => [r.page, r.type]));
+      for (const [i, row] of after.entries()) {
+        const was = before[i]!;
+        const shouldShrink = Math.min(was.xppi, was.yppi) > dpi * 1.5;
+        const expected = shouldShrink ? dpi : was.xppi;
+        expect(row.xppi, `page ${row.page} image ${i} (${was.xppi} ppi before)`).toBeGreaterThanOrEqual(Math.floor(expected * 0.97));
+        expect(row.xppi, `page ${row.page} image ${i} (${was.xppi} ppi before)`).toBeLessThanOrEqual(Math.ceil(expected * 1.03));
+      }
+    },
+  );
 
   it("resamples a soft mask along with its image", async () => {
     const rows = await listImages((await compress("images", { level: "medium" })).outputs[0]!.path);
@@ -267,11 +282,27 @@ describe("compress: the content-stream tokenizer", () => {
   };
 
   it.each([
-    ["follows q, cm, Do and Q", "q 2 0 0 2 10 20 cm /Im1 Do Q", [["q", []], ["cm", [2, 0, 0, 2, 10, 20]], ["Do", [{ name: "Im1" }]], ["Q", []]]],
+    [
+      "follows q, cm, Do and Q",
+      "q 2 0 0 2 10 20 cm /Im1 Do Q",
+      [
+        ["q", []],
+        ["cm", [2, 0, 0, 2, 10, 20]],
+        ["Do", [{ name: "Im1" }]],
+        ["Q", []],
+      ],
+    ],
     ["does not read operators inside strings, nested parentheses or escapes", "(a cm (b) \\) Do) Tj", [["Tj", [null]]]],
     ["skips comments and hex strings", "% 1 0 0 1 0 0 cm\n<3020636d> Tj", [["Tj", [null]]]],
     ["decodes #xx escapes in names", "/Im#201 Do", [["Do", [{ name: "Im 1" }]]]],
-    ["treats arrays and dictionaries as single operands", "[1 2 (x)] 0 d /P <</MCID 3>> BDC", [["d", [null, 0]], ["BDC", [{ name: "P" }, null]]]],
+    [
+      "treats arrays and dictionaries as single operands",
+      "[1 2 (x)] 0 d /P <</MCID 3>> BDC",
+      [
+        ["d", [null, 0]],
+        ["BDC", [{ name: "P" }, null]],
+      ],
+    ],
   ] as const)("%s", (_what, src, expected) => {
     expect(ops(src)).toEqual(expected);
   });

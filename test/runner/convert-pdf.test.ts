@@ -47,9 +47,11 @@ const WRITER = `<?xml version="1.0" encoding="UTF-8"?>
 <text:p>After the section the text flows again in one column.</text:p>
 </office:text></office:body></office:document>`;
 
-const num = (v: number): string => `<table:table-cell office:value-type="float" office:value="${v}"><text:p>${v}</text:p></table:table-cell>`;
+const num = (v: number): string =>
+  `<table:table-cell office:value-type="float" office:value="${v}"><text:p>${v}</text:p></table:table-cell>`;
 const str = (v: string): string => `<table:table-cell office:value-type="string"><text:p>${v}</text:p></table:table-cell>`;
-const date = (v: string): string => `<table:table-cell table:style-name="D" office:value-type="date" office:date-value="${v}"><text:p>${v}</text:p></table:table-cell>`;
+const date = (v: string): string =>
+  `<table:table-cell table:style-name="D" office:value-type="date" office:date-value="${v}"><text:p>${v}</text:p></table:table-cell>`;
 const CALC = `<?xml version="1.0" encoding="UTF-8"?>
 <office:document ${NS} office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">
 <office:automatic-styles><number:date-style style:name="N1"><number:year number:style="long"/><number:text>-</number:text><number:month number:style="long"/><number:text>-</number:text><number:day number:style="long"/></number:date-style>
@@ -73,8 +75,17 @@ async function trickyTablesPdf(): Promise<{ bytes: Uint8Array; ruled: string[][]
   const first = doc.addPage([595, 842]);
   text(first, "Shipments by product", 60, 780);
   // Headers left-aligned in their cells, dates right-aligned in theirs (cells from 240 to 300).
-  [["Product", 60], ["Shipped", 240], ["Region", 302]].forEach(([h, x]) => text(first, String(h), Number(x), 750));
-  const rows = [["Osprey Sail", "2024-05-30", "East"], ["Tide Margin", "2023-11-09", "West"], ["Have Yarrow", "2023-08-02", "Central"], ["Budget They", "2023-01-24", "North"]];
+  [
+    ["Product", 60],
+    ["Shipped", 240],
+    ["Region", 302],
+  ].forEach(([h, x]) => text(first, String(h), Number(x), 750));
+  const rows = [
+    ["Osprey Sail", "2024-05-30", "East"],
+    ["Tide Margin", "2023-11-09", "West"],
+    ["Have Yarrow", "2023-08-02", "Central"],
+    ["Budget They", "2023-01-24", "North"],
+  ];
   rows.forEach(([name, date, region], r) => {
     const y = 734 - 16 * r;
     text(first, name!, 60, y);
@@ -82,11 +93,15 @@ async function trickyTablesPdf(): Promise<{ bytes: Uint8Array; ruled: string[][]
     text(first, region!, 302, y);
   });
 
-  const ruled = [["Berth", "Vessel", "Tonnage", "Crew"], ...Array.from({ length: 7 }, (_, i) => [`B${i + 1}`, `Vessel ${String.fromCharCode(65 + i)}`, String(1000 + 137 * i), String(10 + i)])];
+  const ruled = [
+    ["Berth", "Vessel", "Tonnage", "Crew"],
+    ...Array.from({ length: 7 }, (_, i) => [`B${i + 1}`, `Vessel ${String.fromCharCode(65 + i)}`, String(1000 + 137 * i), String(10 + i)]),
+  ];
   const xs = [60, 160, 300, 400, 500];
   const grid = (page: PDFPage, top: number, part: string[][]): void => {
     part.forEach((row, r) => row.forEach((cell, c) => text(page, cell, xs[c]! + 4, top - 18 * (r + 1) + 5)));
-    for (let r = 0; r <= part.length; r++) page.drawLine({ start: { x: xs[0]!, y: top - 18 * r }, end: { x: xs.at(-1)!, y: top - 18 * r }, thickness: 0.7 });
+    for (let r = 0; r <= part.length; r++)
+      page.drawLine({ start: { x: xs[0]!, y: top - 18 * r }, end: { x: xs.at(-1)!, y: top - 18 * r }, thickness: 0.7 });
     for (const x of xs) page.drawLine({ start: { x, y: top }, end: { x, y: top - 18 * part.length }, thickness: 0.7 });
   };
   const second = doc.addPage([595, 842]);
@@ -105,7 +120,11 @@ const file = (name: string): string => path.join(dir, name);
 
 /** soffice --convert-to in a throwaway profile (never the pool Folio uses). */
 async function soffice(target: string, inputs: string[], outdir: string): Promise<void> {
-  await execFileP("soffice", [`-env:UserInstallation=file://${dir}/profile`, "--headless", "--convert-to", target, "--outdir", outdir, ...inputs], { timeout: 120_000 });
+  await execFileP(
+    "soffice",
+    [`-env:UserInstallation=file://${dir}/profile`, "--headless", "--convert-to", target, "--outdir", outdir, ...inputs],
+    { timeout: 120_000 },
+  );
 }
 
 beforeAll(async () => {
@@ -116,7 +135,9 @@ beforeAll(async () => {
   await execFileP("qpdf", ["--encrypt", "secret", "owner", "256", "--", file("report.pdf"), file("locked.pdf")]);
   await writeFile(file("damaged.pdf"), Buffer.concat([Buffer.from("%PDF-1.7\n1 0 obj\n<< /Type /Catalog"), Buffer.alloc(2000, 0x41)]));
   const scan = await PDFDocument.create();
-  const png = await sharp({ create: { width: 400, height: 500, channels: 3, background: { r: 240, g: 240, b: 230 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 400, height: 500, channels: 3, background: { r: 240, g: 240, b: 230 } } })
+    .png()
+    .toBuffer();
   const page = scan.addPage([400, 500]);
   page.drawImage(await scan.embedPng(png), { x: 0, y: 0, width: 400, height: 500 });
   await writeFile(file("scan.pdf"), await scan.save());
@@ -188,7 +209,10 @@ describe("convert PDF → XLSX", () => {
 
   it("gives a PDF without tables one sheet of text lines per page, and says tables: 0", async () => {
     const out = file("xlsx-text");
-    await writeFile(file("letter.fodt"), WRITER.replace(/<table:table .*<\/table:table>/s, "").replace(/<text:section .*<\/text:section>/s, ""));
+    await writeFile(
+      file("letter.fodt"),
+      WRITER.replace(/<table:table .*<\/table:table>/s, "").replace(/<text:section .*<\/text:section>/s, ""),
+    );
     await soffice("pdf", [file("letter.fodt")], dir);
     const res = ok(await runOp("convert", { to: "xlsx" }, [file("letter.pdf")], out));
     expect(res.figures).toMatchObject({ tables: 0, sheets: 1 });
@@ -204,7 +228,10 @@ describe("convert PDF → DOCX, a table cut by a page break", () => {
     const res = ok(await runOp("convert", { to: "docx" }, [file("tricky.pdf")], out));
     expect(res.figures).toMatchObject({ pages: 3, tables: 2 });
     const xml = documentXml(await readFile(path.join(out, "tricky.docx")));
-    const tables = xml.split("<w:tbl>").slice(1).map((t) => t.slice(0, t.indexOf("</w:tbl>")));
+    const tables = xml
+      .split("<w:tbl>")
+      .slice(1)
+      .map((t) => t.slice(0, t.indexOf("</w:tbl>")));
     expect(tables).toHaveLength(2);
     expect(tables[1]!.match(/<w:tr[ >]/g)).toHaveLength(ruledRows.length);
     // The page break comes before the table's page (2), not before the text after it (page 3).
@@ -218,13 +245,17 @@ describe("convert PDF → DOCX, images", () => {
   it("keeps an image at no more than 150 DPI of its size on the page", async () => {
     const pdf = await PDFDocument.create();
     const page = pdf.addPage([612, 792]);
-    const jpg = await sharp({ create: { width: 2400, height: 1200, channels: 3, background: { r: 200, g: 40, b: 40 } } }).jpeg().toBuffer();
+    const jpg = await sharp({ create: { width: 2400, height: 1200, channels: 3, background: { r: 200, g: 40, b: 40 } } })
+      .jpeg()
+      .toBuffer();
     page.drawImage(await pdf.embedJpg(jpg), { x: 72, y: 400, width: 288, height: 144 });
     page.drawText("A figure above this caption.", { x: 72, y: 380, size: 12, font: await pdf.embedFont(StandardFonts.Helvetica) });
     await writeFile(file("figure.pdf"), await pdf.save());
     const res = ok(await runOp("convert", { to: "docx" }, [file("figure.pdf")], file("docx-figure")));
     expect(res.figures).toMatchObject({ images: 1, images_omitted: 0 });
-    const media = [...unzip(await readFile(path.join(file("docx-figure"), "figure.docx")))].filter(([name]) => name.startsWith("word/media/"));
+    const media = [...unzip(await readFile(path.join(file("docx-figure"), "figure.docx")))].filter(([name]) =>
+      name.startsWith("word/media/"),
+    );
     expect(media).toHaveLength(1);
     // 288 × 144 pt at 150 DPI is 600 × 300 pixels (the source has 2400 × 1200).
     expect(await sharp(media[0]![1]).metadata()).toMatchObject({ format: "png", width: 600, height: 300 });
@@ -236,7 +267,8 @@ describe("convert PDF → DOCX, a page of 40,000 scattered words", () => {
     const pdf = await PDFDocument.create();
     const font = await pdf.embedFont(StandardFonts.Helvetica);
     const page = pdf.addPage([14400, 14400]);
-    for (let r = 0; r < 200; r++) for (let c = 0; c < 200; c++) page.drawText(`w${(r * 200 + c) % 97}`, { x: 20 + c * 70, y: 14380 - r * 70, size: 8, font });
+    for (let r = 0; r < 200; r++)
+      for (let c = 0; c < 200; c++) page.drawText(`w${(r * 200 + c) % 97}`, { x: 20 + c * 70, y: 14380 - r * 70, size: 8, font });
     await writeFile(file("words.pdf"), await pdf.save());
   }, 60_000);
 
@@ -254,18 +286,23 @@ describe("convert PDF → DOCX, a page of 40,000 scattered words", () => {
     // Packing the DOCX is the one step that cannot stop halfway: about 2 s for this page on an
     // idle machine, up to three times that on a loaded 2-core CI machine.
     [3000, 8000],
-  ])("returns by a deadline of %i ms (converted or timed out), at most %i ms after it", async (timeout_ms, slack) => {
-    const started = performance.now();
-    const res = await runOp("convert", { to: "docx" }, [file("words.pdf")], file(`docx-words-${timeout_ms}`), { limits: { timeout_ms } });
-    if (res instanceof JobError) expect(res.code).toBe("timeout");
-    expect(performance.now() - started).toBeLessThan(timeout_ms + slack);
-  }, 60_000);
+  ])(
+    "returns by a deadline of %i ms (converted or timed out), at most %i ms after it",
+    async (timeout_ms, slack) => {
+      const started = performance.now();
+      const res = await runOp("convert", { to: "docx" }, [file("words.pdf")], file(`docx-words-${timeout_ms}`), { limits: { timeout_ms } });
+      if (res instanceof JobError) expect(res.code).toBe("timeout");
+      expect(performance.now() - started).toBeLessThan(timeout_ms + slack);
+    },
+    60_000,
+  );
 
   it("refuses a page of more than 50,000 text runs as limit_exceeded", async () => {
     const pdf = await PDFDocument.create();
     const font = await pdf.embedFont(StandardFonts.Helvetica);
     const page = pdf.addPage([14400, 14400]);
-    for (let r = 0; r < 230; r++) for (let c = 0; c < 230; c++) page.drawText(`w${(r * 230 + c) % 97}`, { x: 20 + c * 60, y: 14380 - r * 60, size: 8, font });
+    for (let r = 0; r < 230; r++)
+      for (let c = 0; c < 230; c++) page.drawText(`w${(r * 230 + c) % 97}`, { x: 20 + c * 60, y: 14380 - r * 60, size: 8, font });
     await writeFile(file("too-many-words.pdf"), await pdf.save());
     const res = await runOp("convert", { to: "xlsx" }, [file("too-many-words.pdf")], file("xlsx-too-many"));
     expect(errorCode(res)).toBe("limit_exceeded");
@@ -288,13 +325,18 @@ describe("convert PDF input that cannot be converted", () => {
     ["a damaged PDF", "damaged.pdf", "docx", "invalid_pdf"],
     ["a scan without a text layer", "scan.pdf", "docx", "unsupported_input"],
     ["a scan without a text layer, to XLSX", "scan.pdf", "xlsx", "unsupported_input"],
-  ])("refuses %s", async (_what, name, to, code) => {
-    expect(errorCode(await runOp("convert", { to }, [file(name)], file(`out-${name}-${to}`)))).toBe(code);
-  }, 60_000);
+  ])(
+    "refuses %s",
+    async (_what, name, to, code) => {
+      expect(errorCode(await runOp("convert", { to }, [file(name)], file(`out-${name}-${to}`)))).toBe(code);
+    },
+    60_000,
+  );
 
   it("has the converter itself tell a password-protected PDF from a damaged one", async () => {
     // run.ts refuses both before the converter runs (qpdf); the converter must not rely on it.
-    const analyze = (name: string): Promise<unknown> => analyzePdf(file(name), { signal: AbortSignal.timeout(30_000), maxImagePixels: 1e8, images: true });
+    const analyze = (name: string): Promise<unknown> =>
+      analyzePdf(file(name), { signal: AbortSignal.timeout(30_000), maxImagePixels: 1e8, images: true });
     await expect(analyze("locked.pdf")).rejects.toMatchObject({ code: "encrypted_input" });
     await expect(analyze("damaged.pdf")).rejects.toMatchObject({ code: "invalid_pdf" });
   }, 60_000);

@@ -22,7 +22,16 @@ import { pageCount, pdftotext, qpdfCheck, tmpDir, wordRecall } from "../helpers/
 const log = createLogger({ level: "silent" });
 
 function pool(size: number, extra: Partial<ConstructorParameters<typeof SofficePool>[0]> = {}): SofficePool {
-  return new SofficePool({ soffice: "soffice", size, tmpDir: os.tmpdir(), jobTimeoutMs: 60_000, maxJobs: 1000, maxRssMb: 4096, log, ...extra });
+  return new SofficePool({
+    soffice: "soffice",
+    size,
+    tmpDir: os.tmpdir(),
+    jobTimeoutMs: 60_000,
+    maxJobs: 1000,
+    maxRssMb: 4096,
+    log,
+    ...extra,
+  });
 }
 
 /**
@@ -37,7 +46,11 @@ async function officeProcesses(root: string): Promise<{ pid: number; comm: strin
     const statText = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
     const state = statText.slice(statText.lastIndexOf(")") + 2, statText.lastIndexOf(")") + 3);
     if (cmdline.includes(root) && state !== "Z") {
-      const profile = cmdline.slice(cmdline.indexOf(root) + root.length).split(/[/\0]/).find(Boolean) ?? "";
+      const profile =
+        cmdline
+          .slice(cmdline.indexOf(root) + root.length)
+          .split(/[/\0]/)
+          .find(Boolean) ?? "";
       found.push({ pid: Number(entry), comm: statText.slice(statText.indexOf("(") + 1, statText.lastIndexOf(")")), profile });
     }
   }

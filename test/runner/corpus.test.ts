@@ -11,8 +11,17 @@ import type { RunnerResult } from "../../core/schemas/job.ts";
 import { CORPUS, qpdfCheck, tmpDir } from "../helpers/tools.ts";
 import { runOp } from "../helpers/runner.ts";
 
-const files = readdirSync(CORPUS).filter((f) => f.endsWith(".pdf")).sort();
-const EXPECTED = new Set(["invalid_pdf", "encrypted_input", "invalid_page_range", "limit_exceeded", "unsupported_input", "conversion_failed"]);
+const files = readdirSync(CORPUS)
+  .filter((f) => f.endsWith(".pdf"))
+  .sort();
+const EXPECTED = new Set([
+  "invalid_pdf",
+  "encrypted_input",
+  "invalid_page_range",
+  "limit_exceeded",
+  "unsupported_input",
+  "conversion_failed",
+]);
 const limits = { timeout_ms: 60_000 };
 
 /**
@@ -51,25 +60,30 @@ describe(`qpdf corpus (${files.length} files)`, () => {
     expect(files.length).toBeGreaterThan(600);
   });
 
-  it.concurrent.each(CASES)("%s: every file ends in an output or a stable error", { timeout: 1_800_000 }, async (name, options, inputs, minOk) => {
-    const operation = name.split(" ")[0]!;
-    const outcomes = new Map<string, number>();
-    const problems: string[] = [];
-    for (const [i, f] of files.entries()) {
-      const file = path.join(CORPUS, f);
-      const out = path.join(dir, `${operation}-${i}`);
-      const started = Date.now();
-      const res = await runOp(operation, options, inputs(file), out, { limits });
-      const seconds = (Date.now() - started) / 1000;
-      const outcome = res instanceof JobError ? res.code : "ok";
-      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
-      if (res instanceof JobError && !EXPECTED.has(res.code)) problems.push(`${f}: ${res.code} ${res.message} ${String((res.cause as Error | undefined)?.message ?? "")}`);
-      if (!(res instanceof JobError)) problems.push(...(await brokenOutputs(f, file, operation, res.outputs)));
-      if (seconds > 30) problems.push(`${f}: took ${seconds.toFixed(1)} s`);
-    }
-    console.log(`${name}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
-    expect(problems).toEqual([]);
-    // The corpus is mostly readable: files must succeed, not just fail cleanly.
-    expect(outcomes.get("ok") ?? 0).toBeGreaterThan(files.length * minOk);
-  });
+  it.concurrent.each(CASES)(
+    "%s: every file ends in an output or a stable error",
+    { timeout: 1_800_000 },
+    async (name, options, inputs, minOk) => {
+      const operation = name.split(" ")[0]!;
+      const outcomes = new Map<string, number>();
+      const problems: string[] = [];
+      for (const [i, f] of files.entries()) {
+        const file = path.join(CORPUS, f);
+        const out = path.join(dir, `${operation}-${i}`);
+        const started = Date.now();
+        const res = await runOp(operation, options, inputs(file), out, { limits });
+        const seconds = (Date.now() - started) / 1000;
+        const outcome = res instanceof JobError ? res.code : "ok";
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+        if (res instanceof JobError && !EXPECTED.has(res.code))
+          problems.push(`${f}: ${res.code} ${res.message} ${String((res.cause as Error | undefined)?.message ?? "")}`);
+        if (!(res instanceof JobError)) problems.push(...(await brokenOutputs(f, file, operation, res.outputs)));
+        if (seconds > 30) problems.push(`${f}: took ${seconds.toFixed(1)} s`);
+      }
+      console.log(`${name}: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+      expect(problems).toEqual([]);
+      // The corpus is mostly readable: files must succeed, not just fail cleanly.
+      expect(outcomes.get("ok") ?? 0).toBeGreaterThan(files.length * minOk);
+    },
+  );
 });

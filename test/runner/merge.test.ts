@@ -5,7 +5,20 @@
 import { copyFile, mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { flatten, BOOK_PAGES, DEEP_TITLE, bookmarkedPdf, brokenPdf, encryptedPdf, libreOfficeBookmarks, libreOfficePdf, notPdf, ownerOnlyEncryptedPdf, readBookmarks, textPdf } from "../fixtures/pdf-fixtures.ts";
+import {
+  flatten,
+  BOOK_PAGES,
+  DEEP_TITLE,
+  bookmarkedPdf,
+  brokenPdf,
+  encryptedPdf,
+  libreOfficeBookmarks,
+  libreOfficePdf,
+  notPdf,
+  ownerOnlyEncryptedPdf,
+  readBookmarks,
+  textPdf,
+} from "../fixtures/pdf-fixtures.ts";
 import { errorCode, ok, runOp } from "../helpers/runner.ts";
 import { pageCount, pageHashes, qpdfCheck, tmpDir } from "../helpers/tools.ts";
 
@@ -52,7 +65,17 @@ describe("merge", () => {
     ['"last" and open-ended ranges', "last", "2-", [3], range(2, 5)],
     ["a page taken twice", "1,1", "4-last,1", [1, 1], [4, 5, 1]],
   ])("should take only the pages asked for: %s", async (_why, alphaPages, betaPages, wantAlpha, wantBeta) => {
-    const res = ok(await runOp("merge", {}, [{ path: f.alpha!, pages: alphaPages }, { path: f.beta!, pages: betaPages }], out()));
+    const res = ok(
+      await runOp(
+        "merge",
+        {},
+        [
+          { path: f.alpha!, pages: alphaPages },
+          { path: f.beta!, pages: betaPages },
+        ],
+        out(),
+      ),
+    );
     const merged = res.outputs[0]!.path;
     expect(await pageHashes(merged)).toEqual([...pagesOf("alpha", wantAlpha), ...pagesOf("beta", wantBeta)]);
     expect(res.figures.pages).toBe(wantAlpha.length + wantBeta.length);
@@ -64,7 +87,10 @@ describe("merge", () => {
     expect(await qpdfCheck(merged)).toBe(true);
     expect(await pageHashes(merged)).toEqual([...hashes.alpha!, ...hashes.book!, ...hashes.guide!]);
     // The URI bookmark has no page and is not kept; every other one lands at its page + offset.
-    const expected = (offset: number) => flatten().filter((b) => b.page !== null).map((b) => ({ ...b, page: b.page! + offset }));
+    const expected = (offset: number) =>
+      flatten()
+        .filter((b) => b.page !== null)
+        .map((b) => ({ ...b, page: b.page! + offset }));
     const got = await readBookmarks(merged);
     expect(got.map(({ count: _c, ...b }) => b)).toEqual([...expected(3), ...expected(3 + BOOK_PAGES)]);
     expect(res.figures.bookmarks).toBe(got.length);
@@ -75,7 +101,17 @@ describe("merge", () => {
 
   it("should drop bookmarks to pages not taken, and keep a heading whose own page is gone for its surviving children", async () => {
     // book pages 2-3 and 6: chapter 1's page 1 is gone but 1.1 and 1.2 survive; so does 2.1.1 (page 6).
-    const res = ok(await runOp("merge", { outline: "keep" }, [{ path: f.book!, pages: "2-3,6" }, { path: f.alpha!, pages: "1" }], out()));
+    const res = ok(
+      await runOp(
+        "merge",
+        { outline: "keep" },
+        [
+          { path: f.book!, pages: "2-3,6" },
+          { path: f.alpha!, pages: "1" },
+        ],
+        out(),
+      ),
+    );
     const got = (await readBookmarks(res.outputs[0]!.path)).map(({ count: _c, ...b }) => b);
     expect(got).toEqual([
       { title: "Chapter 1 — Einführung", depth: 0, page: 1 },

@@ -52,7 +52,11 @@ describe("the yardstick", () => {
   it("scores each source DOCX of the corpus as perfect against its own truth", async () => {
     for (const d of corpus.docs.filter((x) => x.source)) {
       const q = docxQuality(await readFile(d.source!), d.truth, await pdftotext(d.path));
-      expect(q, d.name).toMatchObject({ frameShare: 0, headings: { recall: 1, levels: 1, precision: 1 }, tables: { found: d.truth.tables.length, whole: d.truth.tables.length } });
+      expect(q, d.name).toMatchObject({
+        frameShare: 0,
+        headings: { recall: 1, levels: 1, precision: 1 },
+        tables: { found: d.truth.tables.length, whole: d.truth.tables.length },
+      });
       expect(q.recall, d.name).toBeGreaterThanOrEqual(0.99);
       expect(q.order, d.name).toBe(1);
     }
@@ -61,7 +65,21 @@ describe("the yardstick", () => {
   it("catches LibreOffice's own PDF import, which puts every line in a text box", async () => {
     const d = doc("report");
     const target = out();
-    await execFileP("soffice", ["--headless", "--norestore", `-env:UserInstallation=${pathToFileURL(profile).href}`, "--infilter=writer_pdf_import", "--convert-to", "docx:MS Word 2007 XML", "--outdir", target, d.path], { timeout: 120_000 });
+    await execFileP(
+      "soffice",
+      [
+        "--headless",
+        "--norestore",
+        `-env:UserInstallation=${pathToFileURL(profile).href}`,
+        "--infilter=writer_pdf_import",
+        "--convert-to",
+        "docx:MS Word 2007 XML",
+        "--outdir",
+        target,
+        d.path,
+      ],
+      { timeout: 120_000 },
+    );
     const q = docxQuality(await readFile(path.join(target, "report.docx")), d.truth, await pdftotext(d.path));
     expect(q.frameShare).toBeGreaterThan(0.9);
     expect(q.tables.found).toBe(0);

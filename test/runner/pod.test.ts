@@ -33,7 +33,9 @@ import { minioPath, startS3Server, type S3Server } from "../s3/server.ts";
 
 const HAVE_SERVER = existsSync(minioPath()) || Boolean(process.env.FOLIO_S3_REQUIRED);
 if (!HAVE_SERVER) {
-  process.stderr.write(`[pod.test] SKIPPED: the S3 test server is not built (${minioPath()}); run test/s3/build.sh, or set FOLIO_S3_REQUIRED=1 to fail instead\n`);
+  process.stderr.write(
+    `[pod.test] SKIPPED: the S3 test server is not built (${minioPath()}); run test/s3/build.sh, or set FOLIO_S3_REQUIRED=1 to fail instead\n`,
+  );
 }
 
 let s3: S3Server;
@@ -91,8 +93,21 @@ async function download(key: string, file: string): Promise<string> {
   return file;
 }
 
-function podSpec(n: string, operation: RunnerPodSpec["operation"], inputs: RunnerPodSpec["inputs"], options: Record<string, unknown> = {}): RunnerPodSpec {
-  return { job_id: `job_pod${n}`, tenant: "ten_pod", operation, inputs, options, output_prefix: `ten_pod/job_pod${n}/`, limits: { timeout_ms: 60_000 } };
+function podSpec(
+  n: string,
+  operation: RunnerPodSpec["operation"],
+  inputs: RunnerPodSpec["inputs"],
+  options: Record<string, unknown> = {},
+): RunnerPodSpec {
+  return {
+    job_id: `job_pod${n}`,
+    tenant: "ten_pod",
+    operation,
+    inputs,
+    options,
+    output_prefix: `ten_pod/job_pod${n}/`,
+    limits: { timeout_ms: 60_000 },
+  };
 }
 
 describe("the runner pod's contract (no S3 needed)", () => {
@@ -111,8 +126,15 @@ describe("the runner pod's contract (no S3 needed)", () => {
 
   it("should merge the secret options from the environment, which win over the spec", () => {
     const spec = podSpec("pw", "protect", [{ key: "k", filename: "f.pdf" }], { encryption: "aes-128", user_password: "from-spec" });
-    expect(optionsWithSecrets(spec, { FOLIO_OPTION_USER_PASSWORD: "u", FOLIO_OPTION_OWNER_PASSWORD: "" })).toEqual({ encryption: "aes-128", user_password: "u" });
-    expect(optionsWithSecrets(spec, { FOLIO_OPTION_OWNER_PASSWORD: "o" })).toEqual({ encryption: "aes-128", user_password: "from-spec", owner_password: "o" });
+    expect(optionsWithSecrets(spec, { FOLIO_OPTION_USER_PASSWORD: "u", FOLIO_OPTION_OWNER_PASSWORD: "" })).toEqual({
+      encryption: "aes-128",
+      user_password: "u",
+    });
+    expect(optionsWithSecrets(spec, { FOLIO_OPTION_OWNER_PASSWORD: "o" })).toEqual({
+      encryption: "aes-128",
+      user_password: "from-spec",
+      owner_password: "o",
+    });
   });
 });
 
@@ -155,7 +177,11 @@ describe.skipIf(!HAVE_SERVER)("folio runner --pod on a real S3 server", () => {
     expect(await pageCount(file)).toBe(6);
     expect(await qpdfCheck(file)).toBe(true);
     const { createHash } = await import("node:crypto");
-    expect(createHash("sha256").update(await readFile(file)).digest("hex")).toBe(out.sha256);
+    expect(
+      createHash("sha256")
+        .update(await readFile(file))
+        .digest("hex"),
+    ).toBe(out.sha256);
     expect(run.tmpLeft).toEqual([]);
     expect(run.stderr).not.toContain(s3.secretAccessKey);
   });
@@ -186,7 +212,13 @@ describe.skipIf(!HAVE_SERVER)("folio runner --pod on a real S3 server", () => {
   });
 
   it("should report a job out of time with exit code 4", async () => {
-    const spec = { ...podSpec("slow", "merge", [{ key: "ten_pod/file_alpha", filename: "alpha.pdf" }, { key: "ten_pod/file_beta", filename: "beta.pdf" }]), limits: { timeout_ms: 1 } };
+    const spec = {
+      ...podSpec("slow", "merge", [
+        { key: "ten_pod/file_alpha", filename: "alpha.pdf" },
+        { key: "ten_pod/file_beta", filename: "beta.pdf" },
+      ]),
+      limits: { timeout_ms: 1 },
+    };
     const run = await runPod(spec);
     expect(run.code, run.stderr).toBe(4);
     expect(JSON.parse(run.message)).toMatchObject({ error: { code: "timeout" } });
@@ -199,7 +231,10 @@ describe.skipIf(!HAVE_SERVER)("folio runner --pod on a real S3 server", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     try {
       const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-      const spec = { ...podSpec("silent", "compress", [{ key: "ten_pod/file_alpha", filename: "alpha.pdf" }]), limits: { timeout_ms: 1500 } };
+      const spec = {
+        ...podSpec("silent", "compress", [{ key: "ten_pod/file_alpha", filename: "alpha.pdf" }]),
+        limits: { timeout_ms: 1500 },
+      };
       const started = Date.now();
       const run = await runPod(spec, { FOLIO_S3_ENDPOINT: endpoint });
       expect(run.code, run.stderr).toBe(4);
@@ -214,7 +249,9 @@ describe.skipIf(!HAVE_SERVER)("folio runner --pod on a real S3 server", () => {
 
   it("should report a storage failure as internal (exit code 1, retryable) without leaking credentials", async () => {
     const wrong = "wrong-secret-" + Math.random().toString(36).slice(2);
-    const run = await runPod(podSpec("denied", "compress", [{ key: "ten_pod/file_alpha", filename: "alpha.pdf" }]), { AWS_SECRET_ACCESS_KEY: wrong });
+    const run = await runPod(podSpec("denied", "compress", [{ key: "ten_pod/file_alpha", filename: "alpha.pdf" }]), {
+      AWS_SECRET_ACCESS_KEY: wrong,
+    });
     expect(run.code).toBe(1);
     expect(JSON.parse(run.message)).toMatchObject({ error: { code: "internal_error" } });
     expect(run.stderr).toMatch(/SignatureDoesNotMatch/);
@@ -266,4 +303,3 @@ describe.skipIf(!HAVE_SERVER)("folio runner --pod on a real S3 server", () => {
     expect(await store.exists(outputKey(spec, 80))).toBe(true);
   });
 });
-

@@ -28,7 +28,8 @@ afterAll(() => cleanup());
 
 /** Names, sizes and CRC check of a zip, by Python's zipfile. */
 async function listZip(file: string): Promise<{ names: string[]; sizes: number[]; bad: string | null }> {
-  const script = "import json,sys,zipfile\nz=zipfile.ZipFile(sys.argv[1])\nprint(json.dumps({'names':z.namelist(),'sizes':[i.file_size for i in z.infolist()],'bad':z.testzip()}))";
+  const script =
+    "import json,sys,zipfile\nz=zipfile.ZipFile(sys.argv[1])\nprint(json.dumps({'names':z.namelist(),'sizes':[i.file_size for i in z.infolist()],'bad':z.testzip()}))";
   const res = await run("python3", ["-c", script, file]);
   if (res.code !== 0) throw new Error(res.stderr);
   return JSON.parse(res.stdout);
@@ -68,7 +69,11 @@ describe("split", () => {
   it("should write one part per page, with zero-padded numbers so names sort in page order", async () => {
     const res = ok(await runOp("split", { mode: "pages" }, [doc], out()));
     const names = range(1, 12).map((i) => `report-${String(i).padStart(2, "0")}.pdf`);
-    await expectParts(res, range(1, 12).map((p) => [p]), names);
+    await expectParts(
+      res,
+      range(1, 12).map((p) => [p]),
+      names,
+    );
   });
 
   it("should write one part per range, in the order given, overlapping or not", async () => {

@@ -46,7 +46,13 @@ export interface S3Server {
   secretAccessKey: string;
   dataDir: string;
   /** What S3ObjectStore's constructor takes. */
-  storeOptions: { bucket: string; region: string; endpoint: string; forcePathStyle: true; credentials: { accessKeyId: string; secretAccessKey: string } };
+  storeOptions: {
+    bucket: string;
+    region: string;
+    endpoint: string;
+    forcePathStyle: true;
+    credentials: { accessKeyId: string; secretAccessKey: string };
+  };
   /** The environment a runner pod gets for this server (FOLIO_S3_* and AWS_* credentials). */
   env: Record<string, string>;
   /** The last lines the server logged (for failure messages). */

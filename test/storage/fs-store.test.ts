@@ -20,7 +20,14 @@ const put = (key: string): Promise<number> => store.put(key, Readable.from([Buff
 
 describe("FsObjectStore.deletePrefix", () => {
   it("should delete every object under the prefix, nested ones too, and keep its siblings", async () => {
-    for (const key of ["ten_a/job_1/file_x", "ten_a/job_1/result.json", "ten_a/job_1/sub/deep", "ten_a/job_12/file_y", "ten_a/job_2/file_z"]) await put(key);
+    for (const key of [
+      "ten_a/job_1/file_x",
+      "ten_a/job_1/result.json",
+      "ten_a/job_1/sub/deep",
+      "ten_a/job_12/file_y",
+      "ten_a/job_2/file_z",
+    ])
+      await put(key);
     await store.deletePrefix("ten_a/job_1/");
     expect(await store.exists("ten_a/job_1/file_x")).toBe(false);
     expect(await store.exists("ten_a/job_1/sub/deep")).toBe(false);

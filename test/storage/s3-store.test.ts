@@ -17,7 +17,9 @@ import { minioPath, startS3Server, type S3Server } from "../s3/server.ts";
 
 const HAVE_SERVER = existsSync(minioPath()) || Boolean(process.env.FOLIO_S3_REQUIRED);
 if (!HAVE_SERVER) {
-  process.stderr.write(`[s3-store.test] SKIPPED: the S3 test server is not built (${minioPath()}); run test/s3/build.sh, or set FOLIO_S3_REQUIRED=1 to fail instead\n`);
+  process.stderr.write(
+    `[s3-store.test] SKIPPED: the S3 test server is not built (${minioPath()}); run test/s3/build.sh, or set FOLIO_S3_REQUIRED=1 to fail instead\n`,
+  );
 }
 
 let s3: S3Server;
@@ -144,8 +146,17 @@ describe.skipIf(!HAVE_SERVER)("S3ObjectStore on a real S3 server", () => {
     const wrongSecret = "wrong-" + randomBytes(16).toString("hex");
     const bad = new S3ObjectStore({ ...s3.storeOptions, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: wrongSecret } });
     const errors: unknown[] = [];
-    for (const attempt of [() => bad.get("ten_a/x"), () => bad.put("ten_a/x", Readable.from([Buffer.from("x")])), () => bad.deletePrefix("ten_a/")]) {
-      errors.push(await attempt().then(() => null, (e: unknown) => e));
+    for (const attempt of [
+      () => bad.get("ten_a/x"),
+      () => bad.put("ten_a/x", Readable.from([Buffer.from("x")])),
+      () => bad.deletePrefix("ten_a/"),
+    ]) {
+      errors.push(
+        await attempt().then(
+          () => null,
+          (e: unknown) => e,
+        ),
+      );
     }
     expect(await bad.ready()).toBe(false);
     bad.close();

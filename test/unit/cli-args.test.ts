@@ -9,7 +9,17 @@ describe("folio run arguments", () => {
   });
 
   it("turns kebab-case flags into snake_case options, with dotted nesting and typed values", () => {
-    const a = parseRunArgs(["protect", "--user-password", "--secret--", "--permissions.print", "none", "--permissions.copy=false", "x.pdf", "-o", "o"]);
+    const a = parseRunArgs([
+      "protect",
+      "--user-password",
+      "--secret--",
+      "--permissions.print",
+      "none",
+      "--permissions.copy=false",
+      "x.pdf",
+      "-o",
+      "o",
+    ]);
     expect(a.options).toEqual({ user_password: "--secret--", permissions: { print: "none", copy: false } });
   });
 

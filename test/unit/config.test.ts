@@ -25,7 +25,11 @@ describe("configuration", () => {
   });
 
   it("parses JSON settings, taking Helm's null for absent and naming the variable when invalid", () => {
-    const cfg = loadConfig({ FOLIO_RUNNER_RESOURCES: '{"requests":{"cpu":"1","memory":512}}', FOLIO_RUNNER_NODE_SELECTOR: "null", FOLIO_RUNNER_TOLERATIONS: "[]" });
+    const cfg = loadConfig({
+      FOLIO_RUNNER_RESOURCES: '{"requests":{"cpu":"1","memory":512}}',
+      FOLIO_RUNNER_NODE_SELECTOR: "null",
+      FOLIO_RUNNER_TOLERATIONS: "[]",
+    });
     expect(cfg.FOLIO_RUNNER_RESOURCES).toEqual({ requests: { cpu: "1", memory: "512" } });
     expect(cfg.FOLIO_RUNNER_NODE_SELECTOR).toBeUndefined();
     expect(cfg.FOLIO_RUNNER_TOLERATIONS).toEqual([]);

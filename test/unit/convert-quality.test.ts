@@ -43,7 +43,17 @@ function zip(entries: Record<string, string>): Promise<Buffer> {
 async function handMadeDocx(): Promise<Buffer> {
   const cell = (t: string): TableCell => new TableCell({ children: [new Paragraph(t)] });
   const doc = new Document({
-    numbering: { config: [{ reference: "num", levels: [{ level: 0, format: LevelFormat.DECIMAL, text: "%1.", alignment: AlignmentType.START }, { level: 1, format: LevelFormat.LOWER_LETTER, text: "(%2)", alignment: AlignmentType.START }] }] },
+    numbering: {
+      config: [
+        {
+          reference: "num",
+          levels: [
+            { level: 0, format: LevelFormat.DECIMAL, text: "%1.", alignment: AlignmentType.START },
+            { level: 1, format: LevelFormat.LOWER_LETTER, text: "(%2)", alignment: AlignmentType.START },
+          ],
+        },
+      ],
+    },
     sections: [
       {
         children: [
@@ -55,7 +65,12 @@ async function handMadeDocx(): Promise<Buffer> {
           new Paragraph({ text: "Second step", numbering: { reference: "num", level: 0 } }),
           new Paragraph({ text: "Loose item", bullet: { level: 0 } }),
           new Paragraph({ text: "Outlined But Unstyled", outlineLevel: 2 }),
-          new Table({ rows: [["Berth", "Tonnage"], ["B1", "1,200"]].map((r) => new TableRow({ children: r.map(cell) })) }),
+          new Table({
+            rows: [
+              ["Berth", "Tonnage"],
+              ["B1", "1,200"],
+            ].map((r) => new TableRow({ children: r.map(cell) })),
+          }),
           new Paragraph("Closing words."),
         ],
       },
@@ -64,7 +79,8 @@ async function handMadeDocx(): Promise<Buffer> {
   return Packer.toBuffer(doc);
 }
 
-const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" xmlns:v="urn:schemas-microsoft-com:vml"';
+const W =
+  'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" xmlns:v="urn:schemas-microsoft-com:vml"';
 const run = (t: string): string => `<w:r><w:t xml:space="preserve">${t}</w:t></w:r>`;
 const textBox = (t: string): string =>
   `<w:r><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><wp:anchor><wps:wsp><wps:txbx><w:txbxContent><w:p>${run(t)}</w:p></w:txbxContent></wps:txbx></wps:wsp></wp:anchor></w:drawing></mc:Choice>` +
@@ -101,8 +117,27 @@ describe("DOCX reading", () => {
       "1,200",
       "Closing words.",
     ]);
-    expect(doc.paragraphs.map((p) => p.heading)).toEqual([0, 1, undefined, undefined, undefined, undefined, undefined, 3, undefined, undefined, undefined, undefined, undefined]);
-    expect(doc.tables).toEqual([[["Berth", "Tonnage"], ["B1", "1,200"]]]);
+    expect(doc.paragraphs.map((p) => p.heading)).toEqual([
+      0,
+      1,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      3,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(doc.tables).toEqual([
+      [
+        ["Berth", "Tonnage"],
+        ["B1", "1,200"],
+      ],
+    ]);
     expect(doc.paragraphs.filter((p) => p.table === 0)).toHaveLength(4);
     expect(doc.paragraphs.some((p) => p.inFrame)).toBe(false);
   });
@@ -117,7 +152,11 @@ describe("DOCX reading", () => {
       ["framed four", true],
       ["flowing five six seven eight", false],
     ]);
-    const q = docxQuality(await framedDocx(), { text: "boxed one two boxed three framed four flowing five six seven eight", headings: [], tables: [] }, "boxed one two three framed four five six seven eight");
+    const q = docxQuality(
+      await framedDocx(),
+      { text: "boxed one two boxed three framed four flowing five six seven eight", headings: [], tables: [] },
+      "boxed one two three framed four five six seven eight",
+    );
     expect(q.frameShare).toBeCloseTo(7 / 12, 10); // boxed one two, boxed three, framed four
     expect(q.order).toBe(1);
     expect(q.recall).toBe(1);
@@ -155,18 +194,49 @@ describe("word metrics", () => {
 
   it("headingRecall finds headings by text, checks levels and precision", async () => {
     const doc = readDocx(await handMadeDocx());
-    expect(headingRecall([{ text: "Harbour Results", level: 1 }, { text: "Outlined but unstyled", level: 3 }], doc)).toEqual({ recall: 1, levels: 1, precision: 2 / 3 });
-    expect(headingRecall([{ text: "Harbour Results", level: 2 }, { text: "Missing", level: 1 }], doc)).toMatchObject({ recall: 0.5, levels: 0 });
+    expect(
+      headingRecall(
+        [
+          { text: "Harbour Results", level: 1 },
+          { text: "Outlined but unstyled", level: 3 },
+        ],
+        doc,
+      ),
+    ).toEqual({ recall: 1, levels: 1, precision: 2 / 3 });
+    expect(
+      headingRecall(
+        [
+          { text: "Harbour Results", level: 2 },
+          { text: "Missing", level: 1 },
+        ],
+        doc,
+      ),
+    ).toMatchObject({ recall: 0.5, levels: 0 });
   });
 
   it("tableRecall finds a table shifted inside a bigger one, not one with other cells", async () => {
     const doc = readDocx(await handMadeDocx());
     expect(tableRecall([[["B1", "1,200"]]], doc)).toEqual({ found: 1, whole: 1, cellShare: [1] });
-    expect(tableRecall([[["B1", "999"], ["B2", "1"]]], doc)).toEqual({ found: 0, whole: 0, cellShare: [0.25] });
+    expect(
+      tableRecall(
+        [
+          [
+            ["B1", "999"],
+            ["B2", "1"],
+          ],
+        ],
+        doc,
+      ),
+    ).toEqual({ found: 0, whole: 0, cellShare: [0.25] });
   });
 
   it("tableRecall finds a table a page break cut in two, but not whole", () => {
-    const truth = [["Berth", "Crew"], ["B1", "12"], ["B2", "14"], ["B3", "9"]];
+    const truth = [
+      ["Berth", "Crew"],
+      ["B1", "12"],
+      ["B2", "14"],
+      ["B3", "9"],
+    ];
     const doc = { paragraphs: [], text: "", tables: [[["Other", "table"]], truth.slice(0, 2), truth.slice(2)] };
     expect(tableRecall([truth], doc)).toEqual({ found: 1, whole: 0, cellShare: [1] });
     const apart = { ...doc, tables: [truth.slice(0, 2), [["Other", "table"]], truth.slice(2)] };
@@ -201,7 +271,13 @@ describe("XLSX cell accuracy", () => {
       ws.addRow([]);
       ws.getRow(3).values = [undefined, "Item", "Units", "Margin", "Shipped"];
       ws.getRow(4).values = [undefined, "Anchor", 1200, 0.125, new Date("2024-03-05T00:00:00Z")];
-      ws.getRow(5).values = [undefined, { richText: [{ text: "Bea" }, { text: "con" }] }, { formula: "-71/2", result: -35.5 }, 50, new Date("2025-12-31T00:00:00Z")];
+      ws.getRow(5).values = [
+        undefined,
+        { richText: [{ text: "Bea" }, { text: "con" }] },
+        { formula: "-71/2", result: -35.5 },
+        50,
+        new Date("2025-12-31T00:00:00Z"),
+      ];
       ws.getCell("E4").numFmt = "yyyy-mm-dd";
       ws.getCell("E5").numFmt = "yyyy-mm-dd";
     });
@@ -238,8 +314,30 @@ describe("XLSX cell accuracy", () => {
 
   it("gridAgreement finds the offset, negative ones included", () => {
     const eq = (a: string, b: string | undefined): boolean => a === b;
-    expect(gridAgreement([["a", "b"], ["c", "d"]], [["x", "x", "x"], ["x", "a", "b"], ["x", "c", "d"]], eq)).toEqual({ share: 1, dr: 1, dc: 1 });
-    expect(gridAgreement([["a", "b"], ["c", "d"]], [["c", "d"]], eq)).toEqual({ share: 0.5, dr: -1, dc: 0 });
+    expect(
+      gridAgreement(
+        [
+          ["a", "b"],
+          ["c", "d"],
+        ],
+        [
+          ["x", "x", "x"],
+          ["x", "a", "b"],
+          ["x", "c", "d"],
+        ],
+        eq,
+      ),
+    ).toEqual({ share: 1, dr: 1, dc: 1 });
+    expect(
+      gridAgreement(
+        [
+          ["a", "b"],
+          ["c", "d"],
+        ],
+        [["c", "d"]],
+        eq,
+      ),
+    ).toEqual({ share: 0.5, dr: -1, dc: 0 });
   });
 
   it("sheetRows lists non-empty rows as text", async () => {

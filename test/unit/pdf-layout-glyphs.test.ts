@@ -40,7 +40,8 @@ function opList(ops: [keyof TextOpCodes, unknown[]][]): { fnArray: number[]; arg
   return { fnArray: ops.map(([op]) => OPS[op]), argsArray: ops.map(([, args]) => args) };
 }
 
-const brief = (runs: GlyphRun[]): [string, number, number, number][] => runs.map((r) => [r.text, +r.x0.toFixed(2), +r.x1.toFixed(2), +r.base.toFixed(2)]);
+const brief = (runs: GlyphRun[]): [string, number, number, number][] =>
+  runs.map((r) => [r.text, +r.x0.toFixed(2), +r.x1.toFixed(2), +r.base.toFixed(2)]);
 
 describe("glyph runs", () => {
   it("ends a run where the next text object starts a fifth of an em after the last glyph", () => {
@@ -83,20 +84,45 @@ describe("glyph runs", () => {
 
   it("keeps word spacing done with TJ offsets inside a run, as TeX does", () => {
     // "lower", 0.3 em, "8", 0.3 em, "bits", all in one TJ array.
-    const ops = opList([["beginText", []], ["setFont", ["F1", 10]], ["moveText", [100, 700]], ["showText", [[...glyphs("lower"), -300, ...glyphs("8"), -300, ...glyphs("bits")]]]]);
+    const ops = opList([
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [100, 700]],
+      ["showText", [[...glyphs("lower"), -300, ...glyphs("8"), -300, ...glyphs("bits")]]],
+    ]);
     expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([["lower8bits", 100, 156, 92]]);
   });
 
   it("measures nothing in a font it cannot resolve or in rotated text", () => {
-    const unknown = opList([["beginText", []], ["setFont", ["F9", 10]], ["showText", [glyphs("abc")]]]);
+    const unknown = opList([
+      ["beginText", []],
+      ["setFont", ["F9", 10]],
+      ["showText", [glyphs("abc")]],
+    ]);
     expect(glyphRuns(unknown, OPS, VIEW, () => null)).toEqual([]);
-    const rotated = opList([["beginText", []], ["setFont", ["F1", 10]], ["setTextMatrix", [[0, 1, -1, 0, 100, 100]]], ["showText", [glyphs("abc")]]]);
+    const rotated = opList([
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["setTextMatrix", [[0, 1, -1, 0, 100, 100]]],
+      ["showText", [glyphs("abc")]],
+    ]);
     expect(glyphRuns(rotated, OPS, VIEW, font)).toEqual([]);
   });
 });
 
 describe("splitAtGaps", () => {
-  const item = (text: string, x0: number, x1: number): TextItem => ({ text, x0, x1, base: 92, size: 10, font: "Carlito", bold: false, italic: false, mcid: "p1_mc3", opaque: false });
+  const item = (text: string, x0: number, x1: number): TextItem => ({
+    text,
+    x0,
+    x1,
+    base: 92,
+    size: 10,
+    font: "Carlito",
+    bold: false,
+    italic: false,
+    mcid: "p1_mc3",
+    opaque: false,
+  });
   const run = (text: string, x0: number, x1: number): GlyphRun => ({ text, x0, x1, base: 92, size: 10 });
 
   it("cuts the run pdfjs joined across a gap into the two cells' texts", () => {

@@ -21,7 +21,19 @@ import { tmpDir } from "../helpers/tools.ts";
 
 /** A text item of `text` at x, baseline `base`, 12 pt, 6 pt per character. */
 function item(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem {
-  return { text, x0: x, x1: x + 6 * text.length, base, size: 12, font: "Serif", bold: false, italic: false, mcid: null, opaque: false, ...extra };
+  return {
+    text,
+    x0: x,
+    x1: x + 6 * text.length,
+    base,
+    size: 12,
+    font: "Serif",
+    bold: false,
+    italic: false,
+    mcid: null,
+    opaque: false,
+    ...extra,
+  };
 }
 
 describe("lines", () => {
@@ -55,10 +67,17 @@ describe("reading order", () => {
   });
 
   it("joins a word hyphenated at the end of a line and starts a paragraph after a short line", () => {
-    const items = [item("the quick brown fox jumps over the exam-", 0, 10), item("ple of a lazy dog which ends here.", 0, 24), item("A second paragraph starts.", 0, 38)];
+    const items = [
+      item("the quick brown fox jumps over the exam-", 0, 10),
+      item("ple of a lazy dog which ends here.", 0, 24),
+      item("A second paragraph starts.", 0, 38),
+    ];
     const [block] = buildBlocks(pageSegments(items).flat());
     const paras = blockParagraphs(block!, { x0: 0, x1: 240, top: 0, bottom: 100 }, 0);
-    expect(paras.map(paragraphText)).toEqual(["the quick brown fox jumps over the example of a lazy dog which ends here.", "A second paragraph starts."]);
+    expect(paras.map(paragraphText)).toEqual([
+      "the quick brown fox jumps over the example of a lazy dog which ends here.",
+      "A second paragraph starts.",
+    ]);
   });
 });
 
@@ -154,17 +173,46 @@ describe("lattice grid", () => {
 });
 
 describe("overlapping merged cells", () => {
-  const cell = (row: number, col: number, rowSpan: number, colSpan: number): Cell => ({ row, col, rowSpan, colSpan, lines: [], header: false });
-  const table: Table = { kind: "lattice", rows: 2, cols: 2, cells: [cell(0, 0, 1, 1), cell(0, 1, 2, 1), cell(1, 0, 1, 2)], x0: 0, x1: 200, top: 0, bottom: 40, colEdges: [0, 100, 200] };
+  const cell = (row: number, col: number, rowSpan: number, colSpan: number): Cell => ({
+    row,
+    col,
+    rowSpan,
+    colSpan,
+    lines: [],
+    header: false,
+  });
+  const table: Table = {
+    kind: "lattice",
+    rows: 2,
+    cols: 2,
+    cells: [cell(0, 0, 1, 1), cell(0, 1, 2, 1), cell(1, 0, 1, 2)],
+    x0: 0,
+    x1: 200,
+    top: 0,
+    bottom: 40,
+    colEdges: [0, 100, 200],
+  };
 
   it("drops the span of a cell that runs into an earlier one", () => {
-    expect(disjointCells(table).map((c) => [c.row, c.col, c.rowSpan, c.colSpan])).toEqual([[0, 0, 1, 1], [0, 1, 2, 1], [1, 0, 1, 1]]);
+    expect(disjointCells(table).map((c) => [c.row, c.col, c.rowSpan, c.colSpan])).toEqual([
+      [0, 0, 1, 1],
+      [0, 1, 2, 1],
+      [1, 0, 1, 1],
+    ]);
   });
 
   it("writes such a table to XLSX and DOCX without throwing", async () => {
     const { dir, cleanup } = await tmpDir("folio-overlap-");
     try {
-      const page: PageLayout = { number: 1, width: 300, height: 300, blocks: [{ type: "table", table, top: 0, bottom: 40 }], frame: { x0: 0, x1: 200, top: 0, bottom: 40 }, segments: [], continued: false };
+      const page: PageLayout = {
+        number: 1,
+        width: 300,
+        height: 300,
+        blocks: [{ type: "table", table, top: 0, bottom: 40 }],
+        frame: { x0: 0, x1: 200, top: 0, bottom: 40 },
+        segments: [],
+        continued: false,
+      };
       const layout = { pages: [page], chars: 3, imagesOmitted: 0 };
       await expect(writeXlsx(layout, path.join(dir, "t.xlsx"), AbortSignal.timeout(10_000))).resolves.toMatchObject({ tables: 1 });
       await expect(writeDocx(layout, path.join(dir, "t.docx"), AbortSignal.timeout(10_000))).resolves.toMatchObject({ tables: 1 });
@@ -214,7 +262,9 @@ describe("stream columns", () => {
   });
 
   it("refuses two columns of prose", () => {
-    const rows = [0, 1, 2].map((i) => splitLine([item("several words of running text here", 0, 10 + 14 * i), item("and more words of text over there", 300, 10 + 14 * i)]));
+    const rows = [0, 1, 2].map((i) =>
+      splitLine([item("several words of running text here", 0, 10 + 14 * i), item("and more words of text over there", 300, 10 + 14 * i)]),
+    );
     expect(streamTable(rows)).toBeNull();
   });
 
@@ -229,7 +279,11 @@ describe("stream columns", () => {
     expect(rows[1]!.map(segmentText)).toEqual(["Osprey Sail", "2024-05-30 East"]);
     const table = streamTable(rows)!;
     expect([table.rows, table.cols]).toEqual([4, 3]);
-    expect(table.cells.filter((c) => c.row === 1).map((c) => c.lines.map(segmentText).join(" "))).toEqual(["Osprey Sail", "2024-05-30", "East"]);
+    expect(table.cells.filter((c) => c.row === 1).map((c) => c.lines.map(segmentText).join(" "))).toEqual([
+      "Osprey Sail",
+      "2024-05-30",
+      "East",
+    ]);
   });
 
   it("does not take a bulleted or numbered list for a table", () => {
@@ -244,7 +298,9 @@ describe("stream columns", () => {
   });
 
   it("needs two rows of two cells", () => {
-    const rows = [[item("Region", 0, 10), item("Units", 100, 10)], [item("North", 0, 24), item("17", 118, 24)], [item("Total", 0, 38)]].map((r) => splitLine(r));
+    const rows = [[item("Region", 0, 10), item("Units", 100, 10)], [item("North", 0, 24), item("17", 118, 24)], [item("Total", 0, 38)]].map(
+      (r) => splitLine(r),
+    );
     expect(streamTable(rows)).not.toBeNull();
     expect(streamTable([rows[0]!, rows[2]!])).toBeNull();
   });
@@ -266,23 +322,55 @@ describe("tables across a page break", () => {
   /** A 4-column table of `rows` (row texts), its columns at x = 0, 100, 200, 300, 400 (+ shift). */
   function table(rows: string[][], base: number, shift = 0): Table {
     const edges = [0, 100, 200, 300, 400].map((x) => x + shift);
-    const drafts = rows.flatMap((r, ri) => r.map((text, col) => ({ row: ri, col, rowSpan: 1, colSpan: 1, items: [item(text, edges[col]! + 4, base + 14 * ri)] })));
+    const drafts = rows.flatMap((r, ri) =>
+      r.map((text, col) => ({ row: ri, col, rowSpan: 1, colSpan: 1, items: [item(text, edges[col]! + 4, base + 14 * ri)] })),
+    );
     return buildTable("stream", drafts, edges, { x0: edges[0]!, x1: edges[4]!, top: base - 12, bottom: base + 14 * rows.length });
   }
   const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
   const para = (text: string, base: number): Block => {
     const seg = splitLine([item(text, 0, base)])[0]!;
-    return { type: "paragraph", lines: [seg], heading: null, list: null, align: "left", indent: 0, firstLine: 0, spaceBefore: 0, top: seg.top, bottom: seg.bottom };
+    return {
+      type: "paragraph",
+      lines: [seg],
+      heading: null,
+      list: null,
+      align: "left",
+      indent: 0,
+      firstLine: 0,
+      spaceBefore: 0,
+      top: seg.top,
+      bottom: seg.bottom,
+    };
   };
-  const page = (number: number, blocks: Block[]): PageLayout => ({ number, width: 595, height: 842, blocks, frame: { x0: 0, x1: 400, top: 0, bottom: 800 }, segments: [], continued: false });
+  const page = (number: number, blocks: Block[]): PageLayout => ({
+    number,
+    width: 595,
+    height: 842,
+    blocks,
+    frame: { x0: 0, x1: 400, top: 0, bottom: 800 },
+    segments: [],
+    continued: false,
+  });
   const header = ["Berth", "Vessel", "Tonnage", "Crew"];
-  const texts = (t: Table): string[] => t.cells.sort((a, b) => a.row - b.row || a.col - b.col).map((c) => c.lines.map(segmentText).join(" "));
+  const texts = (t: Table): string[] =>
+    t.cells.sort((a, b) => a.row - b.row || a.col - b.col).map((c) => c.lines.map(segmentText).join(" "));
 
   it("appends the rows that continue on the next page to the table, and the page flows on", () => {
     const first = table([header, ["B1", "Delta Fjord", "5,207", "26"]], 740);
     // Whitespace columns shift with their widest cell: these start 12 pt further right.
-    const rest = table([["B2", "Sail They", "1,936", "28"], ["B3", "Pilot Prairie", "40,963", "44"]], 72, 12);
-    const pages = [page(1, [para("Some text above the table.", 700), tableBlock(first)]), page(2, [tableBlock(rest), para("Text after it.", 120)])];
+    const rest = table(
+      [
+        ["B2", "Sail They", "1,936", "28"],
+        ["B3", "Pilot Prairie", "40,963", "44"],
+      ],
+      72,
+      12,
+    );
+    const pages = [
+      page(1, [para("Some text above the table.", 700), tableBlock(first)]),
+      page(2, [tableBlock(rest), para("Text after it.", 120)]),
+    ];
     joinContinuedTables(pages);
     expect(first.rows).toBe(4);
     expect(texts(first).slice(8)).toEqual(["B2", "Sail They", "1,936", "28", "B3", "Pilot Prairie", "40,963", "44"]);
@@ -294,7 +382,11 @@ describe("tables across a page break", () => {
     const first = table([header, ["B1", "Delta Fjord", "5,207", "26"]], 740);
     const middle = table([header, ["B2", "Sail They", "1,936", "28"]], 72);
     const last = table([header, ["B3", "Pilot Prairie", "40,963", "44"]], 72);
-    const pages = [page(1, [tableBlock(first), para("1", 820)]), page(2, [tableBlock(middle), para("2", 820)]), page(3, [tableBlock(last)])];
+    const pages = [
+      page(1, [tableBlock(first), para("1", 820)]),
+      page(2, [tableBlock(middle), para("2", 820)]),
+      page(3, [tableBlock(last)]),
+    ];
     joinContinuedTables(pages);
     expect(first.rows).toBe(4);
     expect(texts(first).filter((t) => t === "Berth")).toHaveLength(1);
@@ -309,7 +401,12 @@ describe("tables across a page break", () => {
     joinContinuedTables(pages);
     expect([a.rows, pages[1]!.continued]).toEqual([2, false]);
 
-    const narrow = buildTable("lattice", [0, 1].map((col) => ({ row: 0, col, rowSpan: 1, colSpan: 1, items: [item("x", 150 * col + 4, 80)] })), [0, 150, 300], { x0: 0, x1: 300, top: 70, bottom: 90 });
+    const narrow = buildTable(
+      "lattice",
+      [0, 1].map((col) => ({ row: 0, col, rowSpan: 1, colSpan: 1, items: [item("x", 150 * col + 4, 80)] })),
+      [0, 150, 300],
+      { x0: 0, x1: 300, top: 70, bottom: 90 },
+    );
     const pages2 = [page(1, [tableBlock(a)]), page(2, [tableBlock(narrow)])];
     joinContinuedTables(pages2);
     expect([a.rows, pages2[1]!.blocks.length]).toEqual([2, 1]);

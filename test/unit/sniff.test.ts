@@ -21,7 +21,12 @@ describe("sniffing by bytes, never by name", () => {
     ["ODT", zipEntry("mimetype", "application/vnd.oasis.opendocument.text"), "a.ods", "odt"],
     ["ODS", zipEntry("mimetype", "application/vnd.oasis.opendocument.spreadsheet"), undefined, "ods"],
     // As LibreOffice writes it: the next entry's header follows the mimetype at once.
-    ["ODT with the next entry right after", Buffer.concat([zipEntry("mimetype", "application/vnd.oasis.opendocument.text"), zipEntry("content.xml", "<x/>")]), undefined, "odt"],
+    [
+      "ODT with the next entry right after",
+      Buffer.concat([zipEntry("mimetype", "application/vnd.oasis.opendocument.text"), zipEntry("content.xml", "<x/>")]),
+      undefined,
+      "odt",
+    ],
     ["ODP", zipEntry("mimetype", "application/vnd.oasis.opendocument.presentation"), undefined, "odp"],
     ["RTF", Buffer.from("{\\rtf1\\ansi hello}"), "a.txt", "rtf"],
     ["an OLE2 file named .xls", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), "sheet.XLS", "xls"],

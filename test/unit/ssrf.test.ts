@@ -4,7 +4,14 @@
  * answered from /etc/hosts). Redirects are covered with a real receiver in test/api/webhooks.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { classifyAddress, SsrfGuard, type AddressKind, type LookupFn, type ResolvedAddress, type UrlRejection } from "../../core/net/ssrf.ts";
+import {
+  classifyAddress,
+  SsrfGuard,
+  type AddressKind,
+  type LookupFn,
+  type ResolvedAddress,
+  type UrlRejection,
+} from "../../core/net/ssrf.ts";
 
 const fam = (a: string): 4 | 6 => (a.includes(":") ? 6 : 4);
 

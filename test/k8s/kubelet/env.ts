@@ -26,7 +26,8 @@ export class ContainerConfigError extends Error {
  */
 export function expandReferences(input: string, env: Readonly<Record<string, string>>): string {
   return input.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (match, name: string | undefined) =>
-    name === undefined ? "$" : (env[name] ?? match));
+    name === undefined ? "$" : (env[name] ?? match),
+  );
 }
 
 /** Secret values are base64 in the API; ConfigMap data is plain text. */
@@ -66,7 +67,9 @@ async function valueOf(pod: V1Pod, v: V1EnvVar, env: Record<string, string>, sou
     const secret = await source.secret(ns, name ?? "");
     const value = secret && secretValue(secret, key);
     if (value === undefined && !optional) {
-      throw new ContainerConfigError(secret ? `couldn't find key ${key} in Secret ${ns}/${name ?? ""}` : `secret "${name ?? ""}" not found`);
+      throw new ContainerConfigError(
+        secret ? `couldn't find key ${key} in Secret ${ns}/${name ?? ""}` : `secret "${name ?? ""}" not found`,
+      );
     }
     return value;
   }
@@ -75,7 +78,9 @@ async function valueOf(pod: V1Pod, v: V1EnvVar, env: Record<string, string>, sou
     const cm = await source.configMap(ns, name ?? "");
     const value = cm?.data?.[key];
     if (value === undefined && !optional) {
-      throw new ContainerConfigError(cm ? `couldn't find key ${key} in ConfigMap ${ns}/${name ?? ""}` : `configmap "${name ?? ""}" not found`);
+      throw new ContainerConfigError(
+        cm ? `couldn't find key ${key} in ConfigMap ${ns}/${name ?? ""}` : `configmap "${name ?? ""}" not found`,
+      );
     }
     return value;
   }

@@ -63,11 +63,10 @@ export function resolveArgv(
     list?.length ? list.map((s) => translate(expandReferences(s, env))) : undefined;
   const command = fromSpec(container.command);
   const args = fromSpec(container.args);
-  const argv = command
-    ? [...command, ...(args ?? [])]
-    : [...mapping.entrypoint, ...(args ?? mapping.cmd ?? [])];
+  const argv = command ? [...command, ...(args ?? [])] : [...mapping.entrypoint, ...(args ?? mapping.cmd ?? [])];
   const [first, ...rest] = argv;
-  if (first === undefined) throw new Error(`image ${container.image ?? "?"}: no command (the mapping has no entrypoint and the container sets none)`);
+  if (first === undefined)
+    throw new Error(`image ${container.image ?? "?"}: no command (the mapping has no entrypoint and the container sets none)`);
   const local = command ? commands[first] : undefined;
   return local ? [...local, ...rest] : argv;
 }

@@ -137,7 +137,11 @@ export class LocalKubelet {
   /** Every pod this kubelet has run (or is running), oldest first. */
   pods(): LocalPodView[] {
     return [...this.#ran].map(([uid, { namespace, name, worker }]) => ({
-      namespace, name, uid, dir: worker.dir, logFile: worker.logFile,
+      namespace,
+      name,
+      uid,
+      dir: worker.dir,
+      logFile: worker.logFile,
       ...(worker.process ? { pid: worker.process.pid } : {}),
       ...(worker.exit ? { exit: worker.exit } : {}),
     }));
@@ -207,18 +211,30 @@ export class LocalKubelet {
     if (this.#opts.maxPods !== undefined && this.#podsOnNode() >= this.#opts.maxPods) return;
     this.#binding.add(key);
     const { name = "", namespace = "", uid } = pod.metadata ?? {};
-    this.#scheduler.createNamespacedPodBinding({
-      name, namespace,
-      body: { apiVersion: "v1", kind: "Binding", metadata: { name, namespace, ...(uid ? { uid } : {}) }, target: { apiVersion: "v1", kind: "Node", name: this.nodeName } },
-    }).then(() => {
-      if (this.#opts.maxPods !== undefined && !this.#workers.has(key)) this.#bound.add(key);
-    }, (err: unknown) => {
-      // 409: already bound (a resync raced the watch); 404: deleted meanwhile. Anything else is
-      // retried by the next resync.
-      if (code(err) !== 409 && code(err) !== 404) this.#log(`kubelet: binding ${namespace}/${name} failed: ${String(err)}`);
-    }).finally(() => {
-      this.#binding.delete(key);
-    });
+    this.#scheduler
+      .createNamespacedPodBinding({
+        name,
+        namespace,
+        body: {
+          apiVersion: "v1",
+          kind: "Binding",
+          metadata: { name, namespace, ...(uid ? { uid } : {}) },
+          target: { apiVersion: "v1", kind: "Node", name: this.nodeName },
+        },
+      })
+      .then(
+        () => {
+          if (this.#opts.maxPods !== undefined && !this.#workers.has(key)) this.#bound.add(key);
+        },
+        (err: unknown) => {
+          // 409: already bound (a resync raced the watch); 404: deleted meanwhile. Anything else is
+          // retried by the next resync.
+          if (code(err) !== 409 && code(err) !== 404) this.#log(`kubelet: binding ${namespace}/${name} failed: ${String(err)}`);
+        },
+      )
+      .finally(() => {
+        this.#binding.delete(key);
+      });
   }
 
   /** The pod left the API: kill what is left of it and remove its directory. */
@@ -239,7 +255,12 @@ export class LocalKubelet {
     if (this.#stopped) return;
     const { name = "", namespace = "", uid } = pod.metadata ?? {};
     try {
-      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) } });
+      await this.#core.deleteNamespacedPod({
+        name,
+        namespace,
+        gracePeriodSeconds: 0,
+        body: { gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) },
+      });
     } catch (err) {
       // Gone already, or a new pod under the same name (UID precondition): nothing to delete.
       if (code(err) !== 404 && code(err) !== 409) throw err;

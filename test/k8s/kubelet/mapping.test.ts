@@ -15,7 +15,11 @@ import { readTerminationMessage } from "./process.ts";
 import { translatePaths } from "./volumes.ts";
 
 const runner: ImageMapping = { image: "folio/runner:*", entrypoint: ["node", "/repo/bin/folio.ts"], cmd: ["--help"] };
-const images: ImageMapping[] = [runner, { image: "folio/runner:special", entrypoint: ["special"] }, { image: "folio/*", entrypoint: ["generic"] }];
+const images: ImageMapping[] = [
+  runner,
+  { image: "folio/runner:special", entrypoint: ["special"] },
+  { image: "folio/*", entrypoint: ["generic"] },
+];
 
 describe("image mapping (first exact match, else the longest prefix)", () => {
   it.each([
@@ -82,7 +86,14 @@ describe("pod status patches (kubelet generateAPIPodStatus)", () => {
     status: { conditions: [{ type: "Initialized", status: "True", lastTransitionTime: "2020-01-01T00:00:00Z" as unknown as Date }] },
   };
   const now = new Date("2030-01-01T00:00:00.500Z");
-  type Patch = { metadata: { uid: string }; status: { phase: string; conditions: { type: string; status: string; reason?: string; lastTransitionTime: string }[]; containerStatuses: { ready: boolean; state: unknown }[] } };
+  type Patch = {
+    metadata: { uid: string };
+    status: {
+      phase: string;
+      conditions: { type: string; status: string; reason?: string; lastTransitionTime: string }[];
+      containerStatuses: { ready: boolean; state: unknown }[];
+    };
+  };
   const patch = (phase: "Running" | "Succeeded", state: object): Patch =>
     statusPatch(pod, { phase, state: state as never, startTime: now }, now) as unknown as Patch;
 

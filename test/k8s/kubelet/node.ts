@@ -6,8 +6,15 @@
  */
 import { cpus, release, totalmem } from "node:os";
 import {
-  ApiException, CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, V1MicroTime,
-  type KubeConfig, type V1Node, type V1NodeCondition,
+  ApiException,
+  CoordinationV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
+  type KubeConfig,
+  type V1Node,
+  type V1NodeCondition,
 } from "@kubernetes/client-node";
 
 const LEASE_NAMESPACE = "kube-node-lease";
@@ -17,7 +24,12 @@ const STATUS_REPORT_MS = 60_000;
 
 function conditions(now: Date): V1NodeCondition[] {
   const c = (type: string, status: string, reason: string, message: string): V1NodeCondition => ({
-    type, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now,
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
   });
   return [
     c("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
@@ -34,18 +46,35 @@ function nodeObject(name: string, kubeletVersion: string, now: Date): V1Node {
     apiVersion: "v1",
     kind: "Node",
     // Only labels NodeRestriction lets a node set on itself.
-    metadata: { name, labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": process.arch === "x64" ? "amd64" : process.arch } },
+    metadata: {
+      name,
+      labels: {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": process.arch === "x64" ? "amd64" : process.arch,
+      },
+    },
     spec: {},
     status: {
       capacity: resources,
       allocatable: resources,
       conditions: conditions(now),
-      addresses: [{ type: "InternalIP", address: "127.0.0.1" }, { type: "Hostname", address: name }],
+      addresses: [
+        { type: "InternalIP", address: "127.0.0.1" },
+        { type: "Hostname", address: name },
+      ],
       daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
       nodeInfo: {
-        architecture: process.arch === "x64" ? "amd64" : process.arch, operatingSystem: "linux", osImage: "folio local kubelet",
-        kernelVersion: release(), kubeletVersion, kubeProxyVersion: "", containerRuntimeVersion: "folio-local://1",
-        machineID: name, systemUUID: name, bootID: name,
+        architecture: process.arch === "x64" ? "amd64" : process.arch,
+        operatingSystem: "linux",
+        osImage: "folio local kubelet",
+        kernelVersion: release(),
+        kubeletVersion,
+        kubeProxyVersion: "",
+        containerRuntimeVersion: "folio-local://1",
+        machineID: name,
+        systemUUID: name,
+        bootID: name,
       },
     },
   };
@@ -75,7 +104,10 @@ async function renewLease(kc: KubeConfig, name: string, nodeUid: string): Promis
   // client's V1MicroTime serializes (a plain Date would give three).
   const renewTime = new V1MicroTime();
   try {
-    await coordination.patchNamespacedLease({ name, namespace: LEASE_NAMESPACE, body: { spec: { holderIdentity: name, renewTime } } }, merge);
+    await coordination.patchNamespacedLease(
+      { name, namespace: LEASE_NAMESPACE, body: { spec: { holderIdentity: name, renewTime } } },
+      merge,
+    );
   } catch (err) {
     if (!(err instanceof ApiException) || err.code !== 404) throw err;
     await coordination.createNamespacedLease({
@@ -89,12 +121,19 @@ async function renewLease(kc: KubeConfig, name: string, nodeUid: string): Promis
 }
 
 /** Starts both heartbeats; the first Lease renewal happens before this resolves. */
-export async function startHeartbeat(kc: KubeConfig, name: string, nodeUid: string, log: (line: string) => void): Promise<{ stop: () => void }> {
+export async function startHeartbeat(
+  kc: KubeConfig,
+  name: string,
+  nodeUid: string,
+  log: (line: string) => void,
+): Promise<{ stop: () => void }> {
   await renewLease(kc, name, nodeUid);
   const core = kc.makeApiClient(CoreV1Api);
-  const report = (what: string) => (err: unknown): void => {
-    log(`node ${name}: ${what} failed: ${String(err)}`);
-  };
+  const report =
+    (what: string) =>
+    (err: unknown): void => {
+      log(`node ${name}: ${what} failed: ${String(err)}`);
+    };
   const lease = setInterval(() => {
     renewLease(kc, name, nodeUid).catch(report("lease renewal"));
   }, LEASE_RENEW_MS);

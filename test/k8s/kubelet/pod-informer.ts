@@ -105,44 +105,54 @@ export class PodInformer {
     const current = (): boolean => generation === this.#generation && !this.#stopped;
     this.#lastEvent = Date.now(); // a fresh watch gets a full timeout before the watchdog bites
     const query = {
-      fieldSelector: this.#opts.fieldSelector, resourceVersion: this.#resourceVersion,
-      allowWatchBookmarks: true, timeoutSeconds: this.#opts.watchTimeoutSeconds ?? 25,
+      fieldSelector: this.#opts.fieldSelector,
+      resourceVersion: this.#resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: this.#opts.watchTimeoutSeconds ?? 25,
     };
     new Watch(this.#kc)
-      .watch("/api/v1/pods", query, (phase: string, obj: V1Pod & { code?: number }) => {
-        if (!current()) return;
-        this.#lastEvent = Date.now();
-        this.#failures = 0;
-        if (phase === "ERROR") {
-          // 410 Gone: our resourceVersion was compacted away; only a fresh list recovers.
-          this.#restart(`watch error ${String(obj.code)}`, true);
-          return;
-        }
-        if (obj.metadata?.resourceVersion) this.#resourceVersion = obj.metadata.resourceVersion;
-        if (phase === "BOOKMARK") return;
-        // DELETED also means "no longer matches the field selector" (a pod bound elsewhere).
-        if (phase === "DELETED") {
-          this.#cache.delete(key(obj));
-          this.#opts.onDelete(obj);
-        } else {
-          this.#cache.set(key(obj), obj);
-          this.#opts.onUpsert(obj);
-        }
-      }, (err: unknown) => {
-        if (!current()) return;
-        // Called when the watch ends. A server-side close (timeoutSeconds) or the client's own
-        // 30 s inactivity timeout (TimeoutError: an idle cluster sends nothing) just resumes from
-        // our resourceVersion (a 410 then forces the re-list); any other error re-lists now,
-        // since we cannot know what we missed.
-        const quiet = !err || (err as { name?: unknown }).name === "TimeoutError";
-        this.#restart(quiet ? "" : `watch ended: ${describe(err)}`, !quiet);
-      })
-      .then((abort) => {
-        if (current()) this.#abort = abort;
-        else abort.abort();
-      }, (err: unknown) => {
-        if (current()) this.#restart(`watch failed: ${describe(err)}`, true);
-      });
+      .watch(
+        "/api/v1/pods",
+        query,
+        (phase: string, obj: V1Pod & { code?: number }) => {
+          if (!current()) return;
+          this.#lastEvent = Date.now();
+          this.#failures = 0;
+          if (phase === "ERROR") {
+            // 410 Gone: our resourceVersion was compacted away; only a fresh list recovers.
+            this.#restart(`watch error ${String(obj.code)}`, true);
+            return;
+          }
+          if (obj.metadata?.resourceVersion) this.#resourceVersion = obj.metadata.resourceVersion;
+          if (phase === "BOOKMARK") return;
+          // DELETED also means "no longer matches the field selector" (a pod bound elsewhere).
+          if (phase === "DELETED") {
+            this.#cache.delete(key(obj));
+            this.#opts.onDelete(obj);
+          } else {
+            this.#cache.set(key(obj), obj);
+            this.#opts.onUpsert(obj);
+          }
+        },
+        (err: unknown) => {
+          if (!current()) return;
+          // Called when the watch ends. A server-side close (timeoutSeconds) or the client's own
+          // 30 s inactivity timeout (TimeoutError: an idle cluster sends nothing) just resumes from
+          // our resourceVersion (a 410 then forces the re-list); any other error re-lists now,
+          // since we cannot know what we missed.
+          const quiet = !err || (err as { name?: unknown }).name === "TimeoutError";
+          this.#restart(quiet ? "" : `watch ended: ${describe(err)}`, !quiet);
+        },
+      )
+      .then(
+        (abort) => {
+          if (current()) this.#abort = abort;
+          else abort.abort();
+        },
+        (err: unknown) => {
+          if (current()) this.#restart(`watch failed: ${describe(err)}`, true);
+        },
+      );
   }
 
   #restart(why: string, relist: boolean): void {
@@ -160,11 +170,14 @@ export class PodInformer {
     const generation = this.#generation;
     setTimeout(() => {
       if (generation !== this.#generation || this.#stopped) return;
-      this.#list().then(() => {
-        this.#watch();
-      }, (err: unknown) => {
-        this.#restart(`list failed: ${describe(err)}`, true);
-      });
+      this.#list().then(
+        () => {
+          this.#watch();
+        },
+        (err: unknown) => {
+          this.#restart(`list failed: ${describe(err)}`, true);
+        },
+      );
     }, delay).unref();
   }
 }

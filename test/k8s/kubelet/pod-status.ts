@@ -16,15 +16,15 @@ export type ContainerState =
   | { readonly waiting: { readonly reason: string; readonly message?: string } }
   | { readonly running: { readonly startedAt: string } }
   | {
-    readonly terminated: {
-      readonly exitCode: number;
-      readonly reason: string;
-      readonly message?: string;
-      readonly startedAt?: string;
-      readonly finishedAt: string;
-      readonly containerID?: string;
+      readonly terminated: {
+        readonly exitCode: number;
+        readonly reason: string;
+        readonly message?: string;
+        readonly startedAt?: string;
+        readonly finishedAt: string;
+        readonly containerID?: string;
+      };
     };
-  };
 
 /** Everything the status of a single-container pod depends on. */
 export interface PodRuntimeStatus {
@@ -96,17 +96,19 @@ export function statusPatch(pod: V1Pod, s: PodRuntimeStatus, now: Date = new Dat
       startTime: apiTime(s.startTime),
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.message ? { message: s.message } : {}),
-      containerStatuses: [{
-        name,
-        image: container?.image ?? "",
-        imageID: `folio-local://${container?.image ?? ""}`,
-        ...(s.containerID ? { containerID: s.containerID } : {}),
-        ready: running,
-        started: running,
-        restartCount: 0,
-        state: s.state,
-        lastState: {},
-      }],
+      containerStatuses: [
+        {
+          name,
+          image: container?.image ?? "",
+          imageID: `folio-local://${container?.image ?? ""}`,
+          ...(s.containerID ? { containerID: s.containerID } : {}),
+          ready: running,
+          started: running,
+          restartCount: 0,
+          state: s.state,
+          lastState: {},
+        },
+      ],
     },
   };
 }

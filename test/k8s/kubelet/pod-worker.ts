@@ -69,10 +69,16 @@ export class PodWorker {
   }
 
   /** The process, once started (tests use its pid and log). */
-  get process(): LocalProcess | undefined { return this.#proc; }
-  get exit(): ProcessExit | undefined { return this.#exit; }
+  get process(): LocalProcess | undefined {
+    return this.#proc;
+  }
+  get exit(): ProcessExit | undefined {
+    return this.#exit;
+  }
   /** The terminal status is written: the pod no longer takes a place on the node. */
-  get finished(): boolean { return this.#finished; }
+  get finished(): boolean {
+    return this.#finished;
+  }
 
   /** Runs the pod to completion; never rejects. */
   run(): Promise<void> {
@@ -96,7 +102,9 @@ export class PodWorker {
     this.#proc?.kill("SIGKILL");
   }
 
-  #name(): string { return `${this.#pod.metadata?.namespace ?? ""}/${this.#pod.metadata?.name ?? ""}`; }
+  #name(): string {
+    return `${this.#pod.metadata?.namespace ?? ""}/${this.#pod.metadata?.name ?? ""}`;
+  }
 
   async #patch(s: Omit<PodRuntimeStatus, "startTime">): Promise<boolean> {
     return this.#ctx.patchStatus(this.#pod, statusPatch(this.#pod, { ...s, startTime: this.#startTime }));
@@ -114,22 +122,35 @@ export class PodWorker {
     if (!this.#proc) return;
     this.#proc.kill("SIGTERM");
     const proc = this.#proc;
-    this.#timers.push(setTimeout(() => {
-      proc.kill("SIGKILL");
-    }, Math.max(MIN_GRACE_SECONDS, graceSeconds) * 1000));
+    this.#timers.push(
+      setTimeout(
+        () => {
+          proc.kill("SIGKILL");
+        },
+        Math.max(MIN_GRACE_SECONDS, graceSeconds) * 1000,
+      ),
+    );
   }
 
   async #run(): Promise<void> {
     if (wasStarted(this.#pod)) {
       // A container this kubelet started before it restarted: the process is lost, which the
       // kubelet reports as ContainerStatusUnknown (exit 137) and a Failed pod.
-      await this.#finish({ exitCode: 137, reason: "ContainerStatusUnknown", message: "The container could not be located when the pod was terminated" });
+      await this.#finish({
+        exitCode: 137,
+        reason: "ContainerStatusUnknown",
+        message: "The container could not be located when the pod was terminated",
+      });
       return;
     }
     if (!(await this.#patch({ phase: "Pending", state: { waiting: { reason: "ContainerCreating" } } }))) return;
     const spec = await this.#prepareUntilReady();
     if (!spec) {
-      await this.#finish({ exitCode: 137, reason: "ContainerStatusUnknown", message: "The container could not be located when the pod was terminated" });
+      await this.#finish({
+        exitCode: 137,
+        reason: "ContainerStatusUnknown",
+        message: "The container could not be located when the pod was terminated",
+      });
       return;
     }
     try {
@@ -149,17 +170,37 @@ export class PodWorker {
     for (const t of this.#timers) clearTimeout(t);
     const container = this.#pod.spec?.containers[0];
     // Paths the process reports are local; the API should see the container's (rootfs → "/").
-    const message = readTerminationMessage(spec.terminationLog, this.logFile, container?.terminationMessagePolicy, exit.exitCode)
-      .replaceAll(`${spec.rootfs}/`, "/");
+    const message = readTerminationMessage(
+      spec.terminationLog,
+      this.logFile,
+      container?.terminationMessagePolicy,
+      exit.exitCode,
+    ).replaceAll(`${spec.rootfs}/`, "/");
     this.#ctx.log(`pod ${this.#name()}: exited with ${exit.exitCode}${exit.signal ? ` (${exit.signal})` : ""}`);
-    await this.#finish({ exitCode: exit.exitCode, reason: terminatedReason(exit.exitCode), message, startedAt: this.#proc.startedAt, finishedAt: exit.finishedAt, containerID });
+    await this.#finish({
+      exitCode: exit.exitCode,
+      reason: terminatedReason(exit.exitCode),
+      message,
+      startedAt: this.#proc.startedAt,
+      finishedAt: exit.finishedAt,
+      containerID,
+    });
   }
 
   /** Writes the terminal status, then deletes the pod if its deletion is pending. */
-  async #finish(t: { exitCode: number; reason: string; message?: string; startedAt?: Date; finishedAt?: Date; containerID?: string }): Promise<void> {
+  async #finish(t: {
+    exitCode: number;
+    reason: string;
+    message?: string;
+    startedAt?: Date;
+    finishedAt?: Date;
+    containerID?: string;
+  }): Promise<void> {
     const state: ContainerState = {
       terminated: {
-        exitCode: t.exitCode, reason: t.reason, finishedAt: apiTime(t.finishedAt ?? new Date()),
+        exitCode: t.exitCode,
+        reason: t.reason,
+        finishedAt: apiTime(t.finishedAt ?? new Date()),
         ...(t.message ? { message: t.message } : {}),
         ...(t.startedAt ? { startedAt: apiTime(t.startedAt) } : {}),
         ...(t.containerID ? { containerID: t.containerID } : {}),
@@ -185,10 +226,17 @@ export class PodWorker {
     const seconds = this.#pod.spec?.activeDeadlineSeconds;
     if (seconds === undefined) return;
     const left = this.#startTime.getTime() + seconds * 1000 - Date.now();
-    this.#timers.push(setTimeout(() => {
-      this.#terminate(this.#pod.spec?.terminationGracePeriodSeconds ?? 30,
-        { reason: "DeadlineExceeded", message: "Pod was active on the node longer than the specified deadline" });
-    }, Math.max(0, left)));
+    this.#timers.push(
+      setTimeout(
+        () => {
+          this.#terminate(this.#pod.spec?.terminationGracePeriodSeconds ?? 30, {
+            reason: "DeadlineExceeded",
+            message: "Pod was active on the node longer than the specified deadline",
+          });
+        },
+        Math.max(0, left),
+      ),
+    );
   }
 
   /** Builds the process spec, retrying while a reference is missing, until started or deleted. */
@@ -223,7 +271,8 @@ export class PodWorker {
       throw new Error("the local kubelet runs pods with exactly one container and no init containers");
     }
     const mapping = findMapping(this.#ctx.images, container.image ?? "");
-    if (!mapping) throw new ImageNotMappedError(`no local command is mapped for image "${container.image ?? ""}" (LocalKubelet images option)`);
+    if (!mapping)
+      throw new ImageNotMappedError(`no local command is mapped for image "${container.image ?? ""}" (LocalKubelet images option)`);
     mkdirSync(join(this.dir, "home"), { recursive: true });
     const apiEnv = await resolveEnv(pod, container, this.#ctx.source);
     const { mounts, terminationMessageFile, rootfs } = await prepareVolumes(pod, container, this.dir, this.#ctx.source, (m) => {

@@ -108,7 +108,10 @@ export function readTerminationMessage(messageFile: string, logFile: string, pol
   }
   if (message === "" && policy === "FallbackToLogsOnError" && exitCode !== 0) {
     try {
-      const tail = readFileSync(logFile, "utf8").split("\n").slice(-FALLBACK_LOG_LINES - 1).join("\n");
+      const tail = readFileSync(logFile, "utf8")
+        .split("\n")
+        .slice(-FALLBACK_LOG_LINES - 1)
+        .join("\n");
       const bytes = Buffer.from(tail, "utf8");
       message = bytes.subarray(Math.max(0, bytes.length - FALLBACK_LOG_BYTES)).toString("utf8");
     } catch {

@@ -55,7 +55,8 @@ async function materialize(pod: V1Pod, volume: V1Volume, dir: string, source: Ob
   if (volume.secret) {
     const name = volume.secret.secretName ?? "";
     const secret = await source.secret(ns, name);
-    if (!secret && !volume.secret.optional) throw new ContainerConfigError(`MountVolume.SetUp failed for volume "${volume.name}": secret "${name}" not found`);
+    if (!secret && !volume.secret.optional)
+      throw new ContainerConfigError(`MountVolume.SetUp failed for volume "${volume.name}": secret "${name}" not found`);
     const data = Object.fromEntries(Object.entries(secret?.data ?? {}).map(([k, b64]) => [k, Buffer.from(b64, "base64")]));
     writeProjection(dir, project(data, volume.secret.items, `secret ${name}`), volume.secret.defaultMode ?? 0o644);
     return;
@@ -63,7 +64,8 @@ async function materialize(pod: V1Pod, volume: V1Volume, dir: string, source: Ob
   if (volume.configMap) {
     const name = volume.configMap.name ?? "";
     const cm = await source.configMap(ns, name);
-    if (!cm && !volume.configMap.optional) throw new ContainerConfigError(`MountVolume.SetUp failed for volume "${volume.name}": configmap "${name}" not found`);
+    if (!cm && !volume.configMap.optional)
+      throw new ContainerConfigError(`MountVolume.SetUp failed for volume "${volume.name}": configmap "${name}" not found`);
     const data = Object.fromEntries([
       ...Object.entries(cm?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "utf8")] as const),
       ...Object.entries(cm?.binaryData ?? {}).map(([k, b64]) => [k, Buffer.from(b64, "base64")] as const),
@@ -95,7 +97,11 @@ const under = (rootfs: string, containerPath: string): string => join(rootfs, ..
  * bind-mounts one.
  */
 export async function prepareVolumes(
-  pod: V1Pod, container: V1Container, podDir: string, source: ObjectSource, warn: (m: string) => void,
+  pod: V1Pod,
+  container: V1Container,
+  podDir: string,
+  source: ObjectSource,
+  warn: (m: string) => void,
 ): Promise<PreparedVolumes> {
   const rootfs = join(podDir, "rootfs");
   const volumeMounts = [...(container.volumeMounts ?? [])].sort((a, b) => a.mountPath.length - b.mountPath.length);
