@@ -12,6 +12,7 @@ import { createInterface } from "node:readline";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT, toJobError } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
+import { guardSandbox } from "../core/sandbox.ts";
 import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.ts";
 import type { SofficeProvider } from "./engines/soffice-job.ts";
 import { runSpec } from "./run.ts";
@@ -36,9 +37,11 @@ const print = (line: string): void => {
   process.stdout.write(line + "\n");
 };
 
+/** Configuration and logger; refuses to go on when the engines' sandbox cannot work (core/sandbox.ts). */
 function setup(level?: string): { config: Config; log: Logger } {
   const config = loadConfig();
   const log = createLogger({ level: level ?? config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "runner" });
+  guardSandbox(config, log);
   return { config, log };
 }
 

@@ -13,6 +13,7 @@ import type { Logger } from "../core/logger.ts";
 import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
 import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
 import { SNIFF_BYTES, sniff } from "../core/sniff.ts";
+import { sandboxPolicy, withSandbox } from "../core/sandbox.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
 import { countPages, inspectPdf } from "./engines/qpdf.ts";
@@ -121,6 +122,25 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   await mkdir(spec.output_dir, { recursive: true });
   const qctx = { qpdf: deps.config.FOLIO_QPDF, work, signal };
   const log = deps.log.child({ job_id: spec.job_id, operation: spec.operation });
+  // Every engine of this job sees its inputs, its work and output directories, and nothing else
+  // of ours (core/sandbox.ts; FOLIO_SANDBOX).
+  const sandbox = {
+    ...sandboxPolicy(deps.config),
+    readable: spec.inputs.map((i) => path.resolve(i.path)),
+    writable: [work, path.resolve(spec.output_dir)],
+  };
+  return withSandbox(sandbox, () => runInScope(spec, def, parsedOptions.data, limits, deps, { started, work, signal, qctx, log }));
+}
+
+async function runInScope(
+  spec: RunnerSpec,
+  def: (typeof OPS)[keyof typeof OPS],
+  options: unknown,
+  limits: RunnerLimits,
+  deps: RunDeps,
+  j: { started: number; work: string; signal: AbortSignal; qctx: { qpdf: string; work: string; signal: AbortSignal }; log: Logger },
+): Promise<RunnerResult> {
+  const { started, work, signal, qctx, log } = j;
   try {
     // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
     const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
@@ -130,7 +150,7 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
     };
     const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
     const ctx: OpContext<never> = {
-      options: parsedOptions.data as never,
+      options: options as never,
       inputs,
       outDir: path.resolve(spec.output_dir),
       baseName: baseNameOf(spec.output_filename ?? spec.inputs[0]!.filename),
