@@ -12,6 +12,7 @@ import { Operation } from "../../core/schemas/options.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend, NewJob, NewJobInput, SubmitResult } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
+import { safeFilename } from "../http/filenames.ts";
 import { ApiError, validationFailed, type FieldError } from "../http/problem.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { receiveUploads } from "./files.ts";
@@ -84,7 +85,11 @@ function checkInputCount(operation: Operation, count: number): void {
 }
 
 function commonJobFields(common: CommonFields): Pick<NewJob, "outputFilename" | "webhookUrl" | "metadata"> {
-  return { outputFilename: common.output_filename ?? null, webhookUrl: common.webhook_url ?? null, metadata: common.metadata ?? {} };
+  // Cleaned like upload names (api/http/filenames.ts): no bidi or other format characters.
+  const outputFilename = common.output_filename === undefined ? null : safeFilename(common.output_filename);
+  if (outputFilename === "")
+    throw validationFailed([{ path: "output_filename", message: "nothing is left of it once format characters are removed" }]);
+  return { outputFilename, webhookUrl: common.webhook_url ?? null, metadata: common.metadata ?? {} };
 }
 
 /** Everything about the inputs that can be known at submission (API.md: ranges → 422 when known). */
