@@ -25,4 +25,5 @@ export const OPS: Record<Operation, OpShape & { load: Loader }> = {
   split: { operation: "split", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./split.ts")).split },
   convert: { operation: "convert", accepts: "any", minInputs: 1, maxInputs: 1, load: async () => (await import("./convert.ts")).convert },
   protect: { operation: "protect", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./protect.ts")).protect },
+  edit: { operation: "edit", accepts: "any", minInputs: 1, maxInputs: 10, load: async () => (await import("./edit.ts")).edit },
 };
