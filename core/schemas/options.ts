@@ -4,6 +4,7 @@
  * are generated from them, and the runner re-validates the spec it is given.
  */
 import { z } from "zod";
+import { ConvertOptions } from "./convert-options.ts";
 import { EditOptions } from "./edit-options.ts";
 import { PageRangeSpec } from "./page-range.ts";
 
@@ -53,12 +54,7 @@ export const SplitOptions = z
   .meta({ id: "SplitOptions" });
 export type SplitOptions = z.infer<typeof SplitOptions>;
 
-export const ConvertOptions = z
-  .strictObject({
-    to: z.enum(["docx", "xlsx", "pdf"]).meta({ description: "The target format." }),
-  })
-  .meta({ id: "ConvertOptions" });
-export type ConvertOptions = z.infer<typeof ConvertOptions>;
+export { ConvertOptions };
 
 /**
  * PDF passwords. AES-256 (PDF 2.0, security handler revision 6) takes UTF-8 passwords of up to

@@ -13,13 +13,16 @@ import { exec } from "./exec.ts";
 export interface PageBox {
   width: number;
   height: number;
+  /** The CropBox: what a renderer shows. */
+  cropWidth: number;
+  cropHeight: number;
   /** /Rotate, normalised to 0, 90, 180 or 270. */
   rotate: number;
 }
 
 /** Parses `pdfinfo -box -f 1 -l N` output into N page boxes. */
 export function parsePageBoxes(text: string, pages: number): PageBox[] | null {
-  const out: PageBox[] = Array.from({ length: pages }, () => ({ width: 0, height: 0, rotate: 0 }));
+  const out: PageBox[] = Array.from({ length: pages }, () => ({ width: 0, height: 0, cropWidth: 0, cropHeight: 0, rotate: 0 }));
   const seen = new Set<number>();
   for (const line of text.split("\n")) {
     const rot = /^Page\s+(\d+) rot:\s+(-?\d+)/.exec(line);
@@ -30,13 +33,19 @@ export function parsePageBoxes(text: string, pages: number): PageBox[] | null {
       if (box) box.rotate = r - (r % 90);
       continue;
     }
-    const trim = /^Page\s+(\d+) TrimBox:\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)/.exec(line);
-    if (trim) {
-      const i = Number(trim[1]) - 1;
-      const box = out[i];
-      if (!box) continue;
-      box.width = Math.abs(Number(trim[4]) - Number(trim[2]));
-      box.height = Math.abs(Number(trim[5]) - Number(trim[3]));
+    const m = /^Page\s+(\d+) (TrimBox|CropBox):\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)/.exec(line);
+    if (!m) continue;
+    const i = Number(m[1]) - 1;
+    const box = out[i];
+    if (!box) continue;
+    const w = Math.abs(Number(m[5]) - Number(m[3]));
+    const h = Math.abs(Number(m[6]) - Number(m[4]));
+    if (m[2] === "CropBox") {
+      box.cropWidth = w;
+      box.cropHeight = h;
+    } else {
+      box.width = w;
+      box.height = h;
       seen.add(i);
     }
   }
