@@ -6,7 +6,7 @@ SHELL := bash
 NODE_DIR := $(CURDIR)/.tools/node
 export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
-SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
+SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
 .PHONY: help setup build run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert clean
 
@@ -20,7 +20,7 @@ setup: ## Install Node 24, Debian packages (qpdf, LibreOffice, poppler) and npm 
 	bin/setup
 
 dist/bin/folio.js: $(SETUP_STAMP) $(SOURCES) tsconfig.json tsconfig.build.json
-	rm -rf dist && tsc -p tsconfig.build.json && touch $@
+	rm -rf dist && tsc -p tsconfig.build.json && cp -r api/dashboard/assets dist/api/dashboard/ && touch $@
 
 build: dist/bin/folio.js ## Compile TypeScript into dist/ (then ./bin/folio works)
 

@@ -40,6 +40,7 @@ COPY api ./api
 COPY controller ./controller
 COPY runner ./runner
 RUN node_modules/.bin/tsc -p tsconfig.build.json \
+ && cp -r api/dashboard/assets dist/api/dashboard/ \
  && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund \
  && rm -rf core api controller runner tsconfig*.json package-lock.json \
  && find bin -mindepth 1 ! -name folio -delete

@@ -32,6 +32,20 @@ export class TokenBuckets {
     this.maxEntries = maxEntries;
   }
 
+  /** The bucket as it is now, without taking a token; null when the id has no bucket. */
+  peek(id: string, policy: BucketPolicy, now = Date.now()): TakeResult | null {
+    const b = this.buckets.get(id);
+    if (!b) return null;
+    const rate = policy.perMinute / 60_000;
+    const tokens = Math.min(policy.burst, b.tokens + (now - b.at) * rate);
+    return {
+      allowed: tokens >= 1,
+      remaining: Math.floor(tokens),
+      resetSeconds: Math.ceil((policy.burst - tokens) / rate / 1000),
+      retryAfterSeconds: tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / rate / 1000)),
+    };
+  }
+
   take(id: string, policy: BucketPolicy, now = Date.now()): TakeResult {
     const rate = policy.perMinute / 60_000; // tokens per ms
     const b = this.buckets.get(id) ?? { tokens: policy.burst, at: now };
