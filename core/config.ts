@@ -190,6 +190,7 @@ export const CONFIG_KEYS = {
   },
   FOLIO_DASHBOARD_IDLE_MINUTES: { schema: int(30), doc: "A dashboard session ends after this many minutes without a request." },
   FOLIO_DASHBOARD_SESSION_HOURS: { schema: int(12), doc: "A dashboard session ends this many hours after sign-in, however active." },
+  FOLIO_DASHBOARD_SIGNIN_PER_MINUTE: { schema: int(10), doc: "Dashboard sign-in attempts per client address per minute (and the burst)." },
   FOLIO_OIDC_ISSUER: {
     schema: z.url().optional(),
     doc: "OpenID Connect issuer for dashboard sign-in (optional; https, or http on loopback).",

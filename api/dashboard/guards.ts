@@ -18,15 +18,19 @@ export interface Member {
 /** Signed in, else off to the sign-in page (and back here after). */
 export function signedIn(req: Request, res: Response, next: NextFunction): void {
   if (res.locals.session) return next();
+  toSignIn(req, res);
+}
+
+function toSignIn(req: Request, res: Response): void {
   const back = req.method === "GET" ? `?next=${encodeURIComponent(req.originalUrl)}` : "";
   res.redirect(303, `/dashboard/sign-in${back}`);
 }
 
 /** A tenant member with one of `roles`. */
 export function member(ctx: Ctx, roles: readonly TenantRole[] = ["owner", "developer", "viewer"]) {
-  return (_req: Request, res: Response, next: NextFunction): void => {
+  return (req: Request, res: Response, next: NextFunction): void => {
     const s = res.locals.session as Session | null;
-    if (!s) throw new PageError(401, "Sign in first.");
+    if (!s) return toSignIn(req, res);
     if (s.user.role === "operator" || s.user.tenant_id === null)
       throw new PageError(403, "Operators manage tenants from the operator pages; tenant pages are for the tenant's members.");
     const tenant = ctx.d.tenants.byId(s.user.tenant_id);
@@ -40,9 +44,9 @@ export function member(ctx: Ctx, roles: readonly TenantRole[] = ["owner", "devel
 
 export const memberOf = (res: Response): Member => res.locals.member as Member;
 
-export function operator(_req: Request, res: Response, next: NextFunction): void {
+export function operator(req: Request, res: Response, next: NextFunction): void {
   const s = res.locals.session as Session | null;
-  if (!s) throw new PageError(401, "Sign in first.");
+  if (!s) return toSignIn(req, res);
   if (s.user.role !== "operator") throw new PageError(403, "Only operators of this installation may see this page.");
   next();
 }

@@ -34,7 +34,7 @@ export function dashboardRouter(d: DashboardDeps): Router {
       idleMs: d.config.FOLIO_DASHBOARD_IDLE_MINUTES * 60_000,
       absoluteMs: d.config.FOLIO_DASHBOARD_SESSION_HOURS * 3_600_000,
     }),
-    throttle: new Throttle(d.stores.users),
+    throttle: new Throttle(d.stores.users, d.config.FOLIO_DASHBOARD_SIGNIN_PER_MINUTE),
     planLimits: (plan) => planLimits(plan, d.config),
   };
   const r = express.Router();

@@ -25,7 +25,7 @@ const WRONG = "E-mail or password is wrong.";
 
 /** Only paths inside the dashboard are followed after sign-in (no open redirect). */
 export function safeNext(next: unknown): string {
-  return typeof next === "string" && /^\/dashboard(\/[A-Za-z0-9/_.?=&%-]*)?$/.test(next) && !next.startsWith("//") ? next : "/dashboard";
+  return typeof next === "string" && /^\/dashboard(\/[A-Za-z0-9/_.?=&%-]*)?$/.test(next) && !next.includes("..") ? next : "/dashboard";
 }
 
 export function home(user: User): string {

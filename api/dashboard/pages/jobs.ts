@@ -76,7 +76,8 @@ const summary = (j: JobObject) => ({
 export const SECRETISH = /pass|secret|token|key/i;
 
 function statusBadge(s: string): Html {
-  const cls = s === "succeeded" ? "ok" : s === "failed" ? "bad" : s === "canceled" ? "muted" : "warn";
+  const cls =
+    s === "succeeded" || s === "delivered" ? "ok" : s === "failed" || s === "gave_up" ? "bad" : s === "canceled" ? "muted" : "warn";
   return html`<span class="badge ${cls}">${s}</span>`;
 }
 
