@@ -264,7 +264,7 @@ describe("the tenant's dashboard in Chromium", () => {
         .first()
         .click(),
     ]);
-    const bytes = await readFile((await download.path()));
+    const bytes = await readFile(await download.path());
     expect(bytes.subarray(0, 5).toString()).toBe("%PDF-");
     await screenshot(page, "dashboard-job");
     const first = received.find((r) => JSON.parse(r.body).data?.id === id)!;
