@@ -48,9 +48,12 @@ export function readCookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-/** Sets a `__Host-` cookie; maxAgeSeconds undefined makes it a browser-session cookie. */
-export function setCookie(res: Response, name: string, value: string, maxAgeSeconds?: number): void {
-  const attrs = [`${name}=${value}`, "Path=/", "Secure", "HttpOnly", "SameSite=Strict"];
+/**
+ * Sets a `__Host-` cookie; maxAgeSeconds undefined makes it a browser-session cookie. Only the
+ * OpenID Connect state cookie is Lax: it must come back with the provider's cross-site redirect.
+ */
+export function setCookie(res: Response, name: string, value: string, maxAgeSeconds?: number, sameSite: "Strict" | "Lax" = "Strict"): void {
+  const attrs = [`${name}=${value}`, "Path=/", "Secure", "HttpOnly", `SameSite=${sameSite}`];
   if (maxAgeSeconds !== undefined) attrs.push(`Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`);
   res.append("Set-Cookie", attrs.join("; "));
 }

@@ -78,8 +78,12 @@ export function oidcSignIn(config: Config): OidcSignIn | null {
         expectedNonce: checks.nonce,
         idTokenExpected: true,
       });
-      const claims = tokens.claims();
-      if (!claims) throw new Error("no ID token");
+      const idClaims = tokens.claims();
+      if (!idClaims) throw new Error("no ID token");
+      // Providers may keep scope claims (email, custom ones) out of the ID token when an access
+      // token is issued (OpenID Connect Core §5.4): the UserInfo endpoint has them then.
+      const info = await client.fetchUserInfo(c, tokens.access_token, idClaims.sub);
+      const claims: Record<string, unknown> & { sub: string } = { ...info, ...idClaims };
       const email = typeof claims.email === "string" ? claims.email : "";
       const tenant = claims[config.FOLIO_OIDC_TENANT_CLAIM];
       const role = claims[config.FOLIO_OIDC_ROLE_CLAIM];

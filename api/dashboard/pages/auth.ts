@@ -238,7 +238,7 @@ export function authRouter(ctx: Ctx): Router {
   r.get("/oidc/start", async (_req, res) => {
     if (!ctx.d.oidc) throw new PageError(404, "Sign-in with an identity provider is not set up here.");
     const start = await ctx.d.oidc.start(`${ctx.d.publicUrl}/dashboard/oidc/callback`);
-    setCookie(res, OIDC_COOKIE, ctx.signer.sign("oidc", { ...start, url: undefined, exp: Date.now() + 10 * 60_000 }), 600);
+    setCookie(res, OIDC_COOKIE, ctx.signer.sign("oidc", { ...start, url: undefined, exp: Date.now() + 10 * 60_000 }), 600, "Lax");
     res.redirect(303, start.url);
   });
 
@@ -257,7 +257,23 @@ export function authRouter(ctx: Ctx): Router {
     const user = oidcMember(ctx, who);
     users.signInSucceeded(user.id);
     ctx.sessions.issue(res, user, "oidc");
-    res.redirect(303, home(user));
+    // This response ends a navigation that began on the provider's site, so a redirect would not
+    // carry the new SameSite=Strict cookie; a same-site refresh from this page does.
+    res.type("html").send(
+      html`<!doctype html>
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <meta http-equiv="refresh" content="0;url=${home(user)}" />
+            <title>Signed in · Folio</title>
+          </head>
+          <body>
+            <main>
+              <p>Signed in. <a href="${home(user)}">Continue to the dashboard</a>.</p>
+            </main>
+          </body>
+        </html>`.value,
+    );
   });
 
   r.use(accountRouter(ctx));
