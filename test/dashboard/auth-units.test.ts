@@ -5,7 +5,8 @@ import { escapeHtml, html } from "../../api/dashboard/html.ts";
 import { safeNext } from "../../api/dashboard/pages/auth.ts";
 import { hashPassword, passwordProblem, verifyPassword } from "../../api/dashboard/passwords.ts";
 import { base32Decode, base32Encode, hotp, totpStep, verifyTotp } from "../../api/dashboard/totp.ts";
-import { lockMs } from "../../api/dashboard/throttle.ts";
+import { lockMs, Throttle } from "../../api/dashboard/throttle.ts";
+import type { UserStore } from "../../api/store/users.ts";
 import { quantile, bucketOf, DURATION_BUCKETS_MS } from "../../api/store/usage.ts";
 
 describe("TOTP", () => {
@@ -101,6 +102,14 @@ describe("sign-in redirects", () => {
 describe("throttle and usage arithmetic", () => {
   it("locks for 1, 2, 4 … minutes, at most 15", () => {
     expect([1, 2, 3, 4, 5, 9].map(lockMs)).toEqual([60_000, 120_000, 240_000, 480_000, 900_000, 900_000]);
+  });
+  it("lets one address try 10 sign-ins a minute, then makes it wait, whichever accounts it tries", () => {
+    const t = new Throttle({} as UserStore, 10);
+    const now = 1_800_000_000_000;
+    for (let i = 0; i < 10; i++) expect(t.address("203.0.113.9", now)).toBe(0);
+    expect(t.address("203.0.113.9", now)).toBeGreaterThan(0);
+    expect(t.address("198.51.100.1", now)).toBe(0);
+    expect(t.address("203.0.113.9", now + 6_000)).toBe(0);
   });
   it("reads p50/p95 from a duration histogram", () => {
     const hist = new Array<number>(DURATION_BUCKETS_MS.length + 1).fill(0);
