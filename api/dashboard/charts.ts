@@ -39,7 +39,7 @@ export function stackedBars(label: string, days: string[], series: Series[], uni
   });
   const legend = series.map((s, k) => html`<li><span class="swatch s${k % 8}"></span>${s.name}</li>`);
   return html`<figure class="chart">
-    <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}" preserveAspectRatio="none">
+    <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}">
       <line class="axis" x1="${PAD}" y1="${H - PAD}" x2="${W}" y2="${H - PAD}"></line>
       <text class="tick" x="0" y="${PAD / 2 + 4}">${Math.round(max)}${unit}</text>
       <text class="tick" x="${PAD}" y="${H - 8}">${days[0] ?? ""}</text>

@@ -68,9 +68,12 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
 }
 
-/** Saves a full-page screenshot as docs/screenshots/NAME.png. */
+/**
+ * Saves a full-page screenshot as NAME.png: into docs/screenshots when FOLIO_SCREENSHOTS=docs
+ * (`make dashboard-screenshots`), else into dist/screenshots, so that test runs leave docs/ alone.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  const dir = path.join(ROOT, "docs/screenshots");
+  const dir = path.join(ROOT, process.env.FOLIO_SCREENSHOTS === "docs" ? "docs/screenshots" : "dist/screenshots");
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
 }

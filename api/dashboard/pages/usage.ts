@@ -75,7 +75,7 @@ export function usageCharts(v: UsageView): Html {
         ),
       )}
       ${stackedBars("Pages processed per day", v.days, [{ name: "pages", values: v.days.map((d) => v.rows.filter((r) => r.day === d).reduce((a, r) => a + r.pages, 0)) }])}
-      ${stackedBars("Megabytes in per day", v.days, [{ name: "MB in", values: v.days.map((d) => Math.round(v.rows.filter((r) => r.day === d).reduce((a, r) => a + r.bytes_in, 0) / 1e4) / 100) }], " MB")}
+      ${stackedBars("Kilobytes in per day", v.days, [{ name: "kB in", values: v.days.map((d) => Math.round(v.rows.filter((r) => r.day === d).reduce((a, r) => a + r.bytes_in, 0) / 1e3)) }], " kB")}
       ${stackedBars("p95 duration per day (seconds)", v.days, [{ name: "p95", values: durations.map((h) => (quantile(h, 0.95) ?? 0) / 1000) }], " s")}
     </div>`;
 }
