@@ -13,6 +13,7 @@ import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend, NewJob, NewJobInput } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
 import { safeFilename } from "../http/filenames.ts";
+import { refuseWhenOverQuota } from "../http/quota.ts";
 import { ApiError, validationFailed, type FieldError } from "../http/problem.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { receiveUploads } from "./files.ts";
@@ -157,6 +158,7 @@ export function operationsRouter(deps: OperationsDeps): Router {
       new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
     // Refuse before reading a large body when the tenant is at its cap (checked again at submit).
     if (await atCap()) throw tooMany();
+    await refuseWhenOverQuota(backend, tenant.id, limits);
 
     const { body, parts, fieldErrs } = await readRequest(req, res, deps);
     let uploadedIds: string[] = [];
