@@ -12,7 +12,7 @@ import { authenticate } from "./http/auth.ts";
 import { AuthThrottle } from "./http/auth-throttle.ts";
 import { httpsOnly, requestId } from "./http/edge.ts";
 import { ApiError, problemHandler, sendProblem } from "./http/problem.ts";
-import { RateLimits } from "./http/rate-limit.ts";
+import { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
 import type { Metrics } from "./metrics.ts";
 import { buildOpenApi } from "./openapi.ts";
@@ -32,6 +32,8 @@ export interface AppDeps {
   tenants: TenantStore;
   accessRequests: AccessRequestStore;
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /** The dashboard (api/dashboard), mounted at /dashboard; it is given the API keys' rate-limit buckets to show their state. */
+  dashboard?: (buckets: BucketTable) => express.Router;
   /** Embedded mode: /metrics on the API's port; Kubernetes mode: false (see api/main.ts). */
   metricsOnApiPort: boolean;
   version: string;
@@ -107,6 +109,7 @@ export function createApp(deps: AppDeps): express.Express {
   v1.use(operationsRouter({ backend, store: deps.store, config, checkWebhookUrl: deps.checkWebhookUrl }));
   v1.use(jobsRouter(backend));
   app.use("/v1", v1);
+  if (deps.dashboard) app.use("/dashboard", deps.dashboard(limits.keys));
 
   app.use((_req, res) => sendProblem(res, new ApiError("not_found", "No such endpoint.")));
   app.use(problemHandler(deps.log));

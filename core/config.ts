@@ -211,6 +211,35 @@ export const CONFIG_KEYS = {
   },
   FOLIO_ACCESS_REQUESTS_PER_HOUR: { schema: int(10), doc: "Access requests accepted per client address per hour." },
 
+  // --- the dashboard (/dashboard) ---
+  FOLIO_PUBLIC_URL: {
+    schema: z.url({ protocol: /^https$/ }).optional(),
+    doc: "Public base URL of the installation, used in invite links (default: https://localhost:FOLIO_PORT).",
+  },
+  FOLIO_DASHBOARD_SECRET: {
+    schema: z.string().min(32).optional(),
+    doc: "Key (≥ 32 characters) that signs dashboard sessions; the same on every API replica. Embedded mode makes one in the data directory when unset.",
+  },
+  FOLIO_DASHBOARD_IDLE_MINUTES: { schema: int(30), doc: "A dashboard session ends after this many minutes without a request." },
+  FOLIO_DASHBOARD_SESSION_HOURS: { schema: int(12), doc: "A dashboard session ends this many hours after sign-in, however active." },
+  FOLIO_DASHBOARD_SIGNIN_PER_MINUTE: { schema: int(10), doc: "Dashboard sign-in attempts per client address per minute (and the burst)." },
+  FOLIO_OIDC_ISSUER: {
+    schema: z.url().optional(),
+    doc: "OpenID Connect issuer for dashboard sign-in (optional; https, or http on loopback).",
+  },
+  FOLIO_OIDC_CLIENT_ID: { schema: z.string().optional(), doc: "OpenID Connect client id." },
+  FOLIO_OIDC_CLIENT_SECRET: { schema: z.string().optional(), doc: "OpenID Connect client secret." },
+  FOLIO_OIDC_TENANT_CLAIM: { schema: z.string().default("folio_tenant"), doc: "ID token claim holding the tenant name of the person." },
+  FOLIO_OIDC_ROLE_CLAIM: {
+    schema: z.string().default("folio_role"),
+    doc: "ID token claim holding the role: owner, developer, viewer, or operator.",
+  },
+  FOLIO_SMTP_URL: {
+    schema: z.string().optional(),
+    doc: "SMTP server for invite e-mails (smtp[s]://user:pass@host:port); invites show the link when unset.",
+  },
+  FOLIO_SMTP_FROM: { schema: z.string().default("Folio <folio@localhost>"), doc: "Sender of invite e-mails." },
+
   // --- S3-compatible storage (Kubernetes mode: the API, the controller and the runner pods) ---
   // Credentials are not configuration: the AWS SDK's default chain reads AWS_ACCESS_KEY_ID and
   // AWS_SECRET_ACCESS_KEY (or a web identity, a profile, instance metadata) itself.

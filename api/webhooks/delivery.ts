@@ -83,6 +83,17 @@ export interface WebhookDeliveryOptions {
   retentionMs?: number;
   /** Metrics hook (a prom-client counter by outcome). */
   onOutcome?: (outcome: WebhookOutcome) => void;
+  /** Each attempt made (the dashboard's attempt log): HTTP status or error, latency, next retry. */
+  onAttempt?: (a: AttemptRecord) => void;
+}
+
+export interface AttemptRecord {
+  delivery: DeliveryRow;
+  at: number;
+  status: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  nextAttemptAt: number | null;
 }
 
 /** An answer that says the host is unwell: counted by the breaker, then unwrapped again. */
@@ -250,6 +261,7 @@ export class WebhookDelivery {
       return this.failed(row, `blocked: webhook_url ${check.reason}`, "blocked");
     }
     const breaker = this.breakerFor(row.tenant_id, check.url.host);
+    const started = this.now();
     let outcome: PostOutcome;
     try {
       outcome = await breaker.fire(() => this.post(row, tenant, check, signal));
@@ -258,20 +270,22 @@ export class WebhookDelivery {
       else if ((err as { code?: string }).code === "EOPENBREAKER") return this.deferForCircuit(row, check.url.host);
       else throw err;
     }
+    const answered = { at: started, latencyMs: this.now() - started, status: outcome.kind === "response" ? outcome.status : null };
     if (outcome.kind === "error") {
       if (outcome.aborted) return this.store.defer(row.id, this.now());
-      return this.failed(row, outcome.error, "failed");
+      return this.failed(row, outcome.error, "failed", false, answered);
     }
     const { status } = outcome;
     if (status >= 200 && status < 300) {
       this.store.delivered(row.id, this.now());
+      this.recordAttempt({ delivery: row, ...answered, error: null, nextAttemptAt: null });
       this.o.log.info({ delivery: row.id, job: row.job_id, host: check.url.host, attempts: row.attempts + 1 }, "Delivered webhook");
       return this.emit("delivered");
     }
     // RFC 9110 §15.5.11: 410 means the endpoint is gone for good; Standard Webhooks says stop.
-    if (status === 410) return this.failed(row, "HTTP 410 Gone: the receiver asked to stop", "failed", true);
-    if (status >= 300 && status < 400) return this.failed(row, `redirect (HTTP ${status}) not followed`, "failed");
-    return this.failed(row, `HTTP ${status}`, "failed");
+    if (status === 410) return this.failed(row, "HTTP 410 Gone: the receiver asked to stop", "failed", true, answered);
+    if (status >= 300 && status < 400) return this.failed(row, `redirect (HTTP ${status}) not followed`, "failed", false, answered);
+    return this.failed(row, `HTTP ${status}`, "failed", false, answered);
   }
 
   private async post(row: DeliveryRow, tenant: Tenant, check: Extract<UrlCheck, { ok: true }>, signal: AbortSignal): Promise<PostOutcome> {
@@ -290,11 +304,25 @@ export class WebhookDelivery {
     return outcome;
   }
 
-  private failed(row: DeliveryRow, error: string, outcome: "failed" | "blocked", stop = false): void {
+  private failed(
+    row: DeliveryRow,
+    error: string,
+    outcome: "failed" | "blocked",
+    stop = false,
+    answered?: { at: number; latencyMs: number; status: number | null },
+  ): void {
     const now = this.now();
     const attempts = row.attempts + 1;
     const delay = stop ? null : retryDelay(attempts, this.schedule, this.jitter, this.random);
     this.store.failed(row.id, now, error, delay === null ? null : now + delay);
+    this.recordAttempt({
+      delivery: row,
+      at: answered?.at ?? now,
+      status: answered?.status ?? null,
+      latencyMs: answered?.latencyMs ?? null,
+      error,
+      nextAttemptAt: delay === null ? null : now + delay,
+    });
     this.emit(outcome);
     const fields = { delivery: row.id, job: row.job_id, attempts, error };
     if (delay === null) {
@@ -350,6 +378,14 @@ export class WebhookDelivery {
     b.on("close", () => this.o.log.info({ tenant: tenantId, host }, "Closed webhook circuit"));
     this.breakers.set(key, b);
     return b;
+  }
+
+  private recordAttempt(a: AttemptRecord): void {
+    try {
+      this.o.onAttempt?.(a);
+    } catch (err) {
+      this.o.log.error({ err }, "Webhook attempt hook threw");
+    }
   }
 
   private emit(outcome: WebhookOutcome): void {
