@@ -116,6 +116,10 @@ export const CONFIG_KEYS = {
   FOLIO_RATE_LIMIT_PER_MINUTE: { schema: int(600), doc: "Business plan: requests per minute per API key (token bucket refill)." },
   FOLIO_RATE_LIMIT_BURST: { schema: int(100), doc: "Business plan: token bucket size (burst)." },
   FOLIO_MAX_UNFINISHED_JOBS: { schema: int(20), doc: "Business plan: queued or running jobs per tenant (429 too_many_jobs beyond)." },
+  FOLIO_MAX_STORED_BYTES: {
+    schema: int(5 * 1024 ** 3),
+    doc: "Business plan: bytes a tenant may keep stored, uploads plus outputs not yet expired (413 storage_quota_exceeded beyond).",
+  },
   FOLIO_MAX_REQUEST_BYTES: { schema: int(500 * 1024 * 1024), doc: "Bytes per request (413 payload_too_large beyond)." },
   FOLIO_RETENTION_SECONDS: {
     schema: z.coerce.number().int().min(1).max(86_400).default(3600),
