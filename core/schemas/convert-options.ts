@@ -34,13 +34,10 @@ export const ConvertOptions = z
     quality: z.int().min(1).max(100).optional().meta({ description: "PDF → JPEG: quality (default 85)." }),
     pages: PageRangeSpec.optional().meta({ description: "PDF → PNG/JPEG: the pages to render (default: all)." }),
     // --- images → PDF
-    page_size: z
-      .enum(["image", "a4", "letter"])
-      .optional()
-      .meta({
-        description:
-          "Images → PDF: a page the size of each image at its resolution (default; 96 DPI when it has none), or A4/Letter with the image fitted.",
-      }),
+    page_size: z.enum(["image", "a4", "letter"]).optional().meta({
+      description:
+        "Images → PDF: a page the size of each image at its resolution (default; 96 DPI when it has none), or A4/Letter with the image fitted.",
+    }),
     // --- PDF → DOCX/XLSX
     ocr: z
       .enum(["off", "auto"])
