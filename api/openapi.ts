@@ -101,7 +101,8 @@ export function buildOpenApi(version: string): Json {
             name: "Idempotency-Key",
             in: "header",
             schema: { type: "string", maxLength: 255 },
-            description: "Same key + same body within 24 h → the same job; a different body → 409 idempotency_conflict.",
+            description:
+              "Looked up before anything else: same key + same body within 24 h → the same job as it is now (Idempotent-Replayed: true), even after it ended or at the unfinished-jobs cap; a different body → 409 idempotency_conflict; the key's job deleted since → 404 not_found (never a second job).",
           },
           {
             name: "Prefer",
@@ -138,6 +139,7 @@ export function buildOpenApi(version: string): Json {
             "payload_too_large",
             "too_many_jobs",
             "idempotency_conflict",
+            "not_found",
           ]),
         },
       },

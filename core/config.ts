@@ -5,6 +5,7 @@
  */
 import os from "node:os";
 import { z } from "zod";
+import { proxyEntryProblem } from "./net/proxies.ts";
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const bool = (def: boolean) =>
@@ -111,9 +112,36 @@ export const CONFIG_KEYS = {
   },
   FOLIO_TLS_KEY: { schema: z.string().optional(), doc: "PEM private key for FOLIO_TLS_CERT." },
   FOLIO_TRUST_PROXY: {
-    schema: z.string().default(""),
-    doc: "Comma-separated addresses of reverse proxies whose X-Forwarded-Proto/For headers are trusted.",
+    schema: z
+      .string()
+      .default("")
+      .superRefine((s, ctx) => {
+        for (const entry of s
+          .split(",")
+          .map((e) => e.trim())
+          .filter(Boolean)) {
+          const problem = proxyEntryProblem(entry);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }
+      }),
+    doc: "Comma-separated addresses and CIDR ranges (10.0.0.0/8, fd00::/8) of reverse proxies whose X-Forwarded-Proto/For headers are trusted; the client is the rightmost X-Forwarded-For hop that is not one of them.",
   },
+  FOLIO_MAX_CONNECTIONS: { schema: int(4096), doc: "Open connections the API's port accepts in all; more are closed at once." },
+  FOLIO_MAX_CONNECTIONS_PER_ADDRESS: {
+    schema: int(128),
+    doc: "Open connections per client address (an IPv6 client by its /64); trusted proxies are exempt.",
+  },
+  FOLIO_FIRST_BYTE_TIMEOUT_MS: { schema: int(10_000), doc: "A new connection that sends nothing for this long is closed." },
+  FOLIO_HEADERS_TIMEOUT_MS: {
+    schema: int(30_000),
+    doc: "Time to finish the TLS handshake and then a request's headers; a connection idle this long mid-request is closed too.",
+  },
+  FOLIO_KEEP_ALIVE_TIMEOUT_MS: { schema: int(5_000), doc: "An idle keep-alive connection is closed after this long." },
+  FOLIO_AUTH_FAILURES_PER_MINUTE: {
+    schema: int(10),
+    doc: "Failed authentications allowed per client address and per API key id, per minute (refill); 429 rate_limited beyond.",
+  },
+  FOLIO_AUTH_FAILURE_BURST: { schema: int(20), doc: "Failed authentications allowed in a burst before the per-minute refill applies." },
   FOLIO_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Runner worker processes in embedded mode." },
   FOLIO_RATE_LIMIT_PER_MINUTE: { schema: int(600), doc: "Business plan: requests per minute per API key (token bucket refill)." },
   FOLIO_RATE_LIMIT_BURST: { schema: int(100), doc: "Business plan: token bucket size (burst)." },
@@ -208,6 +236,35 @@ export const CONFIG_KEYS = {
     doc: "Controller: kubeconfig file to use; in a pod, the in-cluster service account is used when unset.",
   },
   FOLIO_ACCESS_REQUESTS_PER_HOUR: { schema: int(10), doc: "Access requests accepted per client address per hour." },
+
+  // --- the dashboard (/dashboard) ---
+  FOLIO_PUBLIC_URL: {
+    schema: z.url({ protocol: /^https$/ }).optional(),
+    doc: "Public base URL of the installation, used in invite links (default: https://localhost:FOLIO_PORT).",
+  },
+  FOLIO_DASHBOARD_SECRET: {
+    schema: z.string().min(32).optional(),
+    doc: "Key (≥ 32 characters) that signs dashboard sessions; the same on every API replica. Embedded mode makes one in the data directory when unset.",
+  },
+  FOLIO_DASHBOARD_IDLE_MINUTES: { schema: int(30), doc: "A dashboard session ends after this many minutes without a request." },
+  FOLIO_DASHBOARD_SESSION_HOURS: { schema: int(12), doc: "A dashboard session ends this many hours after sign-in, however active." },
+  FOLIO_DASHBOARD_SIGNIN_PER_MINUTE: { schema: int(10), doc: "Dashboard sign-in attempts per client address per minute (and the burst)." },
+  FOLIO_OIDC_ISSUER: {
+    schema: z.url().optional(),
+    doc: "OpenID Connect issuer for dashboard sign-in (optional; https, or http on loopback).",
+  },
+  FOLIO_OIDC_CLIENT_ID: { schema: z.string().optional(), doc: "OpenID Connect client id." },
+  FOLIO_OIDC_CLIENT_SECRET: { schema: z.string().optional(), doc: "OpenID Connect client secret." },
+  FOLIO_OIDC_TENANT_CLAIM: { schema: z.string().default("folio_tenant"), doc: "ID token claim holding the tenant name of the person." },
+  FOLIO_OIDC_ROLE_CLAIM: {
+    schema: z.string().default("folio_role"),
+    doc: "ID token claim holding the role: owner, developer, viewer, or operator.",
+  },
+  FOLIO_SMTP_URL: {
+    schema: z.string().optional(),
+    doc: "SMTP server for invite e-mails (smtp[s]://user:pass@host:port); invites show the link when unset.",
+  },
+  FOLIO_SMTP_FROM: { schema: z.string().default("Folio <folio@localhost>"), doc: "Sender of invite e-mails." },
 
   // --- S3-compatible storage (Kubernetes mode: the API, the controller and the runner pods) ---
   // Credentials are not configuration: the AWS SDK's default chain reads AWS_ACCESS_KEY_ID and

@@ -113,6 +113,7 @@ const newJob = (fileId: string, extra: Partial<NewJob> = {}): NewJob => ({
   webhookUrl: null,
   metadata: {},
   retentionMs: 3_600_000,
+  maxUnfinished: 100,
   ...extra,
 });
 
