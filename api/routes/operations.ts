@@ -208,19 +208,6 @@ export function operationsRouter(deps: OperationsDeps): Router {
       else await backend.deleteUploadedObjects(parts.map((p) => p.storageKey));
     };
     try {
-<<<<<<< HEAD
-      const parsed = parseOperationBody(operation, body);
-      if (!parsed.ok || fieldErrs.length) throw validationFailed([...fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
-      const { common, options } = parsed;
-      const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
-      uploadedIds = uploaded.map((f) => f.id);
-      const inputs = jobInputs(uploaded, common.inputs ?? []);
-      checkInputCount(operation, inputs.length, options);
-      const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
-      if (common.webhook_url) {
-        const reason = await deps.checkWebhookUrl(common.webhook_url);
-        if (reason) errors.push({ path: "webhook_url", message: reason });
-=======
       const idem = idemKey ? { key: idemKey, hash: requestHash(operation, body, parts) } : null;
       // The key first (API.md "Operations"): a retry gets its job whatever happened since — the
       // job ended and consumed its inputs, the tenant reached its cap.
@@ -232,7 +219,7 @@ export function operationsRouter(deps: OperationsDeps): Router {
         const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
         uploadedIds = uploaded.map((f) => f.id);
         const inputs = jobInputs(uploaded, common.inputs ?? []);
-        checkInputCount(operation, inputs.length);
+        checkInputCount(operation, inputs.length, options);
         const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
         if (common.webhook_url) {
           const reason = await deps.checkWebhookUrl(common.webhook_url);
@@ -241,7 +228,6 @@ export function operationsRouter(deps: OperationsDeps): Router {
         if (errors.length) throw validationFailed(errors);
         const job = { tenantId: tenant.id, operation, inputs, options, retentionMs: limits.retentionMs, ...commonJobFields(common) };
         submitted = await backend.submit({ ...job, maxUnfinished: limits.maxUnfinishedJobs }, idem);
->>>>>>> main
       }
       const refused = refusal(submitted, limits.maxUnfinishedJobs);
       if (refused) throw refused;
