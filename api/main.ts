@@ -15,6 +15,7 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
+import { parseTrustedProxies } from "../core/net/proxies.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
@@ -229,12 +230,20 @@ async function serve(argv: readonly string[]): Promise<number> {
     tenants,
     accessRequests,
     checkWebhookUrl: webhooks.check,
-    dashboard: (buckets) => dashboardRouter({ ...dashboard.deps, rateLimitState: (keyId, policy) => buckets.peek(`key:${keyId}`, policy) }),
+    dashboard: (buckets) => dashboardRouter({ ...dashboard.deps, rateLimitState: (keyId, policy) => buckets.peek(keyId, policy) }),
     version: VERSION,
     metricsOnApiPort: !kubernetes,
   });
   const tls = await loadOrCreateTls(dataDir, { cert: config.FOLIO_TLS_CERT, key: config.FOLIO_TLS_KEY });
-  const server = createDualServer(app, tls, app);
+  const trustedProxies = parseTrustedProxies(config.FOLIO_TRUST_PROXY);
+  const server = createDualServer(app, tls, app, {
+    maxConnections: config.FOLIO_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: config.FOLIO_MAX_CONNECTIONS_PER_ADDRESS,
+    firstByteTimeoutMs: config.FOLIO_FIRST_BYTE_TIMEOUT_MS,
+    headersTimeoutMs: config.FOLIO_HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.FOLIO_KEEP_ALIVE_TIMEOUT_MS,
+    isTrustedProxy: (a) => trustedProxies.has(a),
+  });
   // Kubernetes mode's metrics port (API.md: "on a separate port in Kubernetes"): GET /metrics only.
   const metricsServer = kubernetes ? http.createServer(express().get("/metrics", metricsHandler(metrics))) : null;
   try {

@@ -5,6 +5,7 @@
  */
 import os from "node:os";
 import { z } from "zod";
+import { proxyEntryProblem } from "./net/proxies.ts";
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const bool = (def: boolean) =>
@@ -81,9 +82,36 @@ export const CONFIG_KEYS = {
   },
   FOLIO_TLS_KEY: { schema: z.string().optional(), doc: "PEM private key for FOLIO_TLS_CERT." },
   FOLIO_TRUST_PROXY: {
-    schema: z.string().default(""),
-    doc: "Comma-separated addresses of reverse proxies whose X-Forwarded-Proto/For headers are trusted.",
+    schema: z
+      .string()
+      .default("")
+      .superRefine((s, ctx) => {
+        for (const entry of s
+          .split(",")
+          .map((e) => e.trim())
+          .filter(Boolean)) {
+          const problem = proxyEntryProblem(entry);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }
+      }),
+    doc: "Comma-separated addresses and CIDR ranges (10.0.0.0/8, fd00::/8) of reverse proxies whose X-Forwarded-Proto/For headers are trusted; the client is the rightmost X-Forwarded-For hop that is not one of them.",
   },
+  FOLIO_MAX_CONNECTIONS: { schema: int(4096), doc: "Open connections the API's port accepts in all; more are closed at once." },
+  FOLIO_MAX_CONNECTIONS_PER_ADDRESS: {
+    schema: int(128),
+    doc: "Open connections per client address (an IPv6 client by its /64); trusted proxies are exempt.",
+  },
+  FOLIO_FIRST_BYTE_TIMEOUT_MS: { schema: int(10_000), doc: "A new connection that sends nothing for this long is closed." },
+  FOLIO_HEADERS_TIMEOUT_MS: {
+    schema: int(30_000),
+    doc: "Time to finish the TLS handshake and then a request's headers; a connection idle this long mid-request is closed too.",
+  },
+  FOLIO_KEEP_ALIVE_TIMEOUT_MS: { schema: int(5_000), doc: "An idle keep-alive connection is closed after this long." },
+  FOLIO_AUTH_FAILURES_PER_MINUTE: {
+    schema: int(10),
+    doc: "Failed authentications allowed per client address and per API key id, per minute (refill); 429 rate_limited beyond.",
+  },
+  FOLIO_AUTH_FAILURE_BURST: { schema: int(20), doc: "Failed authentications allowed in a burst before the per-minute refill applies." },
   FOLIO_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Runner worker processes in embedded mode." },
   FOLIO_RATE_LIMIT_PER_MINUTE: { schema: int(600), doc: "Business plan: requests per minute per API key (token bucket refill)." },
   FOLIO_RATE_LIMIT_BURST: { schema: int(100), doc: "Business plan: token bucket size (burst)." },

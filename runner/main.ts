@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { jsonLine } from "../core/json-line.ts";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT, toJobError } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
@@ -86,13 +87,14 @@ async function workerLoop(config: Config, log: Logger): Promise<number> {
       try {
         msg = JSON.parse(line) as typeof msg;
       } catch {
-        print(JSON.stringify({ id: null, error: { code: "validation_failed", message: "not JSON" } }));
+        process.stdout.write(jsonLine({ id: null, error: { code: "validation_failed", message: "not JSON" } }));
         continue;
       }
       try {
-        print(JSON.stringify({ id: msg.id, result: await runSpec(msg.spec, { config, log, soffice }) }));
+        // jsonLine: an output filename may hold U+2028/U+2029, which the API's line reader splits on.
+        process.stdout.write(jsonLine({ id: msg.id, result: await runSpec(msg.spec, { config, log, soffice }) }));
       } catch (err) {
-        print(JSON.stringify({ id: msg.id, error: toJobError(err).toJSON() }));
+        process.stdout.write(jsonLine({ id: msg.id, error: toJobError(err).toJSON() }));
       }
     }
   } finally {

@@ -5,17 +5,18 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rm, stat } from "node:fs/promises";
+import { mkdir, open, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../core/config.ts";
 import { JobError, toJobError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
 import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
-import { SNIFF_BYTES, sniff } from "../core/sniff.ts";
+import { IMAGE_KINDS, SNIFF_BYTES, sniff } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
 import { countPages, inspectPdf } from "./engines/qpdf.ts";
+import { rasterInfo } from "./engines/raster.ts";
 import { OPS } from "./ops/index.ts";
 import type { InspectedInput, OpContext, OpOutputFile } from "./ops/types.ts";
 
@@ -55,6 +56,7 @@ async function inspectInput(
   accepts: "pdf" | "any",
   limits: RunnerLimits,
   qctx: { qpdf: string; work: string; signal: AbortSignal },
+  passwordFile?: string,
 ): Promise<InspectedInput> {
   const st = await stat(input.path).catch(() => null);
   if (!st?.isFile()) throw new JobError("invalid_pdf", `Input "${input.filename}" could not be read.`);
@@ -63,12 +65,15 @@ async function inspectInput(
   }
   const kind = sniff(await readHead(input.path), input.filename);
   if (kind === null || (accepts === "pdf" && kind !== "pdf")) {
-    const what = accepts === "pdf" ? "a PDF" : "a PDF or a supported Office document";
+    const what = accepts === "pdf" ? "a PDF" : "a PDF, an image, a web page or a supported Office document";
     throw new JobError(accepts === "pdf" ? "invalid_pdf" : "unsupported_input", `Input "${input.filename}" is not ${what}.`);
   }
   const base = { path: input.path, filename: input.filename, pageSpec: input.pages, kind, size: st.size };
+  // An image's size is read from its header and checked before anything decodes it.
+  if (IMAGE_KINDS.includes(kind))
+    return { ...base, pages: (await rasterInfo(input.path, input.filename, limits.max_image_pixels)).pages, encrypted: false };
   if (kind !== "pdf") return { ...base, pages: null, encrypted: false };
-  const facts = await inspectPdf(qctx, input.path);
+  const facts = await inspectPdf(qctx, input.path, passwordFile);
   if (facts.pages > limits.max_pages) {
     throw new JobError("limit_exceeded", `Input "${input.filename}" has ${facts.pages} pages; the limit is ${limits.max_pages}.`);
   }
@@ -125,8 +130,13 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
     // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
     const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
     let next = 0;
+    // A password the client gave to open its input (edit) goes to qpdf in a 0600 file.
+    const password = (parsedOptions.data as { password?: unknown }).password;
+    const passwordFile = typeof password === "string" ? path.join(work, "input-password") : undefined;
+    if (passwordFile) await writeFile(passwordFile, password as string, { mode: 0o600, flag: "wx" });
     const inspectNext = async (): Promise<void> => {
-      for (let i = next++; i < spec.inputs.length; i = next++) inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx);
+      for (let i = next++; i < spec.inputs.length; i = next++)
+        inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx, passwordFile);
     };
     const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
     const ctx: OpContext<never> = {

@@ -7,7 +7,7 @@
  *   many a minute; 10 by default) on this replica,
  *   which bounds one address's guessing across all accounts.
  */
-import { TokenBuckets } from "../http/rate-limit.ts";
+import { BucketTable } from "../http/rate-limit.ts";
 import type { User, UserStore } from "../store/users.ts";
 
 export const LOCK_AFTER = 5;
@@ -15,7 +15,7 @@ export const LOCK_AFTER = 5;
 export const lockMs = (n: number): number => Math.min(15 * 60_000, 60_000 * 2 ** (n - 1));
 
 export class Throttle {
-  private readonly buckets = new TokenBuckets(50_000);
+  private readonly buckets = new BucketTable({ capacity: 50_000 });
   private readonly users: UserStore;
   private readonly policy: { perMinute: number; burst: number };
 

@@ -10,6 +10,7 @@ import type { Request } from "express";
 import busboy from "busboy";
 import { CONTENT_TYPES, SNIFF_BYTES, sniff, type DocKind } from "../../core/sniff.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
+import { decodeMultipartFilename, safeFilename } from "./filenames.ts";
 import { ApiError } from "./problem.ts";
 
 export interface UploadedPart {
@@ -61,16 +62,6 @@ class Meter extends Transform {
     this.hash.update(chunk);
     cb(null, chunk);
   }
-}
-
-/** A client filename made safe to show and to use in Content-Disposition. */
-export function cleanFilename(name: string | undefined, kind: DocKind): string {
-  const leaf = (name ?? "").split(/[\\/]/).pop() ?? "";
-  const clean = leaf
-    .replace(/[\u0000-\u001f\u007f"]/g, "")
-    .trim()
-    .slice(0, 255);
-  return clean || `upload.${kind}`;
 }
 
 /**
@@ -161,11 +152,13 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
         .then(async () => {
           active.delete(meter);
           const head = Buffer.concat(meter.head);
-          const kind = sniff(head, info.filename);
+          // The cleaned name: a bidi override must not steer the sniffer's extension hint either.
+          const name = safeFilename(decodeMultipartFilename(info.filename) ?? "");
+          const kind = sniff(head, name);
           const part = {
             index,
             storageKey: key,
-            filename: cleanFilename(info.filename, kind ?? "pdf"),
+            filename: name || `upload.${kind ?? "pdf"}`,
             kind: kind ?? "pdf",
             contentType: kind ? CONTENT_TYPES[kind] : "",
             size: meter.size,

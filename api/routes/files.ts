@@ -4,6 +4,7 @@ import type { Config } from "../../core/config.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
+import { contentDisposition } from "../http/filenames.ts";
 import { pdfPages } from "../http/pdf-pages.ts";
 import { ApiError } from "../http/problem.ts";
 import { readMultipart, type UploadedPart } from "../http/uploads.ts";
@@ -28,12 +29,6 @@ export async function receiveUploads(
     f.pages = p ? await pdfPages(config.FOLIO_QPDF, p) : null;
   }
   return { parts: files, fields };
-}
-
-function contentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
-  // RFC 6266 with an RFC 8187 filename* for names that are not plain ASCII.
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
 export interface FilesDeps {

@@ -292,7 +292,7 @@ export type PdfJob = z.infer<typeof PdfJob>;
 // --- options without secrets --------------------------------------------------------------------
 
 /** Options that are secrets: kept in the PdfJob's Secret, never in its spec. */
-export const SECRET_OPTION_KEYS = ["user_password", "owner_password"] as const;
+export const SECRET_OPTION_KEYS = ["user_password", "owner_password", "password"] as const;
 export type SecretOptionKey = (typeof SECRET_OPTION_KEYS)[number];
 
 const { user_password: _u, owner_password: _o, ...protectShape } = OPTIONS_SCHEMAS.protect.shape;
@@ -304,6 +304,7 @@ const { user_password: _u, owner_password: _o, ...protectShape } = OPTIONS_SCHEM
 export const SPEC_OPTIONS_SCHEMAS = {
   ...OPTIONS_SCHEMAS,
   protect: z.strictObject(protectShape),
+  edit: OPTIONS_SCHEMAS.edit.omit({ password: true }),
 } as const;
 
 /** Checks a spec: its shape, its options against the operation's schema, and the Secret protect needs. */
@@ -332,6 +333,7 @@ export const TERMINATION_MESSAGE_PATH_ENV = "FOLIO_TERMINATION_MESSAGE_PATH";
 export const SECRET_OPTION_ENV: Readonly<Record<SecretOptionKey, string>> = {
   user_password: "FOLIO_OPTION_USER_PASSWORD",
   owner_password: "FOLIO_OPTION_OWNER_PASSWORD",
+  password: "FOLIO_OPTION_PASSWORD",
 };
 /**
  * The key of the PdfJob's Secret holding the tenant's Standard Webhooks signing secrets
