@@ -34,40 +34,55 @@ let dir: string;
 let tmp: string;
 let probe: string;
 
-/** What /proc says about a process, as the engine itself would find it. */
+/** What /proc says about a process, as the engine itself would find it — read while it runs. */
 interface View {
   pid: number;
   env: string[];
   envValues: string;
-  /** Does the process see this host path (in its own mount namespace)? */
-  sees: (p: string) => boolean;
-  writable: (p: string) => boolean;
+  /** Which of the paths asked about it sees (in its own mount namespace), and which it may write. */
+  sees: Record<string, boolean>;
+  writable: Record<string, boolean>;
+  /** Every file it sees under the data directory's `files`. */
+  storedFiles: string[];
   interfaces: string[];
   pidNamespaces: number;
   addressSpace: string;
   netns: string;
 }
 
+/** The paths whose visibility is checked, and the directories whose writability is. */
+let asked: { see: string[]; write: string[]; files: string } = { see: [], write: [], files: "" };
+
+const startTime = (pid: number): string => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!;
+
 function view(pid: number): View | undefined {
   try {
+    const born = startTime(pid);
     const environ = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const root = `/proc/${pid}/root`;
-    return {
+    const writable = (p: string): boolean => {
+      try {
+        accessSync(path.join(root, p), constants.W_OK);
+        writeFileSync(path.join(root, p, `.probe-${pid}`), "x");
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    let storedFiles: string[] = [];
+    try {
+      storedFiles = readdirSync(path.join(root, asked.files), { recursive: true, encoding: "utf8" });
+    } catch {
+      storedFiles = [];
+    }
+    const v: View = {
       pid,
       env: environ.map((kv) => kv.split("=")[0]!),
       envValues: environ.join("\n"),
-      sees: (p) => existsSync(path.join(root, p)),
-      writable: (p) => {
-        try {
-          accessSync(path.join(root, p), constants.W_OK);
-          const probeFile = path.join(root, p, `.probe-${pid}`);
-          writeFileSync(probeFile, "x");
-          return true;
-        } catch {
-          return false;
-        }
-      },
+      sees: Object.fromEntries(asked.see.map((p) => [p, existsSync(path.join(root, p))])),
+      writable: Object.fromEntries(asked.write.map((p) => [p, writable(p)])),
+      storedFiles,
       interfaces: readFileSync(`/proc/${pid}/net/dev`, "utf8")
         .split("\n")
         .slice(2)
@@ -77,6 +92,8 @@ function view(pid: number): View | undefined {
       addressSpace: /^Max address space\s+(\S+)/m.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))?.[1] ?? "",
       netns: readFileSync(`/proc/${pid}/net/dev`, "utf8") === readFileSync("/proc/self/net/dev", "utf8") ? "host" : "own",
     };
+    // Still the same process, still alive: what /proc showed was its view.
+    return startTime(pid) === born ? v : undefined;
   } catch {
     return undefined; // gone meanwhile
   }
@@ -131,30 +148,21 @@ function expectSandboxed(v: View, dataDir: string): void {
   ).toEqual([]);
   expect(v.envValues).not.toContain(SECRET);
   for (const secret of ["folio.db", "seal.key", "tls-key.pem", "tls-cert.pem"])
-    expect(v.sees(path.join(dataDir, secret)), secret).toBe(false);
+    expect(v.sees[path.join(dataDir, secret)], secret).toBe(false);
   // Of the stored files, at most the job's own inputs (each bound on its own): never another one.
   for (const hidden of unseen)
     expect(
-      visibleFiles(v, path.join(dataDir, "files")).some((f) => f.includes(hidden)),
+      v.storedFiles.some((f) => f.includes(hidden)),
       hidden,
     ).toBe(false);
-  expect(v.sees(ROOT)).toBe(false); // the checkout (Folio's code and configuration)
-  expect(v.writable("/usr")).toBe(false);
-  expect(v.writable("/etc")).toBe(false);
+  expect(v.sees[ROOT]).toBe(false); // the checkout (Folio's code and configuration)
+  expect(v.sees["/usr/bin"]).toBe(true); // the system is there…
+  expect(v.writable["/usr"]).toBe(false); // …read-only
+  expect(v.writable["/etc"]).toBe(false);
   expect(v.interfaces).toEqual(["lo"]);
   expect(v.netns).toBe("own");
   expect(v.pidNamespaces).toBe(2);
   expect(v.addressSpace).toBe(String(1536 * 1024 * 1024));
-}
-
-/** Every file under `p` as the process sees it. */
-function visibleFiles(v: View, p: string): string[] {
-  const root = path.join(`/proc/${v.pid}/root`, p);
-  try {
-    return readdirSync(root, { recursive: true, encoding: "utf8" });
-  } catch {
-    return [];
-  }
 }
 
 beforeAll(async () => {
@@ -175,6 +183,11 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: SECRET,
     FOLIO_S3_BUCKET: SECRET,
   });
+  asked = {
+    see: [...["folio.db", "seal.key", "tls-key.pem", "tls-cert.pem", "work"].map((f) => path.join(s.dataDir, f)), ROOT, "/usr/bin"],
+    write: ["/usr", "/etc"],
+    files: path.join(s.dataDir, "files"),
+  };
 });
 
 afterAll(async () => {
@@ -215,7 +228,7 @@ describe("engines in embedded mode run in a sandbox", () => {
     for (const v of views) {
       expectSandboxed(v, s.dataDir);
       // Its slot is its one writable place; no job's work directory is visible to it.
-      expect(v.sees(path.join(s.dataDir, "work"))).toBe(false);
+      expect(v.sees[path.join(s.dataDir, "work")]).toBe(false);
     }
     const exchanges = readdirSync(tmp)
       .filter((d) => d.startsWith("folio-soffice-"))
