@@ -46,7 +46,12 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "folio-bench-sandbox-"));
   const log = createLogger({ level: "warn", pretty: false }, { component: "bench" });
   try {
-    console.log(`sandbox cost — median of ${RUNS} runs; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} on ${os.cpus().length} cores\n`);
+    console.log(
+      `sandbox cost — median of ${RUNS} runs; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")} on ${os.cpus().length} cores\n`,
+    );
     const a = await textPdf(path.join(dir, "a.pdf"), 2, "alpha");
     const b = await textPdf(path.join(dir, "b.pdf"), 3, "beta");
 
@@ -66,7 +71,15 @@ async function main(): Promise<void> {
       const config = loadConfig({ FOLIO_SANDBOX: mode, FOLIO_TMP_DIR: dir, FOLIO_LOG_LEVEL: "warn" });
       const soffice = { engine: "cold" as const, toPdf: () => Promise.reject(new Error("unused")), close: () => Promise.resolve() };
       await runSpec(
-        { operation: "merge", inputs: [{ path: a, filename: "a.pdf" }, { path: b, filename: "b.pdf" }], options: {}, output_dir: out },
+        {
+          operation: "merge",
+          inputs: [
+            { path: a, filename: "a.pdf" },
+            { path: b, filename: "b.pdf" },
+          ],
+          options: {},
+          output_dir: out,
+        },
         { config, log, soffice },
       );
     };
