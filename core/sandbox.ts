@@ -42,6 +42,8 @@ export interface SandboxScope {
   readonly writable: readonly string[];
   /** A host directory to be the sandbox's /tmp (a warm office's IPC socket lives there); else a private tmpfs. */
   readonly tmpDir?: string;
+  /** Directories of engines installed outside the system (FOLIO_QPDF=/opt/qpdf/bin/qpdf), bound read-only. */
+  readonly engineDirs?: readonly string[];
 }
 
 /** The environment every engine starts with: nothing else of ours (no FOLIO_*, AWS_*, secrets). */
@@ -103,8 +105,8 @@ export function bwrapArgv(
   // …then an engine installed outside /usr (FOLIO_QPDF=/opt/qpdf/bin/qpdf: its directory,
   // read-only), and the job's own paths, which stay visible even inside a masked directory
   // (embedded inputs live in the data directory: each is bound on its own, the rest is not there).
-  const exe = path.isAbsolute(command) ? path.dirname(command) : undefined;
-  if (exe && !SYSTEM_RO.some((d) => within(exe, d))) argv.push("--ro-bind", exe, exe);
+  const exes = [...(path.isAbsolute(command) ? [path.dirname(command)] : []), ...(scope.engineDirs ?? [])];
+  for (const exe of new Set(exes)) if (!SYSTEM_RO.some((d) => within(exe, d)) && fs.exists(exe)) argv.push("--ro-bind", exe, exe);
   for (const p of scope.readable) if (fs.exists(p)) argv.push("--ro-bind", p, p);
   for (const p of scope.writable) if (fs.exists(p)) argv.push("--bind", p, p);
   argv.push(
@@ -124,27 +126,58 @@ export function bwrapArgv(
  * the TLS certificate and key).
  */
 export function sandboxPolicy(
-  config: Pick<Config, "FOLIO_SANDBOX" | "FOLIO_SANDBOX_MEMORY_MB" | "FOLIO_DATA_DIR" | "FOLIO_TLS_CERT" | "FOLIO_TLS_KEY">,
-): Pick<SandboxScope, "mode" | "memoryBytes" | "hidden"> {
+  config: Pick<
+    Config,
+    "FOLIO_SANDBOX" | "FOLIO_SANDBOX_MEMORY_MB" | "FOLIO_DATA_DIR" | "FOLIO_TLS_CERT" | "FOLIO_TLS_KEY" | "FOLIO_QPDF" | "FOLIO_SOFFICE"
+  >,
+): Pick<SandboxScope, "mode" | "memoryBytes" | "hidden" | "engineDirs"> {
   return {
     mode: config.FOLIO_SANDBOX,
     memoryBytes: config.FOLIO_SANDBOX_MEMORY_MB * 1024 * 1024,
     hidden: [config.FOLIO_DATA_DIR, config.FOLIO_TLS_CERT, config.FOLIO_TLS_KEY]
       .filter((p): p is string => Boolean(p))
       .map((p) => path.resolve(p)),
+    // The engines' own directories, when they are installed outside the system's (read-only).
+    engineDirs: [config.FOLIO_QPDF, config.FOLIO_SOFFICE].filter((p) => path.isAbsolute(p)).map((p) => path.dirname(p)),
   };
 }
 
-const scopes = new AsyncLocalStorage<SandboxScope>();
+/** Something that lives as long as a job's scope (its engines' sandbox session). */
+export interface ScopeSession {
+  close(): Promise<void>;
+}
 
-/** Runs `fn` with `scope` as the sandbox of every engine it starts. */
-export function withSandbox<T>(scope: SandboxScope, fn: () => Promise<T>): Promise<T> {
-  return scopes.run(scope, fn);
+interface ScopeState {
+  readonly scope: SandboxScope;
+  session?: ScopeSession;
+}
+
+const scopes = new AsyncLocalStorage<ScopeState>();
+
+/** Runs `fn` with `scope` as the sandbox of every engine it starts; closes the scope's session after. */
+export async function withSandbox<T>(scope: SandboxScope, fn: () => Promise<T>): Promise<T> {
+  const state: ScopeState = { scope };
+  try {
+    return await scopes.run(state, fn);
+  } finally {
+    await state.session?.close();
+  }
 }
 
 /** The sandbox of the job being run here, if any. */
 export function currentSandbox(): SandboxScope | undefined {
-  return scopes.getStore();
+  return scopes.getStore()?.scope;
+}
+
+/**
+ * The current scope's session, made by `make` on first use (one per job: its engines share one
+ * sandbox, so the namespaces are set up once per job, not per process); undefined outside a scope.
+ */
+export function scopeSession<S extends ScopeSession>(make: (scope: SandboxScope) => S): S | undefined {
+  const state = scopes.getStore();
+  if (!state) return undefined;
+  state.session ??= make(state.scope);
+  return state.session as S;
 }
 
 /** Thrown at start when the configured sandbox cannot work here (a configuration error: exit 2). */

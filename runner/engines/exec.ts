@@ -4,14 +4,14 @@
  *
  * Least privilege (core/sandbox.ts): the engine starts with the allow-listed environment (PATH,
  * HOME, TMPDIR, locale) plus what its caller adds — never the runner's own (FOLIO_*, AWS_*, a
- * spec with presigned URLs) — and, inside a job whose sandbox mode is `bwrap`, in bubblewrap,
- * seeing only that job's files. An engine killed by the kernel's OOM killer (its container's or
+ * spec with presigned URLs) — and, inside a job whose sandbox mode is `bwrap`, in that job's
+ * bubblewrap sandbox (job-sandbox.ts: one per job, shared by its engines), seeing only its files. An engine killed by the kernel's OOM killer (its container's or
  * its own memory limit) fails the job with `limit_exceeded`, not as an engine fault.
  */
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, statSync } from "node:fs";
 import { JobError } from "../../core/errors.ts";
-import { bwrapArgv, currentSandbox, engineEnv } from "../../core/sandbox.ts";
+import { currentSandbox, engineEnv, scopeSession } from "../../core/sandbox.ts";
+import { JobSandbox, SandboxAborted } from "./job-sandbox.ts";
 import { memoryLimitHit, oomKillCount } from "./oom.ts";
 
 export interface ExecResult {
@@ -34,27 +34,45 @@ export class ExecAborted extends Error {
   override readonly name = "ExecAborted";
 }
 
-const hostFs = {
-  exists: (p: string): boolean => existsSync(p),
-  isDir: (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
-  isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
-};
+/** The job's sandbox, when the job runs its engines in bubblewrap. */
+function jobSandbox(): JobSandbox | undefined {
+  return currentSandbox()?.mode === "bwrap" ? scopeSession((scope) => new JobSandbox(scope)) : undefined;
+}
 
-/** The command line that runs `command` here: wrapped in the job's sandbox when it has one. */
-export function sandboxed(command: string, args: readonly string[], cwd?: string): { file: string; args: string[] } {
-  const scope = currentSandbox();
-  if (scope?.mode !== "bwrap") return { file: command, args: [...args] };
-  const [file, ...rest] = bwrapArgv(scope, command, args, cwd, hostFs);
-  return { file: file!, args: rest };
+/** An engine killed by SIGKILL that nobody here sent: the OOM killer, if the cgroup counted a kill. */
+function oomVerdict(code: number, signal: NodeJS.Signals | null, oomBefore: number): JobError | undefined {
+  if ((signal === "SIGKILL" || code === 137) && memoryLimitHit(oomBefore)) {
+    return new JobError("limit_exceeded", "The document needs more memory than the runner may use.");
+  }
+  return undefined;
+}
+
+async function execInSandbox(sandbox: JobSandbox, command: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
+  const oomBefore = oomKillCount();
+  try {
+    const res = await sandbox.run(command, args, {
+      maxOutput: opts.maxOutput ?? 1024 * 1024,
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const oom = oomVerdict(res.code, null, oomBefore);
+    if (oom) throw oom;
+    return res;
+  } catch (err) {
+    if (err instanceof SandboxAborted) throw new ExecAborted(err.message, { cause: err });
+    throw err;
+  }
 }
 
 export function exec(command: string, args: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
   const max = opts.maxOutput ?? 1024 * 1024;
+  const sandbox = jobSandbox();
+  if (sandbox) return execInSandbox(sandbox, command, args, opts);
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new ExecAborted(`${command} not started: aborted`));
-    const run = sandboxed(command, args, opts.cwd);
     const oomBefore = oomKillCount();
-    const child = spawn(run.file, run.args, {
+    const child = spawn(command, args, {
       cwd: opts.cwd,
       env: engineEnv(process.env, opts.env),
       stdio: ["ignore", "pipe", "pipe"],
@@ -87,12 +105,9 @@ export function exec(command: string, args: readonly string[], opts: ExecOptions
     child.on("close", (code, sig) => {
       opts.signal?.removeEventListener("abort", kill);
       if (opts.signal?.aborted) return reject(new ExecAborted(`${command} killed: aborted`));
-      // SIGKILL from nobody here: the OOM killer, when the memory cgroup counted a kill meanwhile.
-      const stderr = Buffer.concat(err).toString("utf8");
-      if ((sig === "SIGKILL" || code === 137) && memoryLimitHit(oomBefore)) {
-        return reject(new JobError("limit_exceeded", "The document needs more memory than the runner may use."));
-      }
-      resolve({ code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out).toString("utf8"), stderr });
+      const oom = oomVerdict(code ?? 0, sig, oomBefore);
+      if (oom) return reject(oom);
+      resolve({ code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
     });
   });
 }
