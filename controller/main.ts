@@ -8,7 +8,7 @@
  * - FOLIO_CONTROLLER_NAMESPACE: watch one namespace (default: all);
  * - FOLIO_RUNNER_IMAGE (required), FOLIO_RUNNER_IMAGE_PULL_POLICY;
  * - FOLIO_CONTROLLER_WORKERS (default 2);
- * - FOLIO_S3_CREDENTIALS_SECRET: the Secret with the runner's AWS credentials.
+ * - runner pods get no storage credentials: presigned URLs per Job (controller/runner-access.ts);
  *
  * - FOLIO_CONTROLLER_LEADER_ELECTION (default true), FOLIO_CONTROLLER_LEASE_NAMESPACE (default:
  *   the watched namespace, else POD_NAMESPACE, else "default"), POD_NAME for the identity;
@@ -406,11 +406,15 @@ function kubeConfigFrom(config: Config): KubeConfig {
   return kc;
 }
 
-/** The runner Jobs' template from the FOLIO_RUNNER_* and FOLIO_S3_* settings (the chart sets them). */
-function templateFrom(config: Config, image: string, secret: string | undefined): JobTemplateOptions {
+/**
+ * The runner Jobs' template from the FOLIO_RUNNER_* settings (the chart sets them). Runner pods get
+ * no storage settings or credentials: presigned URLs for their own objects (runner-access.ts).
+ */
+function templateFrom(config: Config, image: string): JobTemplateOptions {
   const c = config;
   return {
     image,
+    access: "presigned",
     ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
     ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
     ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
@@ -419,21 +423,6 @@ function templateFrom(config: Config, image: string, secret: string | undefined)
     ...(c.FOLIO_RUNNER_PRIORITY_CLASS ? { priorityClassName: c.FOLIO_RUNNER_PRIORITY_CLASS } : {}),
     ...(c.FOLIO_RUNNER_NODE_SELECTOR ? { nodeSelector: c.FOLIO_RUNNER_NODE_SELECTOR } : {}),
     ...(c.FOLIO_RUNNER_TOLERATIONS ? { tolerations: c.FOLIO_RUNNER_TOLERATIONS } : {}),
-    storage: {
-      bucket: c.FOLIO_S3_BUCKET ?? "",
-      region: c.FOLIO_S3_REGION,
-      ...(c.FOLIO_S3_ENDPOINT ? { endpoint: c.FOLIO_S3_ENDPOINT } : {}),
-      forcePathStyle: c.FOLIO_S3_FORCE_PATH_STYLE,
-      ...(secret
-        ? {
-            credentialsSecret: {
-              name: secret,
-              accessKeyIdKey: c.FOLIO_S3_ACCESS_KEY_ID_KEY,
-              secretAccessKeyKey: c.FOLIO_S3_SECRET_ACCESS_KEY_KEY,
-            },
-          }
-        : {}),
-    },
   };
 }
 
@@ -452,7 +441,7 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     return 2;
   }
   // Runner pods get no bucket credentials: each gets presigned URLs for its own keys (runner-access.ts).
-  const template: JobTemplateOptions = { ...templateFrom(config, image, undefined), access: "presigned" };
+  const template = templateFrom(config, image);
   const store = S3ObjectStore.fromConfig(config);
   const namespace = config.FOLIO_CONTROLLER_NAMESPACE;
   let lost = false;

@@ -237,18 +237,6 @@ export const CONFIG_KEYS = {
     doc: "Controller: tolerations of the runner pods, as a JSON array.",
   },
   FOLIO_RUNNER_PRIORITY_CLASS: { schema: z.string().optional(), doc: "Controller: priorityClassName of the runner pods." },
-  FOLIO_S3_ACCESS_KEY_ID_KEY: {
-    schema: z.string().default("accessKeyId"),
-    doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the access key id.",
-  },
-  FOLIO_S3_SECRET_ACCESS_KEY_KEY: {
-    schema: z.string().default("secretAccessKey"),
-    doc: "Controller: the key of FOLIO_S3_CREDENTIALS_SECRET holding the secret access key.",
-  },
-  FOLIO_S3_CREDENTIALS_SECRET: {
-    schema: z.string().optional(),
-    doc: "Controller: the Secret holding AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the runner pods.",
-  },
   FOLIO_CONTROLLER_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Controller: PdfJobs reconciled at once." },
   FOLIO_CONTROLLER_NAMESPACE: { schema: z.string().optional(), doc: "Controller: watch this namespace only (default: all it may see)." },
   FOLIO_CONTROLLER_LEADER_ELECTION: { schema: bool(true), doc: "Controller: take part in Lease leader election (one active replica)." },

@@ -111,11 +111,6 @@ describe("the public API in Kubernetes mode", () => {
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    // The runner pods' S3 credentials (the Job template's secretKeyRefs), as an admin creates them.
-    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
-      namespace: NS,
-      body: { metadata: { name: "folio-s3" }, stringData: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } },
-    });
     // Loopback is allowed for the test receiver only, through the operator allow-list, in both processes.
     metricsPort = await freePort();
     const controllerPort = await freePort();
@@ -124,7 +119,6 @@ describe("the public API in Kubernetes mode", () => {
       "folio-controller",
       {
         ...s3.env,
-        FOLIO_S3_CREDENTIALS_SECRET: "folio-s3",
         FOLIO_RUNNER_IMAGE: runnerImage(),
         FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
         FOLIO_CONTROLLER_NAMESPACE: NS,

@@ -44,7 +44,6 @@ const FIRST_BATCH = 30;
 const ROTATE_AT = 25; // a multiple of 5: see submit()
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
 const LEASE = "folio-controller";
-const S3_SECRET = "folio-s3";
 /** The tenant's webhook secret before and after the rotation. */
 let OLD = "";
 let NEW = "";
@@ -156,7 +155,6 @@ class Replica {
   static async start(name: string, port: number): Promise<Replica> {
     const env: Record<string, string> = {
       ...s3.env,
-      FOLIO_S3_CREDENTIALS_SECRET: S3_SECRET,
       FOLIO_RUNNER_IMAGE: runnerImage(),
       FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
       FOLIO_CONTROLLER_NAMESPACE: NS,
@@ -289,11 +287,6 @@ describe("controller fail-over on a real control plane", () => {
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);
     await applyCrd(kc);
-    // The runner pods' S3 credentials (the Job template's secretKeyRefs).
-    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
-      namespace: NS,
-      body: { metadata: { name: S3_SECRET }, stringData: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } },
-    });
     const tls = await loadOrCreateTls(path.join(dir), {});
     caFile = tls.certPath;
     receiver = new Receiver(tls.key, tls.cert);
