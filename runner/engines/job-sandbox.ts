@@ -44,8 +44,13 @@ const hostFs = {
 /** POSIX shell single quotes: 'it'\''s'. */
 const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 
-/** Each line a command number: run N.sh in the background, answer "N status" when it ends. */
-const SERVER = 'd=$1; while IFS= read -r n; do ( ( . "$d/$n.sh" ) </dev/null >"$d/$n.out" 2>"$d/$n.err"; echo "$n $?" ) & done; wait';
+/**
+ * The shell: the memory cap (RLIMIT_AS, in KiB: `ulimit -v`, which every engine inherits — one exec
+ * less than prlimit), then each line a command number: run N.sh in a subshell in the background
+ * (sourced: its `exec` replaces that subshell), answer "N status" when it ends.
+ */
+const SERVER =
+  'd=$1; ulimit -v "$2" || exit 126; while IFS= read -r n; do ( ( . "$d/$n.sh" ) </dev/null >"$d/$n.out" 2>"$d/$n.err"; echo "$n $?" ) & done; wait';
 
 /** Reads at most `max` bytes of a file as UTF-8 ("" when it is missing). */
 async function head(file: string, max: number): Promise<string> {
@@ -79,7 +84,10 @@ export class JobSandbox {
   #start(): Promise<void> {
     this.#ready ??= (async () => {
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
-      const [file, ...args] = bwrapArgv(this.#scope, "/bin/sh", ["-c", SERVER, "folio-engines", this.#dir], undefined, hostFs);
+      const kib = String(Math.floor(this.#scope.memoryBytes / 1024));
+      const argv = bwrapArgv(this.#scope, "/bin/sh", ["-c", SERVER, "folio-engines", this.#dir, kib], undefined, hostFs);
+      // The shell sets the memory cap itself: bwrap without the prlimit in front.
+      const [file, ...args] = argv[0] === "prlimit" ? argv.slice(argv.indexOf("--") + 1) : argv;
       const server = spawn(file!, args, { env: engineEnv(), stdio: ["pipe", "pipe", "ignore"], detached: true });
       this.#server = server;
       createInterface({ input: server.stdout }).on("line", (line) => {
@@ -148,14 +156,10 @@ export class JobSandbox {
     }
   }
 
+  /** Kills the sandbox (its engines have all answered by now) without waiting for it to be reaped. */
   async close(): Promise<void> {
-    const server = this.#server;
-    if (server) {
-      const gone = new Promise<void>((resolve) => server.once("exit", () => resolve()));
-      server.stdin?.end();
-      this.kill();
-      await gone;
-    }
+    this.#server?.stdin?.end();
+    this.kill();
     await rm(this.#dir, { recursive: true, force: true });
   }
 }

@@ -141,7 +141,7 @@ function expectSandboxed(v: View, dataDir: string): void {
     n.startsWith("LC_") ||
     extra.includes(n) ||
     /^(http|https|ftp|all)_proxy$/i.test(n) ||
-    /^(SAL|OOO|URE|UNO|JFW|LO)_/.test(n);
+    /^(SAL|OOO|URE|UNO|JFW|LO|LIBO)_/.test(n);
   expect(
     v.env.filter((n) => !allowed(n)),
     `environment of ${v.pid}`,
