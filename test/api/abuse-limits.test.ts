@@ -127,3 +127,35 @@ describe("failed authentication is throttled", () => {
     expect(wrong.headers["ratelimit"]).toBe('"auth";r=19;t=60');
   });
 });
+
+describe("a wrong method on a known path", () => {
+  it.each([
+    ["PUT", "/v1/jobs/job_whatever", "GET, HEAD, DELETE"],
+    ["GET", "/v1/pdf/merge", "POST"],
+    ["PATCH", "/v1/files", "POST"],
+  ])("%s %s → 405 method_not_allowed with Allow: %s", async (method, path, allow) => {
+    const res = await from("127.0.0.1", method, path, { Authorization: `Bearer ${s.key}` });
+    expect(res.status, res.text).toBe(405);
+    expect(res.json.code).toBe("method_not_allowed");
+    expect(String(res.headers.allow).split(", ").sort()).toEqual(allow.split(", ").sort());
+  });
+
+  it("an unknown path is still 404", async () => {
+    expect((await from("127.0.0.1", "GET", "/v1/nothing-here", { Authorization: `Bearer ${s.key}` })).status).toBe(404);
+  });
+});
+
+describe("RateLimit headers where a bucket applies", () => {
+  it("a 422 of an authenticated request carries the key's bucket", async () => {
+    const res = await from(
+      "127.0.0.1",
+      "POST",
+      "/v1/pdf/merge",
+      { Authorization: `Bearer ${s.key}`, "Content-Type": "application/json" },
+      "{}",
+    );
+    expect(res.status).toBe(422);
+    expect(res.headers["ratelimit-policy"]).toBe('"default";q=600;w=60');
+    expect(res.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
+  });
+});
