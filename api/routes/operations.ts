@@ -79,7 +79,12 @@ function jobInputs(uploaded: FileObject[], bodyInputs: NonNullable<CommonFields[
 }
 
 /** Too few inputs is invalid; too many merge inputs is the job's limit_exceeded (API.md "Limits"). */
-function checkInputCount(operation: Operation, count: number): void {
+function checkInputCount(operation: Operation, count: number, options: Record<string, unknown>): void {
+  if (operation === "convert" && options.url !== undefined) {
+    // A web page to convert comes as `url`, and then no file comes with it.
+    if (count === 0) return;
+    throw validationFailed([{ path: "url", message: "give a url or an input file, not both" }]);
+  }
   if (operation === "edit") {
     // The PDF, then up to 9 images that stamp and watermark steps name by index.
     if (count >= 1 && count <= 10) return;
@@ -216,7 +221,7 @@ export function operationsRouter(deps: OperationsDeps): Router {
         const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
         uploadedIds = uploaded.map((f) => f.id);
         const inputs = jobInputs(uploaded, common.inputs ?? []);
-        checkInputCount(operation, inputs.length);
+        checkInputCount(operation, inputs.length, options);
         const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
         if (common.webhook_url) {
           const reason = await deps.checkWebhookUrl(common.webhook_url);

@@ -149,7 +149,7 @@ export const PdfJobSpec = z
       .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/)
       .meta({ description: "The tenant id (ten_…); also the folio.dev/tenant label." }),
     operation: Operation,
-    inputs: z.array(PdfJobInput).min(1).max(1000),
+    inputs: z.array(PdfJobInput).max(1000).meta({ description: "The inputs; empty only for a convert of a `url`." }),
     options: z.record(z.string(), z.unknown()).meta({
       description:
         "The operation's options (API.md) without passwords; validated by the API and the controller with the operation's zod schema.",
@@ -363,7 +363,7 @@ export const RunnerPodSpec = z.strictObject({
   job_id: z.string().min(1).max(100),
   tenant: z.string().min(1),
   operation: Operation,
-  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })).min(1),
+  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })),
   options: z.record(z.string(), z.unknown()),
   /** Every object the runner writes has a key under this prefix (deleted as a whole with the job). */
   output_prefix: z.string().min(1),
