@@ -4,7 +4,7 @@
  * known paths and their methods come from the OpenAPI document the server serves, plus the
  * service endpoints it does not describe.
  */
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
 
 const SERVICE_PATHS: Record<string, string[]> = {
   "/healthz": ["GET"],
