@@ -96,7 +96,13 @@ export const Problem = z
 export const CommonRequestFields = z
   .strictObject({
     inputs: z
-      .array(z.strictObject({ file_id: z.string().max(64), pages: PageRangeSpec.optional() }))
+      .array(
+        z.strictObject({
+          // The shape of every file id (core/ids.ts); the OpenAPI document shows it as a pattern.
+          file_id: z.string().regex(/^file_[0-9A-Za-z]{24}$/, "must be a file id (file_ and 24 letters or digits)"),
+          pages: PageRangeSpec.optional(),
+        }),
+      )
       .min(1)
       .optional()
       .meta({ description: "Uploaded files to use (JSON bodies). Multipart requests send `file` parts instead." }),
@@ -104,7 +110,8 @@ export const CommonRequestFields = z
       .url({ protocol: /^https$/ })
       .max(2048)
       .optional()
-      .meta({ description: "https URL notified when the job ends." }),
+      // zod's protocol check does not reach the JSON Schema: say "https" there as a pattern.
+      .meta({ description: "https URL notified when the job ends.", pattern: "^https://" }),
     metadata: Metadata.optional(),
     output_filename: z
       .string()
