@@ -159,3 +159,21 @@ describe("RateLimit headers where a bucket applies", () => {
     expect(res.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
   });
 });
+
+describe("the admin CLI and hostile texts", () => {
+  it("never prints an access request's terminal escape sequences raw", async () => {
+    const company = "Evil\u001b]0;pwned\u0007 \u009b31mRed\u001b[2J\nforged\tline \u202eexe.pdf";
+    const body = JSON.stringify({ ...JSON.parse(accessRequest), company });
+    const res = await from("127.0.0.50", "POST", "/v1/access_requests", { "Content-Type": "application/json" }, body);
+    expect(res.status, res.text).toBe(202);
+    const human = await s.folio(["access-requests", "list"]);
+    const line = human.stdout.split("\n").find((l) => l.includes("Evil"))!;
+    expect(line).toBeDefined();
+    expect(human.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(human.stdout).not.toContain("\nforged");
+    expect(line).toContain("Evil\\u{001b}]0;pwned\\u{0007} \\u{009b}31mRed");
+    const json = await s.folio(["access-requests", "list", "--json"]);
+    expect(json.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(json.json.find((r: { company: string }) => r.company.startsWith("Evil")).company).toBe(company);
+  });
+});
