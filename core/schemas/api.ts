@@ -133,7 +133,11 @@ export const JobListQuery = z.strictObject({
 
 export const AccessRequestBody = z
   .strictObject({
-    email: z.email().max(254),
+    // RFC 5321 §4.5.3.1.1: a local part has at most 64 octets (zod's email() does not check it).
+    email: z
+      .email()
+      .max(254)
+      .refine((e) => Buffer.byteLength(e.slice(0, e.lastIndexOf("@"))) <= 64, "the part before @ has at most 64 characters"),
     company: z.string().min(1).max(200),
     use_case: z.enum(["batch_conversion", "document_pipeline", "saas_integration", "other"]),
     description: z.string().min(1).max(5000),

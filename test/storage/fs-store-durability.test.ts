@@ -37,8 +37,9 @@ async function traced(code: string): Promise<string[]> {
 const store = (root: string): string =>
   `import { FsObjectStore } from ${JSON.stringify(path.join(ROOT, "core/storage/fs-store.ts"))};\nconst s = new FsObjectStore(${JSON.stringify(root)});\n`;
 
-function order(lines: string[], ...patterns: RegExp[]): number[] {
-  return patterns.map((p) => lines.findIndex((l) => p.test(l)));
+function order(lines: string[], a: RegExp, b: RegExp, c: RegExp): [number, number, number] {
+  const at = (p: RegExp): number => lines.findIndex((l) => p.test(l));
+  return [at(a), at(b), at(c)];
 }
 
 describe("FsObjectStore durability", () => {
