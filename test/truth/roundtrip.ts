@@ -74,7 +74,7 @@ function writeTable(ws: ExcelJS.Worksheet, t: TableSpec, [top, left]: [number, n
       ...row.map((spec, c) => {
         const wrap = (r < t.headerRows && t.header === "wrapped") || t.kinds[c] === "wrap";
         const perLine = (t.widths[c]! * 11 * 0.85) / fontSize;
-        return spec && wrap ? Math.ceil(spec.text.length / perLine) + 1 : 1;
+        return spec && wrap ? Math.ceil(spec.text.length / perLine) : 1;
       }),
     );
     if (lines > 1) ws.getRow(top + r).height = lines * fontSize * 1.3;
