@@ -58,6 +58,7 @@ const OPERATION_DOCS: Record<Operation, string> = {
   merge: "Merge 2–50 PDFs, each optionally limited to page ranges, keeping or rebuilding bookmarks.",
   split: "Split a PDF by ranges, every N pages, or into single pages; outputs the parts and one zip of them all.",
   convert: "Convert Office documents (DOCX, DOC, ODT, RTF, XLSX, XLS, ODS, PPTX, PPT, ODP) to PDF.",
+  edit: "Edit a PDF with ordered steps: rotate, delete, select (reorder/extract), watermark and stamp (text or an image input), page numbers, header/footer with {n} and {total}, flatten, metadata, unlock (with `password`), repair. One qpdf run for all steps. Further inputs are PNG/JPEG/TIFF images that stamps name by index.",
   protect:
     "Encrypt a PDF with AES-256 (default) or AES-128, a user password and permissions. Passwords are never stored in job records, logs or metrics.",
 };
@@ -100,7 +101,8 @@ export function buildOpenApi(version: string): Json {
             name: "Idempotency-Key",
             in: "header",
             schema: { type: "string", maxLength: 255 },
-            description: "Same key + same body within 24 h → the same job; a different body → 409 idempotency_conflict.",
+            description:
+              "Looked up before anything else: same key + same body within 24 h → the same job as it is now (Idempotent-Replayed: true), even after it ended or at the unfinished-jobs cap; a different body → 409 idempotency_conflict; the key's job deleted since → 404 not_found (never a second job).",
           },
           {
             name: "Prefer",
@@ -135,8 +137,10 @@ export function buildOpenApi(version: string): Json {
             "validation_failed",
             "unsupported_media_type",
             "payload_too_large",
+            "storage_quota_exceeded",
             "too_many_jobs",
             "idempotency_conflict",
+            "not_found",
           ]),
         },
       },
@@ -171,7 +175,7 @@ export function buildOpenApi(version: string): Json {
             description: "Stored.",
             content: { "application/json": { schema: { type: "object", properties: { data: { type: "array", items: REF("File") } } } } },
           },
-          ...problemResponses([...AUTHED, "validation_failed", "unsupported_media_type", "payload_too_large"]),
+          ...problemResponses([...AUTHED, "validation_failed", "unsupported_media_type", "payload_too_large", "storage_quota_exceeded"]),
         },
       },
     },
