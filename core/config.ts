@@ -185,6 +185,10 @@ export const CONFIG_KEYS = {
   },
   // --- the controller (folio controller, Kubernetes mode) ---
   FOLIO_RUNNER_IMAGE: { schema: z.string().optional(), doc: "Controller: the runner image its Jobs run (required by `folio controller`)." },
+  FOLIO_RUNNER_FULL_IMAGE: {
+    schema: z.string().optional(),
+    doc: "Controller: the runner image with Chromium, OCRmyPDF/Tesseract and veraPDF, for OCR, PDF/A and web-page conversions (default: FOLIO_RUNNER_IMAGE for every job).",
+  },
   FOLIO_RUNNER_IMAGE_PULL_POLICY: {
     schema: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
     doc: "Controller: imagePullPolicy of the runner Jobs (Kubernetes' default when unset).",
