@@ -28,7 +28,7 @@ RUN apt-get update \
 # --- the image -------------------------------------------------------------------------------------
 FROM ${RUNNER_IMAGE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
-USER root
+USER 0
 COPY bin/debian-packages.txt /tmp/debian-packages.txt
 # The `full` packages of bin/debian-packages.txt. The JRE's man pages and Chromium's locales other
 # than en-US are never installed (dpkg path filters, as the base image's for documentation).
