@@ -24,6 +24,7 @@ import { dashboardRouter } from "./dashboard/index.ts";
 import { attemptRecorder, embeddedDashboard, sqliteDashboardStores } from "./dashboard/embedded.ts";
 import type { DashboardStores } from "./dashboard/context.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
+import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
 import { createApp, metricsHandler } from "./app.ts";
 import type { JobBackend } from "./jobs/backend.ts";
 import { KubernetesBackend } from "./jobs/kubernetes.ts";
@@ -207,6 +208,7 @@ async function serve(argv: readonly string[]): Promise<number> {
   }
   const { backend, store, webhooks } = parts;
   const accessRequests = new AccessRequestStore(db);
+  const port = sqliteTenantPort(tenants, accessRequests);
   // Kubernetes mode delivers webhooks from the controller: no attempt log here.
   const dashboard = embeddedDashboard({
     config,
@@ -214,8 +216,8 @@ async function serve(argv: readonly string[]): Promise<number> {
     db,
     dataDir,
     backend,
-    tenants,
-    accessRequests,
+    tenants: port.tenants,
+    accessRequests: port.accessRequests,
     stores: kubernetes ? { ...dashboardStores, attempts: null } : dashboardStores,
     pool: parts.pool,
   });

@@ -16,6 +16,7 @@ import { IMAGE_KINDS, SNIFF_BYTES, sniff } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import { createBrowsers, type BrowserProvider } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
+import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./engines/output-budget.ts";
 import { countPages, inspectPdf } from "./engines/qpdf.ts";
 import { rasterInfo } from "./engines/raster.ts";
 import { OPS } from "./ops/index.ts";
@@ -36,6 +37,10 @@ export function defaultLimits(config: Config): RunnerLimits {
     max_merge_files: config.FOLIO_MAX_MERGE_FILES,
     max_image_pixels: config.FOLIO_MAX_IMAGE_PIXELS,
     timeout_ms: config.FOLIO_JOB_TIMEOUT_MS,
+    max_output_pages: config.FOLIO_MAX_OUTPUT_PAGES,
+    max_output_bytes: config.FOLIO_MAX_OUTPUT_BYTES,
+    max_decompressed_bytes: config.FOLIO_MAX_DECOMPRESSED_BYTES,
+    max_decompression_ratio: config.FOLIO_MAX_DECOMPRESSION_RATIO,
   };
 }
 
@@ -92,6 +97,27 @@ async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }
   }
   const pages = file.content_type === "application/pdf" ? (file.pages ?? (await countPages(qctx, file.path))) : null;
   return { filename: file.filename, path: file.path, content_type: file.content_type, size, sha256: hash.digest("hex"), pages };
+}
+
+/**
+ * The last word on the output caps, for every operation: what the outputs hold once written (an
+ * Office document may convert into more pages than the cap; merge and split were checked before).
+ * Outputs over a cap are deleted, never reported.
+ */
+async function enforceOutputCaps(caps: OutputCaps, outputs: readonly OutputFile[]): Promise<void> {
+  try {
+    checkPages(
+      caps,
+      outputs.reduce((n, o) => n + (o.pages ?? 0), 0),
+    );
+    checkBytes(
+      caps,
+      outputs.reduce((n, o) => n + o.size, 0),
+    );
+  } catch (err) {
+    await Promise.all(outputs.map((o) => rm(o.path, { force: true })));
+    throw err;
+  }
 }
 
 /** A filename safe to use as a base name: no directories, no extension, no control characters. */
@@ -178,6 +204,7 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
     const result = await op.run(ctx);
     const outputs: OutputFile[] = [];
     for (const f of result.files) outputs.push(await describe(f, qctx));
+    await enforceOutputCaps(outputCaps(limits, inputs), outputs);
     const duration_ms = Math.round(performance.now() - started);
     log.info({ outputs: outputs.length, duration_ms }, "Ran job");
     return { operation: spec.operation, outputs, figures: result.figures, duration_ms };

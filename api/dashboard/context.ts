@@ -5,10 +5,8 @@ import type { Logger } from "../../core/logger.ts";
 import type { PlanLimits } from "../../core/plans.ts";
 import type { BucketPolicy, TakeResult } from "../http/rate-limit.ts";
 import type { JobBackend } from "../jobs/backend.ts";
-import type { AccessRequestStore } from "../store/access-requests.ts";
 import type { AuditLog } from "../store/audit.ts";
 import type { KeyLabels } from "../store/key-labels.ts";
-import type { Tenant, TenantStore } from "../store/tenants.ts";
 import type { UsageStore } from "../store/usage.ts";
 import type { UserStore } from "../store/users.ts";
 import type { WebhookAttempts } from "../store/webhook-attempts.ts";
@@ -16,6 +14,7 @@ import type { CookieSigner } from "./cookies.ts";
 import type { Mailer } from "./mail.ts";
 import type { OidcSignIn } from "./oidc.ts";
 import type { Session, Sessions } from "./sessions.ts";
+import type { DashboardAccessRequests, DashboardTenants, TenantSummary } from "./tenants-port.ts";
 import type { Throttle } from "./throttle.ts";
 
 /** The service's state for the operators' health page. */
@@ -41,8 +40,8 @@ export interface DashboardDeps {
   config: Config;
   log: Logger;
   backend: JobBackend;
-  tenants: TenantStore;
-  accessRequests: AccessRequestStore;
+  tenants: DashboardTenants;
+  accessRequests: DashboardAccessRequests;
   stores: DashboardStores;
   /** Key for session cookies and CSRF tokens (≥ 32 bytes), the same on every replica. */
   signingKey: Buffer;
@@ -54,12 +53,9 @@ export interface DashboardDeps {
   mailer: Mailer | null;
   oidc: OidcSignIn | null;
   /** Sends one signed test event to a tenant's URL (Webhooks page). */
-  sendTestWebhook: (tenant: Tenant, url: string) => Promise<{ status: number | null; latencyMs: number; error: string | null }>;
+  sendTestWebhook: (tenant: TenantSummary, url: string) => Promise<{ status: number | null; latencyMs: number; error: string | null }>;
   /** Counts the tenant's newly ended jobs into the usage aggregates (before a Usage page). */
   collectUsage?: (tenantId: string) => Promise<number>;
-  /** Suspends or resumes a tenant where the tenant store supports it. */
-  setSuspended?: (tenantId: string, suspended: boolean) => void;
-  isSuspended?: (tenant: Tenant) => boolean;
 }
 
 export interface Ctx {

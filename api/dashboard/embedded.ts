@@ -10,11 +10,9 @@ import type { Config } from "../../core/config.ts";
 import type { Logger } from "../../core/logger.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
 import type { JobBackend } from "../jobs/backend.ts";
-import type { AccessRequestStore } from "../store/access-requests.ts";
 import { SqliteAuditLog } from "../store/audit.ts";
 import { sql, type Db } from "../store/db.ts";
 import { SqliteKeyLabels } from "../store/key-labels.ts";
-import type { TenantStore } from "../store/tenants.ts";
 import { SqliteUsageStore } from "../store/usage.ts";
 import { SqliteUserStore } from "../store/users.ts";
 import { SqliteWebhookAttempts } from "../store/webhook-attempts.ts";
@@ -23,6 +21,7 @@ import type { DashboardDeps, DashboardStores, ServiceHealth } from "./context.ts
 import { publicUrl } from "./invites.ts";
 import { smtpMailer } from "./mail.ts";
 import { oidcSignIn } from "./oidc.ts";
+import type { DashboardAccessRequests, DashboardTenants } from "./tenants-port.ts";
 import { testWebhookSender } from "./test-webhook.ts";
 import { UsageCollector } from "./usage-collector.ts";
 
@@ -70,8 +69,8 @@ export function embeddedDashboard(o: {
   db: Db;
   dataDir: string;
   backend: JobBackend;
-  tenants: TenantStore;
-  accessRequests: AccessRequestStore;
+  tenants: DashboardTenants;
+  accessRequests: DashboardAccessRequests;
   stores: DashboardStores;
   pool: { busyCount: number; size: number } | null;
 }): EmbeddedDashboard {
@@ -106,7 +105,9 @@ export function embeddedDashboard(o: {
     health,
     mailer: smtpMailer(config),
     oidc: oidcSignIn(config),
-    sendTestWebhook: testWebhookSender(new SsrfGuard(config.FOLIO_WEBHOOK_ALLOWED_HOSTS), (t) => o.tenants.signingSecrets(t)),
+    sendTestWebhook: testWebhookSender(new SsrfGuard(config.FOLIO_WEBHOOK_ALLOWED_HOSTS), async (t) => [
+      await o.tenants.webhookSecret(t.name),
+    ]),
     collectUsage: (tenantId) => collector.collect(tenantId),
   };
   return { deps, collector };

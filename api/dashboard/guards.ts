@@ -3,7 +3,7 @@
  * nothing and says why. Viewers see no key or secret actions, and the server refuses them anyway.
  */
 import type { NextFunction, Request, Response } from "express";
-import type { Tenant } from "../store/tenants.ts";
+import { tenantById, type TenantSummary } from "./tenants-port.ts";
 import type { Role, TenantRole } from "../store/users.ts";
 import type { Ctx } from "./context.ts";
 import { PageError } from "./errors.ts";
@@ -11,7 +11,7 @@ import type { Session } from "./sessions.ts";
 
 export interface Member {
   session: Session;
-  tenant: Tenant;
+  tenant: TenantSummary;
   role: TenantRole;
 }
 
@@ -28,12 +28,12 @@ function toSignIn(req: Request, res: Response): void {
 
 /** A tenant member with one of `roles`. */
 export function member(ctx: Ctx, roles: readonly TenantRole[] = ["owner", "developer", "viewer"]) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const s = res.locals.session as Session | null;
     if (!s) return toSignIn(req, res);
     if (s.user.role === "operator" || s.user.tenant_id === null)
       throw new PageError(403, "Operators manage tenants from the operator pages; tenant pages are for the tenant's members.");
-    const tenant = ctx.d.tenants.byId(s.user.tenant_id);
+    const tenant = await tenantById(ctx.d.tenants, s.user.tenant_id);
     if (!tenant) throw new PageError(403, "Your tenant no longer exists.");
     if (!roles.includes(s.user.role))
       throw new PageError(403, `Your role (${s.user.role}) cannot do this; ask an owner of ${tenant.name}.`);

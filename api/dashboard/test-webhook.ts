@@ -7,10 +7,10 @@ import type { SsrfGuard } from "../../core/net/ssrf.ts";
 import { rfc3339 } from "../../core/time.ts";
 import { postWebhook, type TlsTrust } from "../../core/webhooks/http.ts";
 import { signHeaders, unixSeconds } from "../../core/webhooks/sign.ts";
-import type { Tenant } from "../store/tenants.ts";
+import type { TenantSummary } from "./tenants-port.ts";
 
-export function testWebhookSender(guard: SsrfGuard, secrets: (t: Tenant) => string[], tls?: TlsTrust) {
-  return async (tenant: Tenant, url: string): Promise<{ status: number | null; latencyMs: number; error: string | null }> => {
+export function testWebhookSender(guard: SsrfGuard, secrets: (t: TenantSummary) => Promise<string[]>, tls?: TlsTrust) {
+  return async (tenant: TenantSummary, url: string): Promise<{ status: number | null; latencyMs: number; error: string | null }> => {
     const started = Date.now();
     const check = await guard.check(url);
     if (!check.ok) return { status: null, latencyMs: Date.now() - started, error: `not sent: ${check.reason}` };
@@ -27,7 +27,7 @@ export function testWebhookSender(guard: SsrfGuard, secrets: (t: Tenant) => stri
       headers: {
         "content-type": "application/json",
         "user-agent": "Folio-Webhooks/1",
-        ...signHeaders(secrets(tenant), id, unixSeconds(now), body),
+        ...signHeaders(await secrets(tenant), id, unixSeconds(now), body),
       },
       body,
       timeoutMs: 15_000,

@@ -8,7 +8,7 @@
 import type { Logger } from "../../core/logger.ts";
 import type { JobObject } from "../../core/schemas/api.ts";
 import type { JobBackend } from "../jobs/backend.ts";
-import type { TenantStore } from "../store/tenants.ts";
+import type { DashboardTenants } from "./tenants-port.ts";
 import type { EndedJob, UsageStore } from "../store/usage.ts";
 
 const ENDED = new Set(["succeeded", "failed", "canceled"]);
@@ -32,7 +32,7 @@ export function endedJob(tenantId: string, j: JobObject): EndedJob | null {
 }
 
 export class UsageCollector {
-  private readonly o: { backend: JobBackend; tenants: TenantStore; usage: UsageStore; log: Logger; intervalMs?: number };
+  private readonly o: { backend: JobBackend; tenants: DashboardTenants; usage: UsageStore; log: Logger; intervalMs?: number };
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
@@ -58,7 +58,7 @@ export class UsageCollector {
   }
 
   async collectAll(): Promise<void> {
-    for (const t of this.o.tenants.list()) await this.collect(t.id);
+    for (const t of await this.o.tenants.listTenants()) await this.collect(t.id);
     // Jobs live at most 24 h after they end; their markers can go after 48 h.
     this.o.usage.prune(Date.now() - 48 * 3_600_000);
   }

@@ -13,6 +13,7 @@ import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend, NewJob, NewJobInput, SubmitResult } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
 import { safeFilename } from "../http/filenames.ts";
+import { refuseWhenOverQuota } from "../http/quota.ts";
 import { ApiError, validationFailed, type FieldError } from "../http/problem.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { receiveUploads } from "./files.ts";
@@ -214,6 +215,7 @@ export function operationsRouter(deps: OperationsDeps): Router {
       // job ended and consumed its inputs, the tenant reached its cap.
       let submitted: SubmitResult | null = idem ? await backend.replay({ tenantId: tenant.id, ...idem }) : null;
       if (!submitted) {
+        await refuseWhenOverQuota(backend, tenant.id, limits);
         const parsed = parseOperationBody(operation, body);
         if (!parsed.ok || fieldErrs.length) throw validationFailed([...fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
         const { common, options } = parsed;

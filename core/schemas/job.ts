@@ -24,6 +24,14 @@ export const RunnerLimits = z.strictObject({
   /** Largest decoded image (width × height) the compressor will open. */
   max_image_pixels: z.int().positive(),
   timeout_ms: z.int().positive(),
+  /** Pages in all outputs together; never below the pages of the job's inputs. */
+  max_output_pages: z.int().positive(),
+  /** Bytes of all outputs together; never below twice the job's input bytes. */
+  max_output_bytes: z.int().positive(),
+  /** Inflated bytes per input: compressed PDF streams, Office zip parts. */
+  max_decompressed_bytes: z.int().positive(),
+  /** Inflated bytes per byte of input, above a 64 MiB floor. */
+  max_decompression_ratio: z.int().positive(),
 });
 export type RunnerLimits = z.infer<typeof RunnerLimits>;
 

@@ -132,6 +132,14 @@ export const PdfJobInput = z
   .meta({ description: "An input: an uploaded file in the object store." });
 export type PdfJobInput = z.infer<typeof PdfJobInput>;
 
+/** CEL: every input key is `{tenant}/…` with no empty, `.` or `..` segment. */
+export const INPUT_KEYS_RULE =
+  "self.inputs.all(i, i.key.startsWith(self.tenant + '/') && !i.key.endsWith('/') && !i.key.contains('//') && " +
+  "!i.key.contains('/./') && !i.key.contains('/../') && !i.key.endsWith('/.') && !i.key.endsWith('/..'))";
+
+/** CEL at the root (only there may a rule read metadata.name): the Secret is the PdfJob's own. */
+export const SECRET_REF_RULE = "!has(self.spec.secretRef) || self.spec.secretRef.name == self.metadata.name";
+
 export const PdfJobSpec = z
   .strictObject({
     tenant: z
@@ -185,7 +193,11 @@ export const PdfJobSpec = z
   })
   .meta({
     description: "What to run. Immutable after creation.",
-    "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "spec is immutable" }],
+    "x-kubernetes-validations": [
+      { rule: "self == oldSelf", message: "spec is immutable" },
+      // A PdfJob reads only its own tenant's files (issue #10 item 16; controller/validate.ts).
+      { rule: INPUT_KEYS_RULE, message: "spec.inputs[].key must lie under the tenant's prefix (<tenant>/)" },
+    ],
   });
 export type PdfJobSpec = z.infer<typeof PdfJobSpec>;
 

@@ -10,6 +10,7 @@ import { html } from "../html.ts";
 import { hiddenCsrf, redirectWith, renderPage } from "../layout.ts";
 import { verifyPassword } from "../passwords.ts";
 import type { Session } from "../sessions.ts";
+import { tenantById } from "../tenants-port.ts";
 import { newTotpSecret, otpauthUri, verifyTotp } from "../totp.ts";
 
 const ENROL_COOKIE = "__Host-folio_totp";
@@ -27,11 +28,11 @@ export function accountRouter(ctx: Ctx): Router {
       address: clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY),
     });
 
-  const page = (req: Request, res: Response, error?: string): void => {
+  const page = async (req: Request, res: Response, error?: string): Promise<void> => {
     const s = res.locals.session as Session;
     const pending = ctx.signer.verify<{ uid: string; secret: string }>("totp-enrol", readCookie(req, ENROL_COOKIE));
     const enrolling = pending && pending.uid === s.user.id ? pending.secret : null;
-    const tenant = s.user.tenant_id ? ctx.d.tenants.byId(s.user.tenant_id) : undefined;
+    const tenant = s.user.tenant_id ? await tenantById(ctx.d.tenants, s.user.tenant_id) : null;
     const totp = s.user.totp_secret
       ? html`<p>Two-factor sign-in (TOTP) is <strong>on</strong>.</p>
           <form method="post" action="/dashboard/account/totp/remove" class="card">

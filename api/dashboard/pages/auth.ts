@@ -18,6 +18,7 @@ import type { Session } from "../sessions.ts";
 import { accountRouter } from "./account.ts";
 import { oidcMember } from "./oidc-member.ts";
 import { verifyTotp } from "../totp.ts";
+import { tenantById } from "../tenants-port.ts";
 
 const MFA_COOKIE = "__Host-folio_mfa";
 const OIDC_COOKIE = "__Host-folio_oidc";
@@ -182,9 +183,9 @@ export function authRouter(ctx: Ctx): Router {
         ? new PageError(410, "This invite link was used already; sign in instead, or ask for a new link.")
         : new PageError(404, "This invite link is not valid. Check that you copied all of it, or ask for a new one.");
 
-  const inviteForm = (req: Request, res: Response, user: User, error?: string): void => {
+  const inviteForm = async (req: Request, res: Response, user: User, error?: string): Promise<void> => {
     const csrf = anonymousCsrf(req, res, ctx.signer);
-    const tenant = user.tenant_id ? ctx.d.tenants.byId(user.tenant_id) : undefined;
+    const tenant = user.tenant_id ? await tenantById(ctx.d.tenants, user.tenant_id) : null;
     renderPage(req, res, ctx.signer, {
       title: "Set your password",
       session: null,
@@ -210,7 +211,7 @@ export function authRouter(ctx: Ctx): Router {
   r.get("/invite/:token", (req, res) => {
     const found = users.peekInvite(param(req, "token"));
     if ("error" in found) throw inviteProblem(found.error);
-    inviteForm(req, res, found.user);
+    return inviteForm(req, res, found.user);
   });
 
   r.post("/invite/:token", async (req, res) => {
@@ -254,7 +255,7 @@ export function authRouter(ctx: Ctx): Router {
       ctx.d.log.warn({ err }, "OpenID Connect sign-in failed");
       throw new PageError(401, "The identity provider's answer could not be verified; start again.");
     }
-    const user = oidcMember(ctx, who);
+    const user = await oidcMember(ctx, who);
     users.signInSucceeded(user.id);
     ctx.sessions.issue(res, user, "oidc");
     // This response ends a navigation that began on the provider's site, so a redirect would not

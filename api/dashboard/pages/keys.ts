@@ -5,7 +5,7 @@
  * without actions, and the server refuses the actions to them.
  */
 import express, { type Request, type Response, type Router } from "express";
-import type { ApiKeyRow } from "../../store/tenants.ts";
+import type { KeySummary } from "../tenants-port.ts";
 import { clientAddress, type Ctx, param, field } from "../context.ts";
 import { PageError } from "../errors.ts";
 import { canManageKeys, member, memberOf, type Member } from "../guards.ts";
@@ -14,7 +14,7 @@ import { hiddenCsrf, redirectWith, renderPage } from "../layout.ts";
 
 const NAME = /^[\p{L}\p{N} ._-]{1,60}$/u;
 
-function status(k: ApiKeyRow, now: number): Html {
+function status(k: KeySummary, now: number): Html {
   if (k.revoked_at !== null) return html`<span class="badge bad">revoked</span>`;
   if (k.expires_at !== null && k.expires_at <= now) return html`<span class="badge bad">expired</span>`;
   if (k.expires_at !== null)
@@ -31,11 +31,15 @@ export function keysRouter(ctx: Ctx): Router {
   const { keyLabels, audit } = ctx.d.stores;
   const writers = member(ctx, ["owner", "developer"]);
 
-  const page = (req: Request, res: Response, o: { newKey?: { key: string; name: string; note?: string }; error?: string } = {}): void => {
+  const page = async (
+    req: Request,
+    res: Response,
+    o: { newKey?: { key: string; name: string; note?: string }; error?: string } = {},
+  ): Promise<void> => {
     const m = memberOf(res);
     const now = Date.now();
     const labels = keyLabels.forTenant(m.tenant.id);
-    const keys = tenants.listKeys(m.tenant.id).reverse();
+    const keys = (await tenants.listKeys(m.tenant.name)).reverse();
     const manage = canManageKeys(m.role);
     const csrf = hiddenCsrf(m.session);
     const shown = o.newKey
@@ -145,42 +149,45 @@ export function keysRouter(ctx: Ctx): Router {
       address: clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY),
     });
 
-  const ownKey = (m: Member, keyId: string): ApiKeyRow => {
-    const k = tenants.keyById(keyId);
-    if (!k || k.tenant_id !== m.tenant.id) throw new PageError(404, "No such key.");
+  const ownKey = async (m: Member, keyId: string): Promise<KeySummary> => {
+    const k = await tenants.key(keyId);
+    if (!k || k.tenant !== m.tenant.name) throw new PageError(404, "No such key.");
     return k;
   };
 
   r.get("/keys", member(ctx), (req, res) => page(req, res));
 
-  r.post("/keys", writers, (req, res) => {
+  r.post("/keys", writers, async (req, res) => {
     const m = memberOf(res);
     const name = field(req, "name").trim();
     if (!NAME.test(name))
       return page(req, res, { error: "Give the key a name of 1 to 60 letters, digits, spaces, dots, dashes or underscores." });
-    const k = tenants.createKey(m.tenant.id);
+    const k = await tenants.createKey(m.tenant.name);
     keyLabels.set({ key_id: k.key_id, tenant_id: m.tenant.id, name, created_by: m.session.user.email, replaces: null });
     record(req, m, "key.created", k.key_id, { name });
-    page(req, res, { newKey: { key: k.key, name } });
+    await page(req, res, { newKey: { key: k.key, name } });
   });
 
-  r.post("/keys/:id/rotate", writers, (req, res) => {
+  r.post("/keys/:id/rotate", writers, async (req, res) => {
     const m = memberOf(res);
-    const old = ownKey(m, param(req, "id"));
+    const old = await ownKey(m, param(req, "id"));
     if (old.revoked_at !== null || (old.expires_at !== null && old.expires_at <= Date.now()))
       return redirectWith(res, ctx.signer, "/dashboard/keys", { error: "Only an active key can be rotated." });
     const graceMs = ctx.d.config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000;
-    const k = tenants.rotateKey(old.key_id, graceMs);
+    const k = await tenants.rotateKey(old.key_id, graceMs);
     const name = keyLabels.forTenant(m.tenant.id).get(old.key_id)?.name ?? "rotated key";
     keyLabels.set({ key_id: k.key_id, tenant_id: m.tenant.id, name, created_by: m.session.user.email, replaces: old.key_id });
-    record(req, m, "key.rotated", old.key_id, { new_key_id: k.key_id, old_valid_until: new Date(Date.now() + graceMs).toISOString() });
-    page(req, res, { newKey: { key: k.key, name, note: `The old key folio_sk_${old.key_id}_… keeps working for the grace period.` } });
+    record(req, m, "key.rotated", old.key_id, { new_key_id: k.key_id, old_valid_until: new Date(k.previous_expires_at).toISOString() });
+    await page(req, res, {
+      newKey: { key: k.key, name, note: `The old key folio_sk_${old.key_id}_… keeps working for the grace period.` },
+    });
   });
 
-  r.post("/keys/:id/revoke", writers, (req, res) => {
+  r.post("/keys/:id/revoke", writers, async (req, res) => {
     const m = memberOf(res);
-    const k = ownKey(m, param(req, "id"));
-    if (!tenants.revokeKey(k.key_id)) return redirectWith(res, ctx.signer, "/dashboard/keys", { error: "That key was already revoked." });
+    const k = await ownKey(m, param(req, "id"));
+    if (!(await tenants.revokeKey(k.key_id)))
+      return redirectWith(res, ctx.signer, "/dashboard/keys", { error: "That key was already revoked." });
     record(req, m, "key.revoked", k.key_id);
     redirectWith(res, ctx.signer, "/dashboard/keys", { ok: `Revoked folio_sk_${k.key_id}_…; requests with it now fail.` });
   });

@@ -5,14 +5,14 @@ import { PageError } from "../errors.ts";
 import { EMAIL } from "../invites.ts";
 import type { OidcIdentity } from "../oidc.ts";
 
-export function oidcMember(ctx: Ctx, who: OidcIdentity): User {
+export async function oidcMember(ctx: Ctx, who: OidcIdentity): Promise<User> {
   const { users } = ctx.d.stores;
   if (!EMAIL.test(who.email)) throw new PageError(403, "Your identity provider did not share an e-mail address.");
   if (!who.role)
     throw new PageError(403, `Your identity provider did not give you a Folio role (claim ${ctx.d.config.FOLIO_OIDC_ROLE_CLAIM}).`);
   let tenantId: string | null = null;
   if (who.role !== "operator") {
-    const tenant = who.tenant ? ctx.d.tenants.byName(who.tenant) : undefined;
+    const tenant = who.tenant ? await ctx.d.tenants.tenant(who.tenant) : null;
     if (!tenant)
       throw new PageError(403, `Your identity provider names no tenant that exists here (claim ${ctx.d.config.FOLIO_OIDC_TENANT_CLAIM}).`);
     tenantId = tenant.id;

@@ -4,7 +4,8 @@
  * service's health. Texts people sent with access requests are shown as text, never as markup.
  */
 import express, { type Request, type Response, type Router } from "express";
-import { PLANS, type Plan, type Tenant } from "../../store/tenants.ts";
+import { PLANS, type Plan } from "../../store/tenants.ts";
+import type { TenantSummary as Tenant } from "../tenants-port.ts";
 import { clientAddress, type Ctx, param, field } from "../context.ts";
 import { PageError } from "../errors.ts";
 import { operator } from "../guards.ts";
@@ -31,20 +32,26 @@ export function operatorRouter(ctx: Ctx): Router {
       detail,
       address: clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY),
     });
-  const suspended = (t: Tenant): boolean => ctx.d.isSuspended?.(t) ?? false;
+  const suspended = (t: Tenant): boolean => t.suspended;
+  const canSuspend = typeof tenants.setSuspended === "function";
   const planSelect = (id: string, current: string) =>
     html`<select id="${id}" name="plan">
       ${PLANS.map((p) => html`<option value="${p}" ${p === current ? html` selected` : ""}>${p}</option>`)}
     </select>`;
-  const byName = (name: string): Tenant => {
-    const t = tenants.byName(name);
+  const byName = async (name: string): Promise<Tenant> => {
+    const t = await tenants.tenant(name);
     if (!t) throw new PageError(404, "No such tenant.");
     return t;
   };
 
   // --- tenants ---------------------------------------------------------------------------------
 
-  const list = (req: Request, res: Response, o: { error?: string; created?: { tenant: string; url: string | null } } = {}): void => {
+  const list = async (
+    req: Request,
+    res: Response,
+    o: { error?: string; created?: { tenant: string; url: string | null } } = {},
+  ): Promise<void> => {
+    const all = await tenants.listTenants();
     const days = lastDays(30);
     const rows = usage.since(null, days[0]!);
     const jobs = (id: string): number => rows.filter((r) => r.tenant_id === id).reduce((a, r) => a + r.jobs, 0);
@@ -93,7 +100,7 @@ export function operatorRouter(ctx: Ctx): Router {
             </tr>
           </thead>
           <tbody>
-            ${tenants.list().map(
+            ${all.map(
               (t) =>
                 html`<tr>
                   <td><a href="/dashboard/operator/tenants/${t.name}">${t.name}</a></td>
@@ -110,7 +117,7 @@ export function operatorRouter(ctx: Ctx): Router {
 
   r.get("/tenants", (req, res) => list(req, res));
 
-  r.post("/tenants", (req, res) => {
+  r.post("/tenants", async (req, res) => {
     const name = field(req, "name").trim();
     const plan = field(req, "plan") as Plan;
     const owner = field(req, "owner").trim().toLowerCase();
@@ -118,18 +125,19 @@ export function operatorRouter(ctx: Ctx): Router {
       return list(req, res, { error: "A tenant name is 1 to 63 lower-case letters, digits and dashes (not at either end)." });
     if (!PLANS.includes(plan)) return list(req, res, { error: `Choose a plan: ${PLANS.join(", ")}.` });
     if (owner && !EMAIL.test(owner)) return list(req, res, { error: "The owner's e-mail address is not valid." });
-    if (tenants.byName(name)) return list(req, res, { error: `A tenant named ${name} exists already.` });
-    const t = tenants.create(name, plan);
+    if (await tenants.tenant(name)) return list(req, res, { error: `A tenant named ${name} exists already.` });
+    const { tenant: t } = await tenants.createTenant(name, plan);
     record(req, res, "tenant.created", name, { plan });
     let url: string | null = null;
     if (owner) {
       url = invite(ctx.d.stores.users, ctx.d.publicUrl, { email: owner, tenantId: t.id, role: "owner" }).url;
       record(req, res, "member.invited", owner, { tenant: name, role: "owner" });
     }
-    list(req, res, { created: { tenant: name, url } });
+    await list(req, res, { created: { tenant: name, url } });
   });
 
-  const detail = (req: Request, res: Response, t: Tenant, o: { url?: string; error?: string } = {}): void => {
+  const detail = async (req: Request, res: Response, t: Tenant, o: { url?: string; error?: string } = {}): Promise<void> => {
+    const liveKeys = (await tenants.listKeys(t.name)).filter((k) => k.revoked_at === null).length;
     const days = lastDays(30);
     const csrf = hiddenCsrf(s(res));
     renderPage(req, res, ctx.signer, {
@@ -156,14 +164,14 @@ export function operatorRouter(ctx: Ctx): Router {
           <dt>Members</dt>
           <dd>${ctx.d.stores.users.byTenant(t.id).length}</dd>
           <dt>API keys</dt>
-          <dd>${tenants.listKeys(t.id).filter((k) => k.revoked_at === null).length} not revoked</dd>
+          <dd>${liveKeys} not revoked</dd>
         </dl>
         <div class="row">
           <form method="post" action="/dashboard/operator/tenants/${t.name}/plan" class="card row">
             ${csrf} <label for="plan">Plan</label>${planSelect("plan", t.plan)}<button type="submit" class="secondary">Change plan</button>
           </form>
           ${
-            ctx.d.setSuspended
+            canSuspend
               ? suspended(t)
                 ? html`<form method="post" action="/dashboard/operator/tenants/${t.name}/resume" class="card">
                     ${csrf}<button type="submit">Resume tenant</button>
@@ -191,13 +199,13 @@ export function operatorRouter(ctx: Ctx): Router {
     });
   };
 
-  r.get("/tenants/:name", (req, res) => detail(req, res, byName(param(req, "name"))));
+  r.get("/tenants/:name", async (req, res) => detail(req, res, await byName(param(req, "name"))));
 
-  r.post("/tenants/:name/plan", (req, res) => {
-    const t = byName(param(req, "name"));
+  r.post("/tenants/:name/plan", async (req, res) => {
+    const t = await byName(param(req, "name"));
     const plan = field(req, "plan") as Plan;
     if (!PLANS.includes(plan)) return detail(req, res, t, { error: `Choose a plan: ${PLANS.join(", ")}.` });
-    tenants.setPlan(t.id, plan);
+    await tenants.setPlan(t.name, plan);
     record(req, res, "tenant.plan_changed", t.name, { from: t.plan, to: plan });
     redirectWith(res, ctx.signer, `/dashboard/operator/tenants/${t.name}`, { ok: `${t.name} is now on ${plan}.` });
   });
@@ -206,10 +214,10 @@ export function operatorRouter(ctx: Ctx): Router {
     ["suspend", true],
     ["resume", false],
   ] as const) {
-    r.post(`/tenants/:name/${action}`, (req, res) => {
-      const t = byName(param(req, "name"));
-      if (!ctx.d.setSuspended) throw new PageError(404, "Suspending tenants is not available here.");
-      ctx.d.setSuspended(t.id, value);
+    r.post(`/tenants/:name/${action}`, async (req, res) => {
+      const t = await byName(param(req, "name"));
+      if (!tenants.setSuspended) throw new PageError(404, "Suspending tenants is not available here.");
+      await tenants.setSuspended(t.name, value);
       record(req, res, value ? "tenant.suspended" : "tenant.resumed", t.name);
       redirectWith(res, ctx.signer, `/dashboard/operator/tenants/${t.name}`, {
         ok: value ? `${t.name} is suspended: its keys get 403 tenant_suspended.` : `${t.name} is active again.`,
@@ -217,20 +225,24 @@ export function operatorRouter(ctx: Ctx): Router {
     });
   }
 
-  r.post("/tenants/:name/invite", (req, res) => {
-    const t = byName(param(req, "name"));
+  r.post("/tenants/:name/invite", async (req, res) => {
+    const t = await byName(param(req, "name"));
     const email = field(req, "email").trim().toLowerCase();
     if (!EMAIL.test(email)) return detail(req, res, t, { error: "Enter a valid e-mail address." });
     const inv = invite(ctx.d.stores.users, ctx.d.publicUrl, { email, tenantId: t.id, role: "owner" });
     record(req, res, "member.invited", email, { tenant: t.name, role: "owner" });
-    detail(req, res, t, { url: inv.url });
+    await detail(req, res, t, { url: inv.url });
   });
 
   // --- access requests -------------------------------------------------------------------------
 
-  const requests = (req: Request, res: Response, o: { error?: string; approved?: { tenant: string; url: string } } = {}): void => {
+  const requests = async (
+    req: Request,
+    res: Response,
+    o: { error?: string; approved?: { tenant: string; url: string } } = {},
+  ): Promise<void> => {
     const csrf = hiddenCsrf(s(res));
-    const all = accessRequests.list();
+    const all = await accessRequests.list();
     const pending = all.filter((a) => a.status === "pending");
     const decided = all
       .filter((a) => a.status !== "pending")
@@ -318,21 +330,21 @@ export function operatorRouter(ctx: Ctx): Router {
 
   r.get("/access-requests", (req, res) => requests(req, res));
 
-  r.post("/access-requests/:id/approve", (req, res) => {
-    const a = accessRequests.get(param(req, "id"));
+  r.post("/access-requests/:id/approve", async (req, res) => {
+    const a = await accessRequests.get(param(req, "id"));
     if (!a || a.status !== "pending") return requests(req, res, { error: "That request was decided already." });
     const name = field(req, "tenant").trim();
     if (!TENANT_NAME.test(name)) return requests(req, res, { error: "A tenant name is 1 to 63 lower-case letters, digits and dashes." });
-    if (tenants.byName(name)) return requests(req, res, { error: `A tenant named ${name} exists already; choose another name.` });
-    const t = tenants.create(name, "business");
-    if (!accessRequests.decide(a.id, "approved", t.id)) return requests(req, res, { error: "That request was decided already." });
+    if (await tenants.tenant(name)) return requests(req, res, { error: `A tenant named ${name} exists already; choose another name.` });
+    const { tenant: t } = await tenants.createTenant(name, "business");
+    if (!(await accessRequests.decide(a.id, "approved", t.id))) return requests(req, res, { error: "That request was decided already." });
     const inv = invite(ctx.d.stores.users, ctx.d.publicUrl, { email: a.email, tenantId: t.id, role: "owner" });
     record(req, res, "access_request.approved", a.id, { tenant: name, owner: a.email });
-    requests(req, res, { approved: { tenant: name, url: inv.url } });
+    await requests(req, res, { approved: { tenant: name, url: inv.url } });
   });
 
-  r.post("/access-requests/:id/reject", (req, res) => {
-    if (!accessRequests.decide(param(req, "id"), "rejected", null))
+  r.post("/access-requests/:id/reject", async (req, res) => {
+    if (!(await accessRequests.decide(param(req, "id"), "rejected", null)))
       return requests(req, res, { error: "That request was decided already." });
     record(req, res, "access_request.rejected", param(req, "id"));
     redirectWith(res, ctx.signer, "/dashboard/operator/access-requests", { ok: "Rejected." });

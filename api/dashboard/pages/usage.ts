@@ -90,7 +90,9 @@ export function usageRouter(ctx: Ctx): Router {
     const limits = ctx.planLimits(m.tenant.plan);
     const policy = { perMinute: limits.requestsPerMinute, burst: limits.burst };
     const now = Date.now();
-    const keys = ctx.d.tenants.listKeys(m.tenant.id).filter((k) => k.revoked_at === null && (k.expires_at === null || k.expires_at > now));
+    const keys = (await ctx.d.tenants.listKeys(m.tenant.name)).filter(
+      (k) => k.revoked_at === null && (k.expires_at === null || k.expires_at > now),
+    );
     const labels = ctx.d.stores.keyLabels.forTenant(m.tenant.id);
     const unfinished = await ctx.d.backend.countUnfinished(m.tenant.id);
     renderPage(req, res, ctx.signer, {

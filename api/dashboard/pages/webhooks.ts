@@ -14,7 +14,7 @@ export function webhooksRouter(ctx: Ctx): Router {
   const r = express.Router();
   const writers = member(ctx, ["owner", "developer"]);
 
-  const page = (
+  const page = async (
     req: Request,
     res: Response,
     o: {
@@ -23,12 +23,14 @@ export function webhooksRouter(ctx: Ctx): Router {
       error?: string;
       url?: string;
     } = {},
-  ): void => {
+  ): Promise<void> => {
     const m = memberOf(res);
-    const t = ctx.d.tenants.byId(m.tenant.id)!;
+    const current = await ctx.d.tenants.webhookSecret(m.tenant.name);
+    const rotated = ctx.d.stores.audit.list(m.tenant.id, 200).find((e) => e.action === "webhook_secret.rotated");
+    const prevUntil = typeof rotated?.detail.previous_valid_until === "string" ? Date.parse(rotated.detail.previous_valid_until) : null;
     const manage = canManageKeys(m.role);
     const csrf = hiddenCsrf(m.session);
-    const prevValid = t.webhook_secret_prev_until !== null && t.webhook_secret_prev_until > Date.now();
+    const prevValid = prevUntil !== null && prevUntil > Date.now();
     renderPage(req, res, ctx.signer, {
       title: "Webhooks",
       session: m.session,
@@ -58,12 +60,10 @@ export function webhooksRouter(ctx: Ctx): Router {
             <code>standardwebhooks</code> library verifies it.
           </p>
           <p>
-            Current secret: <code>whsec_…${t.webhook_secret.slice(-4)}</code>${
+            Current secret: <code>whsec_…${current.slice(-4)}</code>${
               prevValid
                 ? html` · the previous one also signs for
-                    <span data-countdown="${new Date(t.webhook_secret_prev_until!).toISOString()}"
-                      >${time(t.webhook_secret_prev_until)}</span
-                    >`
+                    <span data-countdown="${new Date(prevUntil).toISOString()}">${time(prevUntil)}</span>`
                 : ""
             }
           </p>
@@ -117,18 +117,18 @@ export function webhooksRouter(ctx: Ctx): Router {
 
   r.get("/webhooks", member(ctx), (req, res) => page(req, res));
 
-  r.post("/webhooks/rotate", writers, (req, res) => {
+  r.post("/webhooks/rotate", writers, async (req, res) => {
     const m = memberOf(res);
-    const t = ctx.d.tenants.rotateWebhookSecret(m.tenant.id, ctx.d.config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000);
+    const t = await ctx.d.tenants.rotateWebhookSecret(m.tenant.name, ctx.d.config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000);
     ctx.d.stores.audit.record({
       tenant_id: m.tenant.id,
       actor: m.session.user.email,
       action: "webhook_secret.rotated",
       target: m.tenant.name,
-      detail: { previous_valid_until: new Date(t.webhook_secret_prev_until ?? Date.now()).toISOString() },
+      detail: { previous_valid_until: new Date(t.previous_valid_until).toISOString() },
       address: clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY),
     });
-    page(req, res, { secret: t.webhook_secret });
+    await page(req, res, { secret: t.webhook_secret });
   });
 
   r.post("/webhooks/test", writers, async (req, res) => {
@@ -151,7 +151,7 @@ export function webhooksRouter(ctx: Ctx): Router {
       detail: { status: result.status },
       address: clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY),
     });
-    page(req, res, { test: { url, ...result }, url });
+    await page(req, res, { test: { url, ...result }, url });
   });
 
   return r;
