@@ -259,11 +259,11 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
       const tenant = operator ? null : tenantByFlag();
       let inv;
       try {
-        inv = invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
+        inv = await invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
       } catch {
         throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
       }
-      new SqliteAuditLog(db).record({
+      await new SqliteAuditLog(db).record({
         tenant_id: tenant?.id ?? null,
         actor: "cli",
         action: "member.invited",
@@ -284,7 +284,7 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
     }
     case "list": {
       const tenant = p.flags.has("tenant") ? tenantByFlag() : null;
-      const rows = (tenant ? store.byTenant(tenant.id) : store.operators()).map((u) => ({
+      const rows = (tenant ? await store.byTenant(tenant.id) : await store.operators()).map((u) => ({
         email: u.email,
         role: u.role,
         totp: u.totp_secret !== null,

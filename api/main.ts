@@ -126,7 +126,7 @@ function embeddedBackend(
     env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
     log,
   });
-  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboard) });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboard, log) });
   const backend = new LocalBackend({
     db,
     store,
@@ -192,7 +192,8 @@ async function serve(argv: readonly string[]): Promise<number> {
   // In Kubernetes mode the admin creates tenants with `folio tenants create` (the chart's NOTES say how).
   if (!kubernetes && tenants.list().length === 0) {
     const t = tenants.create("dev", "business");
-    const signIn = invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }).url;
+    const signIn = (await invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }))
+      .url;
     first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret, signIn };
   }
   const metrics = new Metrics();

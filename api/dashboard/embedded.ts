@@ -43,19 +43,21 @@ export function sqliteDashboardStores(db: Db): DashboardStores {
   };
 }
 
-/** Records a webhook attempt for the job page. */
-export function attemptRecorder(stores: DashboardStores): (a: AttemptRecord) => void {
+/** Records a webhook attempt for the job page (the delivery worker does not wait for it). */
+export function attemptRecorder(stores: DashboardStores, log: Logger): (a: AttemptRecord) => void {
   return (a) =>
-    stores.attempts?.record({
-      delivery_id: a.delivery.id,
-      job_id: a.delivery.job_id,
-      tenant_id: a.delivery.tenant_id,
-      at: a.at,
-      status_code: a.status,
-      latency_ms: a.latencyMs,
-      error: a.error,
-      next_attempt_at: a.nextAttemptAt,
-    });
+    void stores.attempts
+      ?.record({
+        delivery_id: a.delivery.id,
+        job_id: a.delivery.job_id,
+        tenant_id: a.delivery.tenant_id,
+        at: a.at,
+        status_code: a.status,
+        latency_ms: a.latencyMs,
+        error: a.error,
+        next_attempt_at: a.nextAttemptAt,
+      })
+      .catch((err: unknown) => log.error({ err }, "Could not record a webhook attempt"));
 }
 
 export interface EmbeddedDashboard {
@@ -88,7 +90,7 @@ export function embeddedDashboard(o: {
       queued: n("queued"),
       running: n("running"),
       engines: o.pool ? { busy: o.pool.busyCount, size: o.pool.size } : null,
-      webhookBacklog: stores.attempts?.backlog() ?? null,
+      webhookBacklog: (await stores.attempts?.backlog()) ?? null,
       ready: await o.backend.ready(),
     };
   };
