@@ -21,7 +21,7 @@ import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { adminCommand, parseFlags, usersCommand } from "./admin.ts";
 import { dashboardRouter } from "./dashboard/index.ts";
-import { attemptRecorder, embeddedDashboard, sqliteDashboardStores } from "./dashboard/embedded.ts";
+import { attemptRecorder, embeddedDashboard, kubernetesDashboardStores, sqliteDashboardStores } from "./dashboard/embedded.ts";
 import type { DashboardStores } from "./dashboard/context.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
 import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
@@ -187,7 +187,10 @@ async function serve(argv: readonly string[]): Promise<number> {
   const db = openDb(dataDir);
   const tenants = new TenantStore(db);
   const kubernetes = config.FOLIO_BACKEND === "kubernetes";
-  const dashboardStores = sqliteDashboardStores(db);
+  // Kubernetes mode keeps the dashboard's people, audit log and usage in the cluster, shared by every replica.
+  const dashboardStores = kubernetes
+    ? kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default")
+    : sqliteDashboardStores(db);
   let first: { key: string; secret: string; signIn: string } | null = null;
   // In Kubernetes mode the admin creates tenants with `folio tenants create` (the chart's NOTES say how).
   if (!kubernetes && tenants.list().length === 0) {
@@ -219,7 +222,7 @@ async function serve(argv: readonly string[]): Promise<number> {
     backend,
     tenants: port.tenants,
     accessRequests: port.accessRequests,
-    stores: kubernetes ? { ...dashboardStores, attempts: null } : dashboardStores,
+    stores: dashboardStores,
     pool: parts.pool,
   });
   const app = createApp({

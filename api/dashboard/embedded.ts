@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Config } from "../../core/config.ts";
 import type { Logger } from "../../core/logger.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
@@ -13,6 +14,8 @@ import type { JobBackend } from "../jobs/backend.ts";
 import { SqliteAuditLog } from "../store/audit.ts";
 import { sql, type Db } from "../store/db.ts";
 import { SqliteKeyLabels } from "../store/key-labels.ts";
+import { KubernetesAuditLog, KubernetesKeyLabels, KubernetesUsageStore, KubernetesUserStore } from "../store/kubernetes-dashboard.ts";
+import { JsonObjects } from "../store/kubernetes-objects.ts";
 import { SqliteUsageStore } from "../store/usage.ts";
 import { SqliteUserStore } from "../store/users.ts";
 import { SqliteWebhookAttempts } from "../store/webhook-attempts.ts";
@@ -31,6 +34,22 @@ export function dashboardKey(config: Config, dataDir: string): Buffer {
   const file = path.join(dataDir, "dashboard.key");
   if (!existsSync(file)) writeFileSync(file, randomBytes(32), { mode: 0o600, flag: "wx" });
   return readFileSync(file);
+}
+
+/**
+ * Kubernetes mode: the dashboard's stores in the cluster (api/store/kubernetes-dashboard.ts), in
+ * the namespace the API works in, so that every API replica shares them. The controller keeps
+ * webhook attempts in each PdfJob's status, so there is no attempt log here.
+ */
+export function kubernetesDashboardStores(kc: KubeConfig, namespace: string): DashboardStores {
+  const objects = new JsonObjects(kc, namespace);
+  return {
+    users: new KubernetesUserStore(objects),
+    audit: new KubernetesAuditLog(objects),
+    usage: new KubernetesUsageStore(objects),
+    keyLabels: new KubernetesKeyLabels(objects),
+    attempts: null,
+  };
 }
 
 export function sqliteDashboardStores(db: Db): DashboardStores {
