@@ -79,6 +79,33 @@ export function attemptRecorder(stores: DashboardStores, log: Logger): (a: Attem
       .catch((err: unknown) => log.error({ err }, "Could not record a webhook attempt"));
 }
 
+type Counts = (status: "queued" | "running") => number;
+
+function embeddedCounts(db: Db): Counts {
+  const rows = sql(db, "SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running') GROUP BY status").all() as unknown as {
+    status: string;
+    n: number;
+  }[];
+  return (status) => rows.find((c) => c.status === status)?.n ?? 0;
+}
+
+/** Unfinished jobs of every tenant, counted through the job backend (at most 1,000 per tenant and status). */
+async function backendCounts(backend: JobBackend, tenants: DashboardTenants): Promise<Counts> {
+  const counts = { queued: 0, running: 0 };
+  for (const t of await tenants.listTenants()) {
+    for (const status of ["queued", "running"] as const) {
+      let after: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const r = await backend.listJobs(t.id, { status, limit: 100, ...(after ? { startingAfter: after } : {}) });
+        counts[status] += r.data.length;
+        after = r.data.at(-1)?.id;
+        if (!r.has_more || !after) break;
+      }
+    }
+  }
+  return (status) => counts[status];
+}
+
 export interface EmbeddedDashboard {
   deps: DashboardDeps;
   collector: UsageCollector;
@@ -97,14 +124,8 @@ export function embeddedDashboard(o: {
 }): EmbeddedDashboard {
   const { config, db, stores } = o;
   const health = async (): Promise<ServiceHealth> => {
-    const counts = sql(
-      db,
-      "SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running') GROUP BY status",
-    ).all() as unknown as {
-      status: string;
-      n: number;
-    }[];
-    const n = (s: string): number => counts.find((c) => c.status === s)?.n ?? 0;
+    // Embedded: one query on the jobs table. Kubernetes: the PdfJobs of every tenant, through the backend.
+    const n = o.pool ? embeddedCounts(db) : await backendCounts(o.backend, o.tenants);
     return {
       queued: n("queued"),
       running: n("running"),

@@ -107,4 +107,15 @@ describe("the dashboard in Kubernetes mode, two API replicas", () => {
     const text = JSON.stringify(maps.items.map((m) => m.data));
     for (const a of ["member.invited", "member.password_set", "key.created", "member.signed_out_everywhere"]) expect(text).toContain(a);
   });
+
+  it("shows operators the service's health from the PdfJobs", async () => {
+    const inv = await api2.folio(["users", "invite", "--operator", "--email", "ops@cluster.example", "--json"]);
+    expect(inv.code, inv.stderr).toBe(0);
+    const ops = await (await newContext(browser, api2.base)).newPage();
+    await acceptInvite(ops, inv.json.url, "cluster operator password");
+    await ops.goto("/dashboard/operator/health");
+    await expect(ops.getByTestId("queued").textContent()).resolves.toBe("0");
+    await expect(ops.getByTestId("running").textContent()).resolves.toBe("0");
+    await ops.context().close();
+  });
 });
