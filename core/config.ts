@@ -66,8 +66,54 @@ export const CONFIG_KEYS = {
     schema: int(100_000_000),
     doc: "Largest image (width × height) compress will decode; larger images are left as they are.",
   },
+  FOLIO_MAX_OUTPUT_PAGES: {
+    schema: int(10_000),
+    doc: "Pages in all the outputs of one job together (limit_exceeded beyond); a job may always write each page of its inputs once, so the cap bites on repeated page ranges (`1-,1-,…`) and Office documents that explode into pages.",
+  },
+  FOLIO_MAX_OUTPUT_BYTES: {
+    schema: int(2 * 1024 ** 3),
+    doc: "Bytes of all the outputs of one job together, a split's zip included (limit_exceeded beyond); never less than twice the job's input bytes.",
+  },
+  FOLIO_MAX_DECOMPRESSED_BYTES: {
+    schema: int(1024 ** 3),
+    doc: "Bytes the compressed streams of one PDF, or the parts of one Office document, may inflate to (limit_exceeded beyond), checked before an engine decompresses them.",
+  },
+  FOLIO_MAX_DECOMPRESSION_RATIO: {
+    schema: int(200),
+    doc: "Above 64 MiB, inflated bytes may be at most this many times the file's size (limit_exceeded beyond): compression bombs inflate a thousandfold, real documents rarely twentyfold.",
+  },
   FOLIO_JOB_TIMEOUT_MS: { schema: int(300_000), doc: "Hard limit for one job in the runner (timeout beyond)." },
   FOLIO_PRETTY_LOGS: { schema: bool(false), doc: "Human-readable logs instead of JSON lines." },
+  // --- HTML → PDF (Chromium) and OCR, issue #15
+  FOLIO_CHROMIUM: { schema: z.string().default("chromium"), doc: "Chromium executable (HTML, Markdown and URL → PDF)." },
+  FOLIO_CHROMIUM_POOL_SIZE: {
+    schema: z.coerce.number().int().min(0).default(1),
+    doc: "Warm browsers per runner worker; 0 renders with a browser started for the job.",
+  },
+  FOLIO_CHROMIUM_MAX_JOBS: { schema: int(100), doc: "A warm browser is replaced after this many renderings." },
+  FOLIO_CHROMIUM_RECYCLE_MB: {
+    schema: int(600),
+    doc: "A warm browser is replaced when its processes' memory (PSS) exceeds this after a job.",
+  },
+  FOLIO_CHROMIUM_JOB_MAX_MB: { schema: int(1536), doc: "Memory a browser may reach during one rendering (limit_exceeded beyond)." },
+  FOLIO_CHROMIUM_JOB_TIMEOUT_MS: { schema: int(60_000), doc: "Hard limit for one rendering, waits included (timeout beyond)." },
+  FOLIO_CHROMIUM_HEAP_MB: { schema: int(512), doc: "JavaScript heap limit of a page's renderer." },
+  FOLIO_FETCH_ALLOWED_HOSTS: {
+    schema: z
+      .string()
+      .default("")
+      .transform((s) =>
+        s
+          .split(",")
+          .map((h) => h.trim())
+          .filter(Boolean),
+      ),
+    doc: "Comma-separated hosts or addresses an HTML page or `url` may fetch from although they are not public (the fetch proxy's allow-list).",
+  },
+  FOLIO_OCR_LANGUAGES: {
+    schema: z.string().default("eng+deu+fra+spa+ita+por+nld"),
+    doc: "Tesseract languages OCR offers (those installed in the runner image); a job asks for a subset.",
+  },
 
   // --- the API (folio serve) ---
   FOLIO_PORT: { schema: z.coerce.number().int().min(0).max(65535).default(8443), doc: "HTTPS port of `folio serve`." },
@@ -116,6 +162,10 @@ export const CONFIG_KEYS = {
   FOLIO_RATE_LIMIT_PER_MINUTE: { schema: int(600), doc: "Business plan: requests per minute per API key (token bucket refill)." },
   FOLIO_RATE_LIMIT_BURST: { schema: int(100), doc: "Business plan: token bucket size (burst)." },
   FOLIO_MAX_UNFINISHED_JOBS: { schema: int(20), doc: "Business plan: queued or running jobs per tenant (429 too_many_jobs beyond)." },
+  FOLIO_MAX_STORED_BYTES: {
+    schema: int(5 * 1024 ** 3),
+    doc: "Business plan: bytes a tenant may keep stored, uploads plus outputs not yet expired (413 storage_quota_exceeded beyond).",
+  },
   FOLIO_MAX_REQUEST_BYTES: { schema: int(500 * 1024 * 1024), doc: "Bytes per request (413 payload_too_large beyond)." },
   FOLIO_RETENTION_SECONDS: {
     schema: z.coerce.number().int().min(1).max(86_400).default(3600),

@@ -14,6 +14,7 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT, toJobError } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.ts";
+import { createBrowsers } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/soffice-job.ts";
 import { runSpec } from "./run.ts";
 
@@ -79,6 +80,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
 async function workerLoop(config: Config, log: Logger): Promise<number> {
   const { createSoffice } = await import("./engines/libreoffice.ts");
   const soffice = createSoffice(config, log, Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE));
+  const browsers = createBrowsers(config, log, true);
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   try {
     for await (const line of lines) {
@@ -92,13 +94,13 @@ async function workerLoop(config: Config, log: Logger): Promise<number> {
       }
       try {
         // jsonLine: an output filename may hold U+2028/U+2029, which the API's line reader splits on.
-        process.stdout.write(jsonLine({ id: msg.id, result: await runSpec(msg.spec, { config, log, soffice }) }));
+        process.stdout.write(jsonLine({ id: msg.id, result: await runSpec(msg.spec, { config, log, soffice, browsers }) }));
       } catch (err) {
         process.stdout.write(jsonLine({ id: msg.id, error: toJobError(err).toJSON() }));
       }
     }
   } finally {
-    await soffice.close();
+    await Promise.all([soffice.close(), browsers.close()]);
   }
   return EXIT.OK;
 }

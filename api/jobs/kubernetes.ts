@@ -363,6 +363,26 @@ export class KubernetesBackend implements JobBackend {
     return { data: matching.slice(0, q.limit), has_more: matching.length > q.limit };
   }
 
+  /**
+   * The storage quota's measure: unused uploads, inputs of unfinished jobs (the controller deletes
+   * them when the job ends), and the outputs of live jobs, minus those the client deleted.
+   */
+  async storedBytes(tenantId: string): Promise<number> {
+    const now = this.#now();
+    const jobs = await this.#tenantJobs(tenantId);
+    const unfinished = new Set(jobs.filter((pj) => !ended(pj)).map(jobIdOf));
+    const uploads = sql(
+      this.#d.db,
+      "SELECT job_id, COALESCE(SUM(size), 0) AS n FROM files WHERE tenant_id = ? AND role = 'upload' AND (expires_at IS NULL OR expires_at > ?) GROUP BY job_id",
+    ).all(tenantId, now) as { job_id: string | null; n: number }[];
+    let bytes = 0;
+    for (const u of uploads) if (u.job_id === null || unfinished.has(u.job_id)) bytes += Number(u.n);
+    for (const pj of jobs) {
+      for (const f of this.#view(pj).result?.files ?? []) if (!f.expires_at || Date.parse(f.expires_at) > now) bytes += f.size;
+    }
+    return bytes;
+  }
+
   async countUnfinished(tenantId: string): Promise<number> {
     return (await this.#tenantJobs(tenantId)).filter((pj) => !ended(pj)).length;
   }

@@ -190,6 +190,14 @@ export class LocalBackend implements JobBackend {
     return Promise.resolve({ data: rows.map((r) => this.view(r)), has_more: hasMore });
   }
 
+  storedBytes(tenantId: string): Promise<number> {
+    const row = sql(
+      this.d.db,
+      "SELECT COALESCE(SUM(size), 0) AS n FROM files WHERE tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)",
+    ).get(tenantId, this.now()) as { n: number };
+    return Promise.resolve(Number(row.n));
+  }
+
   countUnfinished(tenantId: string): Promise<number> {
     return Promise.resolve(this.jobs.countUnfinished(tenantId));
   }

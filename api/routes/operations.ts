@@ -13,6 +13,7 @@ import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend, NewJob, NewJobInput, SubmitResult } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
 import { safeFilename } from "../http/filenames.ts";
+import { refuseWhenOverQuota } from "../http/quota.ts";
 import { ApiError, validationFailed, type FieldError } from "../http/problem.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { receiveUploads } from "./files.ts";
@@ -78,7 +79,12 @@ function jobInputs(uploaded: FileObject[], bodyInputs: NonNullable<CommonFields[
 }
 
 /** Too few inputs is invalid; too many merge inputs is the job's limit_exceeded (API.md "Limits"). */
-function checkInputCount(operation: Operation, count: number): void {
+function checkInputCount(operation: Operation, count: number, options: Record<string, unknown>): void {
+  if (operation === "convert" && options.url !== undefined) {
+    // A web page to convert comes as `url`, and then no file comes with it.
+    if (count === 0) return;
+    throw validationFailed([{ path: "url", message: "give a url or an input file, not both" }]);
+  }
   if (operation === "edit") {
     // The PDF, then up to 9 images that stamp and watermark steps name by index.
     if (count >= 1 && count <= 10) return;
@@ -208,13 +214,14 @@ export function operationsRouter(deps: OperationsDeps): Router {
       // job ended and consumed its inputs, the tenant reached its cap.
       let submitted: SubmitResult | null = idem ? await backend.replay({ tenantId: tenant.id, ...idem }) : null;
       if (!submitted) {
+        await refuseWhenOverQuota(backend, tenant.id, limits);
         const parsed = parseOperationBody(operation, body);
         if (!parsed.ok || fieldErrs.length) throw validationFailed([...fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
         const { common, options } = parsed;
         const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
         uploadedIds = uploaded.map((f) => f.id);
         const inputs = jobInputs(uploaded, common.inputs ?? []);
-        checkInputCount(operation, inputs.length);
+        checkInputCount(operation, inputs.length, options);
         const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
         if (common.webhook_url) {
           const reason = await deps.checkWebhookUrl(common.webhook_url);

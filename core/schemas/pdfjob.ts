@@ -132,6 +132,14 @@ export const PdfJobInput = z
   .meta({ description: "An input: an uploaded file in the object store." });
 export type PdfJobInput = z.infer<typeof PdfJobInput>;
 
+/** CEL: every input key is `{tenant}/…` with no empty, `.` or `..` segment. */
+export const INPUT_KEYS_RULE =
+  "self.inputs.all(i, i.key.startsWith(self.tenant + '/') && !i.key.endsWith('/') && !i.key.contains('//') && " +
+  "!i.key.contains('/./') && !i.key.contains('/../') && !i.key.endsWith('/.') && !i.key.endsWith('/..'))";
+
+/** CEL at the root (only there may a rule read metadata.name): the Secret is the PdfJob's own. */
+export const SECRET_REF_RULE = "!has(self.spec.secretRef) || self.spec.secretRef.name == self.metadata.name";
+
 export const PdfJobSpec = z
   .strictObject({
     tenant: z
@@ -141,7 +149,7 @@ export const PdfJobSpec = z
       .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/)
       .meta({ description: "The tenant id (ten_…); also the folio.dev/tenant label." }),
     operation: Operation,
-    inputs: z.array(PdfJobInput).min(1).max(1000),
+    inputs: z.array(PdfJobInput).max(1000).meta({ description: "The inputs; empty only for a convert of a `url`." }),
     options: z.record(z.string(), z.unknown()).meta({
       description:
         "The operation's options (API.md) without passwords; validated by the API and the controller with the operation's zod schema.",
@@ -185,7 +193,11 @@ export const PdfJobSpec = z
   })
   .meta({
     description: "What to run. Immutable after creation.",
-    "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "spec is immutable" }],
+    "x-kubernetes-validations": [
+      { rule: "self == oldSelf", message: "spec is immutable" },
+      // A PdfJob reads only its own tenant's files (issue #10 item 16; controller/validate.ts).
+      { rule: INPUT_KEYS_RULE, message: "spec.inputs[].key must lie under the tenant's prefix (<tenant>/)" },
+    ],
   });
 export type PdfJobSpec = z.infer<typeof PdfJobSpec>;
 
@@ -351,7 +363,7 @@ export const RunnerPodSpec = z.strictObject({
   job_id: z.string().min(1).max(100),
   tenant: z.string().min(1),
   operation: Operation,
-  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })).min(1),
+  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })),
   options: z.record(z.string(), z.unknown()),
   /** Every object the runner writes has a key under this prefix (deleted as a whole with the job). */
   output_prefix: z.string().min(1),

@@ -6,8 +6,11 @@
  */
 import { JobError } from "../../core/errors.ts";
 import type { ConvertOptions } from "../../core/schemas/convert-options.ts";
-import { IMAGE_KINDS } from "../../core/sniff.ts";
+import { IMAGE_KINDS, type DocKind } from "../../core/sniff.ts";
 import type { OpContext, OpResult } from "./types.ts";
+
+/** Inputs rendered by Chromium: a page, Markdown, or a zip of a page and its assets. */
+const WEB_KINDS: readonly DocKind[] = ["html", "markdown", "zip"];
 
 export async function convertMore(ctx: OpContext<ConvertOptions>): Promise<OpResult | null> {
   const to = ctx.options.to;
@@ -21,6 +24,11 @@ export async function convertMore(ctx: OpContext<ConvertOptions>): Promise<OpRes
     return (await import("./convert-images.ts")).imagesToPdf(ctx);
   }
   if (first?.kind === "pdf" && (to === "png" || to === "jpeg")) return (await import("./convert-images.ts")).pdfToImages(ctx, to);
+  const web = ctx.options.url !== undefined || (first !== undefined && WEB_KINDS.includes(first.kind));
+  if (web) {
+    if (to !== "pdf") throw new JobError("unsupported_input", `A web page can only be converted to PDF ("to": "pdf"), not ${to}.`);
+    return (await import("./convert-html.ts")).htmlToPdf(ctx);
+  }
   if (to === "png" || to === "jpeg") throw new JobError("unsupported_input", `Only a PDF can be converted to ${to.toUpperCase()}.`);
   return null;
 }
