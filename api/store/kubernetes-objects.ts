@@ -44,11 +44,9 @@ export class JsonObjects {
       labels: { ...MANAGED, ...labels },
       ...(resourceVersion ? { resourceVersion } : {}),
     };
-    return (
-      kind === "Secret"
-        ? { apiVersion: "v1", kind, metadata, type: "Opaque", data: { [KEY]: Buffer.from(text).toString("base64") } }
-        : { apiVersion: "v1", kind, metadata, data: { [KEY]: text } }
-    );
+    return kind === "Secret"
+      ? { apiVersion: "v1", kind, metadata, type: "Opaque", data: { [KEY]: Buffer.from(text).toString("base64") } }
+      : { apiVersion: "v1", kind, metadata, data: { [KEY]: text } };
   }
 
   async get<T>(kind: Kind, name: string): Promise<{ doc: T; resourceVersion: string } | null> {
