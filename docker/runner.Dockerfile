@@ -50,6 +50,7 @@ COPY controller ./controller
 COPY runner ./runner
 COPY docker/prune-modules.ts ./docker/
 RUN node_modules/.bin/tsc -p tsconfig.build.json \
+ && cp -r api/dashboard/assets dist/api/dashboard/ \
  && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund
 
 # --- lean: only what this image runs (docker/prune-modules.ts) --------------------------------------
