@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
-.PHONY: help setup build images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops clean
+.PHONY: help setup build docs images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -52,6 +52,9 @@ test: build typecheck lint test-platform images ## The whole suite: type-check, 
 	node test/summary.ts dist/test-results.json dist/e2e-results.json; exit $$status
 
 test-platform: k8s-platform s3-server chart-tools ## Build (or reuse) what the suites run on: control plane, MinIO, helm/promtool/hadolint (~25 min cold)
+
+docs: $(SETUP_STAMP) ## Generate docs/configuration.md from core/config.ts (a test fails when it is stale)
+	node --input-type=module -e 'import { renderConfigDocs } from "./core/config-docs.ts"; process.stdout.write(renderConfigDocs());' > docs/configuration.md
 
 crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schemas (a test fails when it is stale)
 	node controller/gen-crd.ts
