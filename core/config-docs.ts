@@ -17,7 +17,7 @@ function defaultCell(entry: KeyDoc): string {
   const parsed = entry.schema.safeParse(undefined);
   const value = parsed.success ? parsed.data : undefined;
   if (value === undefined || value === "" || (Array.isArray(value) && value.length === 0)) return "—";
-  return `\`${typeof value === "object" ? JSON.stringify(value) : String(value)}\``;
+  return `\`${typeof value === "string" ? value : JSON.stringify(value)}\``;
 }
 
 /** The whole of docs/configuration.md. */
