@@ -16,6 +16,7 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { parseTrustedProxies } from "../core/net/proxies.ts";
+import { guardSandbox } from "../core/sandbox.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
@@ -123,7 +124,8 @@ function embeddedBackend(
   const store = new FsObjectStore(path.join(dataDir, "files"));
   const pool = new WorkerPool({
     size: config.FOLIO_WORKERS,
-    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
+    // The resolved data directory, so that the workers' sandboxes hide it (core/sandbox.ts).
+    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)), FOLIO_DATA_DIR: dataDir },
     log,
   });
   const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboard, log) });
@@ -202,6 +204,8 @@ async function serve(argv: readonly string[]): Promise<number> {
   const metrics = new Metrics();
   let parts: BackendParts;
   try {
+    // Embedded mode runs the engines here: in their sandbox, or not at all (core/sandbox.ts).
+    if (!kubernetes) guardSandbox(config, log);
     parts = kubernetes
       ? kubernetesBackend(config, db, tenants, log)
       : embeddedBackend(config, db, tenants, log, metrics, dataDir, dashboardStores);
