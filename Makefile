@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
-.PHONY: help setup build images run test lint format typecheck unit bench-runner bench-newops bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser clean
+.PHONY: help setup build images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -95,6 +95,9 @@ dashboard-screenshots: build ## Run the dashboard's browser tests and save their
 
 bench-convert: build ## Benchmark PDF → DOCX/XLSX against pdf2docx and a table extractor (throwaway Python venv)
 	node bench/pdf-to-office.ts
+
+bench-fuzz: $(SETUP_STAMP) ## Fuzz the API with schemathesis (throwaway venv in ~/.cache/folio-fuzz): every check, 20 min (SECONDS=, SEED=)
+	node bench/fuzz-api.ts $(or $(SECONDS),1200) $(SEED)
 
 bench-fuzz-parser: $(SETUP_STAMP) ## Fuzz the runner's own parsers on the mutated qpdf corpus (20,000 inputs per target, random seed; RUNS=, SEED=)
 	node bench/fuzz-parser.ts $(or $(RUNS),20000) $(SEED)

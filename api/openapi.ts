@@ -4,6 +4,7 @@
  * operation's options merged with the common fields, as the server parses them.
  */
 import { z } from "zod";
+import { CONTENT_TYPES } from "../core/sniff.ts";
 import { API_ERRORS, JOB_ERRORS } from "../core/errors.ts";
 import {
   AccessRequestAccepted,
@@ -74,6 +75,9 @@ function problemResponses(codes: (keyof typeof API_ERRORS)[]): Json {
   }
   return out;
 }
+
+/** What a download can be: any type an upload is sniffed as, and the zip of a split's parts. */
+const DOWNLOAD_TYPES = [...new Set([...Object.values(CONTENT_TYPES), "application/zip"])];
 
 const AUTHED: (keyof typeof API_ERRORS)[] = ["unauthorized", "plan_required", "https_required", "rate_limited", "internal_error"];
 
@@ -206,7 +210,16 @@ export function buildOpenApi(version: string): Json {
         summary: "The file's bytes (ETag = sha256).",
         parameters: [idParam("file")],
         responses: {
-          "200": { description: "The bytes.", content: { "application/octet-stream": {} } },
+          "200": {
+            description:
+              "The bytes, with the file's own Content-Type (an upload's sniffed type, or an output's: PDF, DOCX, XLSX, a split's zip …), Content-Disposition (filename and RFC 8187 filename*) and ETag.",
+            headers: {
+              "Content-Disposition": { schema: { type: "string" }, description: "attachment; filename=\"…\"; filename*=UTF-8''…" },
+              ETag: { schema: { type: "string" }, description: "The sha256 of the bytes, quoted." },
+            },
+            content: Object.fromEntries(DOWNLOAD_TYPES.map((t) => [t, { schema: { type: "string", contentMediaType: t } }])),
+          },
+          "304": { description: "If-None-Match matched the ETag." },
           ...problemResponses([...AUTHED, "not_found"]),
         },
       },

@@ -119,6 +119,17 @@ export const CONFIG_KEYS = {
     schema: z.string().default(".tools/verapdf/greenfield-apps.jar"),
     doc: "veraPDF's command-line jar (org.verapdf.apps:greenfield-apps from Maven Central), which validates every PDF/A output; a relative path is taken from Folio's directory.",
   },
+  FOLIO_SANDBOX: {
+    schema: z.enum(["bwrap", "container", "none"]).default("bwrap"),
+    doc:
+      "How engine processes (qpdf, LibreOffice) are isolated (core/sandbox.ts): `bwrap` — each in a bubblewrap sandbox that sees only its job's files, " +
+      "without network, in its own PID namespace, with a memory cap (Folio refuses to start without bubblewrap); `container` — the process runs in a " +
+      "container that is the sandbox (the runner image sets it); `none` — no sandbox, an explicit opt-out that is logged as an error at every start.",
+  },
+  FOLIO_SANDBOX_MEMORY_MB: {
+    schema: int(4096),
+    doc: "Memory cap of each sandboxed engine process: its address space (RLIMIT_AS) in MiB; LibreOffice alone maps about 1.2 GiB.",
+  },
 
   // --- the API (folio serve) ---
   FOLIO_PORT: { schema: z.coerce.number().int().min(0).max(65535).default(8443), doc: "HTTPS port of `folio serve`." },

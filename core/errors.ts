@@ -13,6 +13,8 @@ export const API_ERRORS = {
   not_found: { status: 404, title: "Not found" },
   validation_failed: { status: 422, title: "The request is not valid" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  /** A known path asked with a method it does not take; the answer carries `Allow` (RFC 9110 §15.5.6). */
+  method_not_allowed: { status: 405, title: "Method not allowed" },
   payload_too_large: { status: 413, title: "Payload too large" },
   /**
    * The tenant's stored bytes (uploads and unexpired outputs) would pass its plan's quota. 413,
