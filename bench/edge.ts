@@ -52,9 +52,8 @@ try {
     while ((load.status().open < idleSockets * 0.75 || load.status().uploading < slowUploads) && Date.now() < end)
       await new Promise((x) => setTimeout(x, 200));
     attacked.push(...(await jobs()));
-    console.log(
-      `round ${r + 1}: ${load.open()} idle sockets open, ${load.closedByServer()} closed by the server, ${load.uploading()} slow uploads`,
-    );
+    const st = load.status();
+    console.log(`round ${r + 1}: ${st.open} idle sockets open, ${st.closed} closed by the server, ${st.uploading} slow uploads`);
     await load.stop();
   }
   const f = (xs: number[]): string => `p50 ${percentile(xs, 50).toFixed(0)} ms, p99 ${percentile(xs, 99).toFixed(0)} ms (n=${xs.length})`;
