@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
-.PHONY: help setup build images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-edge clean
+.PHONY: help setup build images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-edge bench-newops clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -57,8 +57,11 @@ crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schema
 	node controller/gen-crd.ts
 	cp crds/pdfjobs.folio.dev.yaml helm/folio/crds/
 
-bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
+bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript, cold LibreOffice/Chromium and ocrmypdf (bench/runner.ts lists the parts)
 	node bench/runner.ts
+
+bench-newops: build ## Benchmark issue #15's operations only: edit vs qpdf, HTML → PDF, OCR vs ocrmypdf, PDF/A validation
+	node bench/runner.ts edit html ocr pdfa
 
 bench-api: build ## Benchmark the API: GET job throughput/latency, merges end to end, RSS during a 1 GB upload
 	node bench/api.ts

@@ -10,11 +10,13 @@ import path from "node:path";
 import type { Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { rfc3339 } from "../core/time.ts";
+import { kubernetesDashboardStores } from "./dashboard/embedded.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
+import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
 import { smtpMailer } from "./dashboard/mail.ts";
 import { AccessRequestStore } from "./store/access-requests.ts";
-import { SqliteAuditLog } from "./store/audit.ts";
-import { SqliteUserStore, TENANT_ROLES, type TenantRole } from "./store/users.ts";
+import { SqliteAuditLog, type AuditLog } from "./store/audit.ts";
+import { SqliteUserStore, TENANT_ROLES, type TenantRole, type UserStore } from "./store/users.ts";
 import { openDb, transaction, type Db } from "./store/db.ts";
 import { PLANS, TenantStore, type Plan } from "./store/tenants.ts";
 
@@ -261,8 +263,14 @@ function accessRequests(p: Parsed, db: Db, io: AdminIo): number {
  * `folio users invite …` prints {"url"}: a one-time sign-in link (24 h) where the person sets a
  * password; e-mailed too when FOLIO_SMTP_URL is set. `folio users list` shows who is there.
  */
+/** Kubernetes mode keeps people in the cluster (the same stores every API replica reads); embedded mode in the data directory. */
+function peopleStores(db: Db, config: Config): { users: UserStore; audit: AuditLog } {
+  if (config.FOLIO_BACKEND !== "kubernetes") return { users: new SqliteUserStore(db), audit: new SqliteAuditLog(db) };
+  return kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
+}
+
 async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<number> {
-  const store = new SqliteUserStore(db);
+  const { users: store, audit: auditLog } = peopleStores(db, config);
   const [sub] = p.positional;
   const json = p.flags.has("json");
   const tenantsStore = new TenantStore(db);
@@ -282,11 +290,11 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
       const tenant = operator ? null : tenantByFlag();
       let inv;
       try {
-        inv = invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
+        inv = await invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
       } catch {
         throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
       }
-      new SqliteAuditLog(db).record({
+      await auditLog.record({
         tenant_id: tenant?.id ?? null,
         actor: "cli",
         action: "member.invited",
@@ -307,7 +315,7 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
     }
     case "list": {
       const tenant = p.flags.has("tenant") ? tenantByFlag() : null;
-      const rows = (tenant ? store.byTenant(tenant.id) : store.operators()).map((u) => ({
+      const rows = (tenant ? await store.byTenant(tenant.id) : await store.operators()).map((u) => ({
         email: u.email,
         role: u.role,
         totp: u.totp_secret !== null,

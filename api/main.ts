@@ -16,12 +16,13 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { parseTrustedProxies } from "../core/net/proxies.ts";
+import { guardSandbox } from "../core/sandbox.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { adminCommand, parseFlags, usersCommand } from "./admin.ts";
 import { dashboardRouter } from "./dashboard/index.ts";
-import { attemptRecorder, embeddedDashboard, sqliteDashboardStores } from "./dashboard/embedded.ts";
+import { attemptRecorder, embeddedDashboard, kubernetesDashboardStores, sqliteDashboardStores } from "./dashboard/embedded.ts";
 import type { DashboardStores } from "./dashboard/context.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
 import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
@@ -123,10 +124,11 @@ function embeddedBackend(
   const store = new FsObjectStore(path.join(dataDir, "files"));
   const pool = new WorkerPool({
     size: config.FOLIO_WORKERS,
-    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
+    // The resolved data directory, so that the workers' sandboxes hide it (core/sandbox.ts).
+    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)), FOLIO_DATA_DIR: dataDir },
     log,
   });
-  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboard) });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboard, log) });
   const backend = new LocalBackend({
     db,
     store,
@@ -187,17 +189,23 @@ async function serve(argv: readonly string[]): Promise<number> {
   const db = openDb(dataDir);
   const tenants = new TenantStore(db);
   const kubernetes = config.FOLIO_BACKEND === "kubernetes";
-  const dashboardStores = sqliteDashboardStores(db);
+  // Kubernetes mode keeps the dashboard's people, audit log and usage in the cluster, shared by every replica.
+  const dashboardStores = kubernetes
+    ? kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default")
+    : sqliteDashboardStores(db);
   let first: { key: string; secret: string; signIn: string } | null = null;
   // In Kubernetes mode the admin creates tenants with `folio tenants create` (the chart's NOTES say how).
   if (!kubernetes && tenants.list().length === 0) {
     const t = tenants.create("dev", "business");
-    const signIn = invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }).url;
+    const signIn = (await invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }))
+      .url;
     first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret, signIn };
   }
   const metrics = new Metrics();
   let parts: BackendParts;
   try {
+    // Embedded mode runs the engines here: in their sandbox, or not at all (core/sandbox.ts).
+    if (!kubernetes) guardSandbox(config, log);
     parts = kubernetes
       ? kubernetesBackend(config, db, tenants, log)
       : embeddedBackend(config, db, tenants, log, metrics, dataDir, dashboardStores);
@@ -218,7 +226,7 @@ async function serve(argv: readonly string[]): Promise<number> {
     backend,
     tenants: port.tenants,
     accessRequests: port.accessRequests,
-    stores: kubernetes ? { ...dashboardStores, attempts: null } : dashboardStores,
+    stores: dashboardStores,
     pool: parts.pool,
   });
   const app = createApp({

@@ -59,6 +59,7 @@ const OPERATION_DOCS: Record<Operation, string> = {
   merge: "Merge 2–50 PDFs, each optionally limited to page ranges, keeping or rebuilding bookmarks.",
   split: "Split a PDF by ranges, every N pages, or into single pages; outputs the parts and one zip of them all.",
   convert: "Convert Office documents (DOCX, DOC, ODT, RTF, XLSX, XLS, ODS, PPTX, PPT, ODP) to PDF.",
+  ocr: "Make a scanned PDF, or PNG/JPEG/TIFF images, searchable: an invisible text layer over the page images (OCRmyPDF and Tesseract), with languages, deskew, page rotation, skip_text and optional PDF/A-2b.",
   edit: "Edit a PDF with ordered steps: rotate, delete, select (reorder/extract), watermark and stamp (text or an image input), page numbers, header/footer with {n} and {total}, flatten, metadata, unlock (with `password`), repair. One qpdf run for all steps. Further inputs are PNG/JPEG/TIFF images that stamps name by index.",
   protect:
     "Encrypt a PDF with AES-256 (default) or AES-128, a user password and permissions. Passwords are never stored in job records, logs or metrics.",

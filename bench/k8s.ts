@@ -44,7 +44,7 @@ import {
 } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
-import { applyCrd, runnerTemplate } from "../test/e2e/support.ts";
+import { applyCrd, runnerAccess, runnerTemplate } from "../test/e2e/support.ts";
 import { tmpDir } from "../test/helpers/tools.ts";
 import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../test/k8s/platform.ts";
@@ -267,6 +267,7 @@ async function setUp(dir: string): Promise<Bench> {
     workers: WORKERS,
     leaderElection: { namespace: NS, name: "folio-controller", identity: "bench" },
     template: runnerTemplate(s3),
+    prepareJob: runnerAccess(kc, s3),
     log: (msg) => {
       const m = /^reconcile [^:]+: (.*)$/s.exec(msg);
       if (m) errors.set(errorKind(m[1]!), (errors.get(errorKind(m[1]!)) ?? 0) + 1);

@@ -110,9 +110,25 @@ export const CONFIG_KEYS = {
       ),
     doc: "Comma-separated hosts or addresses an HTML page or `url` may fetch from although they are not public (the fetch proxy's allow-list).",
   },
-  FOLIO_OCR_LANGUAGES: {
-    schema: z.string().default("eng+deu+fra+spa+ita+por+nld"),
-    doc: "Tesseract languages OCR offers (those installed in the runner image); a job asks for a subset.",
+  FOLIO_OCR_JOBS: {
+    schema: z.coerce.number().int().min(0).default(0),
+    doc: "Pages OCRed at once in one job (Tesseract processes); 0 = as many as the runner's CPUs.",
+  },
+  FOLIO_JAVA: { schema: z.string().default("java"), doc: "Java 17+ executable for veraPDF (PDF/A validation)." },
+  FOLIO_VERAPDF_JAR: {
+    schema: z.string().default(".tools/verapdf/greenfield-apps.jar"),
+    doc: "veraPDF's command-line jar (org.verapdf.apps:greenfield-apps from Maven Central), which validates every PDF/A output; a relative path is taken from Folio's directory.",
+  },
+  FOLIO_SANDBOX: {
+    schema: z.enum(["bwrap", "container", "none"]).default("bwrap"),
+    doc:
+      "How engine processes (qpdf, LibreOffice) are isolated (core/sandbox.ts): `bwrap` — each in a bubblewrap sandbox that sees only its job's files, " +
+      "without network, in its own PID namespace, with a memory cap (Folio refuses to start without bubblewrap); `container` — the process runs in a " +
+      "container that is the sandbox (the runner image sets it); `none` — no sandbox, an explicit opt-out that is logged as an error at every start.",
+  },
+  FOLIO_SANDBOX_MEMORY_MB: {
+    schema: int(4096),
+    doc: "Memory cap of each sandboxed engine process: its address space (RLIMIT_AS) in MiB; LibreOffice alone maps about 1.2 GiB.",
   },
 
   // --- the API (folio serve) ---
@@ -200,6 +216,10 @@ export const CONFIG_KEYS = {
   },
   // --- the controller (folio controller, Kubernetes mode) ---
   FOLIO_RUNNER_IMAGE: { schema: z.string().optional(), doc: "Controller: the runner image its Jobs run (required by `folio controller`)." },
+  FOLIO_RUNNER_FULL_IMAGE: {
+    schema: z.string().optional(),
+    doc: "Controller: the runner image with Chromium, OCRmyPDF/Tesseract and veraPDF, for OCR, PDF/A and web-page conversions (default: FOLIO_RUNNER_IMAGE for every job).",
+  },
   FOLIO_RUNNER_IMAGE_PULL_POLICY: {
     schema: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
     doc: "Controller: imagePullPolicy of the runner Jobs (Kubernetes' default when unset).",

@@ -110,14 +110,14 @@ export async function prepareSofficeDirs(root: string, opts: { seedDocs: boolean
 const NO_NETWORK_PROXY = "http://127.0.0.1:9";
 
 /**
- * The environment soffice runs with: private HOME and TMPDIR (LibreOffice writes caches and
- * temporary copies there), the headless VCL backend, no display and no session bus, and proxies
- * pointing at a closed port so that linked content (images, OLE links, external data) can never be
- * fetched even if a document asks for it — defence in depth behind the profile settings.
+ * What soffice's environment adds to the engines' allow-listed one (core/sandbox.ts engineEnv):
+ * private HOME and TMPDIR (LibreOffice writes caches and temporary copies there), the headless VCL
+ * backend, no display and no session bus, and proxies pointing at a closed port so that linked
+ * content (images, OLE links, external data) can never be fetched even if a document asks for
+ * it — defence in depth behind the profile settings and, in a sandbox, the absent network.
  */
-export function sofficeEnv(base: NodeJS.ProcessEnv, dirs: Pick<SofficeDirs, "home" | "tmp">): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...base,
+export function sofficeEnv(dirs: Pick<SofficeDirs, "home" | "tmp">): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {
     HOME: dirs.home,
     TMPDIR: dirs.tmp,
     SAL_USE_VCLPLUGIN: "svp",
