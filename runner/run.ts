@@ -5,16 +5,16 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../core/config.ts";
 import { JobError, toJobError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
 import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
-import { SNIFF_BYTES, sniff } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
+import { sniffFile } from "./engines/office-zip.ts";
 import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./engines/output-budget.ts";
 import { countPages, inspectPdf } from "./engines/qpdf.ts";
 import { OPS } from "./ops/index.ts";
@@ -44,17 +44,6 @@ function zodMessage(error: { issues: { path: PropertyKey[]; message: string }[] 
   return error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
 }
 
-async function readHead(file: string): Promise<Buffer> {
-  const fh = await open(file, "r");
-  try {
-    const buf = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
-
 async function inspectInput(
   input: RunnerSpec["inputs"][number],
   accepts: "pdf" | "any",
@@ -66,7 +55,7 @@ async function inspectInput(
   if (st.size > limits.max_file_bytes) {
     throw new JobError("limit_exceeded", `Input "${input.filename}" is larger than ${limits.max_file_bytes} bytes.`);
   }
-  const kind = sniff(await readHead(input.path), input.filename);
+  const kind = sniffFile(input.path, st.size, input.filename, limits.max_file_bytes);
   if (kind === null || (accepts === "pdf" && kind !== "pdf")) {
     const what = accepts === "pdf" ? "a PDF" : "a PDF or a supported Office document";
     throw new JobError(accepts === "pdf" ? "invalid_pdf" : "unsupported_input", `Input "${input.filename}" is not ${what}.`);

@@ -18,6 +18,7 @@ import { copyFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { COMPRESS_LEVELS, type CompressOptions } from "../../core/schemas/options.ts";
 import { exec, ExecAborted } from "../engines/exec.ts";
+import { checkPdfInflation } from "../engines/pdf-inflation.ts";
 import { recompressImages, type ImagePassResult } from "../engines/pdf-images.ts";
 import { catalogMetadata } from "../engines/pdf-json.ts";
 import { qpdf, QPDF_EXIT, QpdfError, type QpdfContext } from "../engines/qpdf.ts";
@@ -152,6 +153,9 @@ export const compress: OpDefinition<CompressOptions> = {
   async run(ctx: OpContext<CompressOptions>): Promise<OpResult> {
     const input = ctx.inputs[0]!;
     const q: QpdfContext = { qpdf: ctx.config.FOLIO_QPDF, work: ctx.work, signal: ctx.signal };
+    // Every pass below inflates the streams (images decoded, Flate recompressed): a compression
+    // bomb is stopped first, at the cost of its allowance, not of inflating and deflating it all.
+    await checkPdfInflation(q, input.path, input.size, ctx.limits);
     const images = await runImagePass(ctx, q);
 
     // No good rewrite (a file qpdf reads but cannot write back correctly): the input is the output.

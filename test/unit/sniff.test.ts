@@ -28,6 +28,8 @@ describe("sniffing by bytes, never by name", () => {
       "odt",
     ],
     ["ODP", zipEntry("mimetype", "application/vnd.oasis.opendocument.presentation"), undefined, "odp"],
+    // LibreOffice opens templates as documents of their kind.
+    ["an ODT template", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-template"), "a.ott", "odt"],
     ["RTF", Buffer.from("{\\rtf1\\ansi hello}"), "a.txt", "rtf"],
     ["an OLE2 file named .xls", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), "sheet.XLS", "xls"],
     ["an OLE2 file named .ppt", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), "deck.ppt", "ppt"],
@@ -42,7 +44,7 @@ describe("sniffing by bytes, never by name", () => {
     ["a PDF header past the first KiB", Buffer.concat([Buffer.alloc(2000, 0x20), Buffer.from("%PDF-1.4")]), "a.pdf"],
     ["an ordinary zip", zipEntry("readme.txt", "hi"), "a.docx"],
     ["an OpenDocument drawing (not accepted)", zipEntry("mimetype", "application/vnd.oasis.opendocument.graphics"), "a.odt"],
-    ["an ODT template look-alike", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-template"), "a.odt"],
+    ["an ODF mimetype with a suffix", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-templatex"), "a.odt"],
     ["a PNG", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), "a.pdf"],
   ])("refuses %s", (_what, bytes, name) => {
     expect(sniff(bytes, name)).toBeNull();
