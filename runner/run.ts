@@ -16,7 +16,8 @@ import { ExecAborted } from "./engines/exec.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
 import { sniffFile } from "./engines/office-zip.ts";
 import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./engines/output-budget.ts";
-import { countPages, inspectPdf } from "./engines/qpdf.ts";
+import { countPages } from "./engines/qpdf.ts";
+import { openOrRepair } from "./engines/repair.ts";
 import { OPS } from "./ops/index.ts";
 import type { InspectedInput, OpContext, OpOutputFile } from "./ops/types.ts";
 
@@ -46,6 +47,7 @@ function zodMessage(error: { issues: { path: PropertyKey[]; message: string }[] 
 
 async function inspectInput(
   input: RunnerSpec["inputs"][number],
+  index: number,
   accepts: "pdf" | "any",
   limits: RunnerLimits,
   qctx: { qpdf: string; work: string; signal: AbortSignal },
@@ -62,11 +64,13 @@ async function inspectInput(
   }
   const base = { path: input.path, filename: input.filename, pageSpec: input.pages, kind, size: st.size };
   if (kind !== "pdf") return { ...base, pages: null, encrypted: false };
-  const facts = await inspectPdf(qctx, input.path);
-  if (facts.pages > limits.max_pages) {
-    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${facts.pages} pages; the limit is ${limits.max_pages}.`);
+  // A damaged PDF that qpdf can reconstruct is reconstructed once, here, and every operation
+  // reads the reconstruction (engines/repair.ts).
+  const opened = await openOrRepair(qctx, input.path, { filename: input.filename, size: st.size, index }, limits);
+  if (opened.pages > limits.max_pages) {
+    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${opened.pages} pages; the limit is ${limits.max_pages}.`);
   }
-  return { ...base, pages: facts.pages, encrypted: facts.encrypted };
+  return { ...base, path: opened.path, pages: opened.pages, encrypted: opened.encrypted, ...(opened.repaired ? { repaired: true } : {}) };
 }
 
 async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }): Promise<OutputFile> {
@@ -141,7 +145,8 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
     const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
     let next = 0;
     const inspectNext = async (): Promise<void> => {
-      for (let i = next++; i < spec.inputs.length; i = next++) inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx);
+      for (let i = next++; i < spec.inputs.length; i = next++)
+        inputs[i] = await inspectInput(spec.inputs[i]!, i, def.accepts, limits, qctx);
     };
     const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
     const ctx: OpContext<never> = {
