@@ -12,7 +12,9 @@
  *     the allowance.
  * The allowance is min(max_decompressed_bytes, max(64 MiB, max_decompression_ratio × file size)).
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, createReadStream, createWriteStream, openSync, readSync } from "node:fs";
+import { pipeline } from "node:stream/promises";
+import { ZipFile } from "yazl";
 import { createInflateRaw } from "node:zlib";
 import { JobError } from "../../core/errors.ts";
 import type { RunnerLimits } from "../../core/schemas/job.ts";
@@ -150,4 +152,34 @@ function entryBytes(read: ZipRead, e: ZipEntryInfo): Buffer | null {
   const local = read(e.localOffset, 30);
   if (!local || local.readUInt32LE(0) !== 0x04034b50) return null;
   return read(e.localOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28), e.compressedSize);
+}
+
+/**
+ * Some producers write zip entry names with backslashes ("xl\workbook.xml"); Excel reads them,
+ * LibreOffice does not find the parts. Such a zip is rewritten with forward slashes (data
+ * inflated and deflated again, one entry at a time) into `out`, which LibreOffice then opens.
+ * Returns false, writing nothing, when every name is already in the zip form (APPNOTE §4.4.17.1).
+ */
+export async function normalizeZipNames(file: string, size: number, out: string): Promise<boolean> {
+  const fd = openSync(file, "r");
+  let dir: ReturnType<typeof readZipDirectory>;
+  try {
+    dir = readZipDirectory(fileReader(fd, size), size);
+  } finally {
+    closeSync(fd);
+  }
+  if (!dir?.entries.some((e) => e.name.includes("\\"))) return false;
+  const zip = new ZipFile();
+  for (const e of dir.entries) {
+    const name = e.name.replace(/\\/g, "/").replace(/^\/+/, "");
+    if (!name || name.endsWith("/")) continue;
+    const local = withFile(file, size, (read) => read(e.localOffset, 30));
+    if (!local || local.readUInt32LE(0) !== 0x04034b50 || (e.method !== 0 && e.method !== 8)) continue;
+    const start = e.localOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
+    const raw = createReadStream(file, { start, end: start + e.compressedSize - 1 });
+    zip.addReadStream(e.method === 8 ? raw.pipe(createInflateRaw()) : raw, name, { compress: name !== "mimetype" });
+  }
+  zip.end();
+  await pipeline(zip.outputStream, createWriteStream(out, { flags: "wx" }));
+  return true;
 }

@@ -16,7 +16,7 @@ import { JobError } from "../../core/errors.ts";
 import type { ConvertOptions } from "../../core/schemas/options.ts";
 import { CONTENT_TYPES, OFFICE_KINDS, type DocKind } from "../../core/sniff.ts";
 import { isPasswordProtected } from "../engines/office-encryption.ts";
-import { checkZipInflation } from "../engines/office-zip.ts";
+import { checkZipInflation, normalizeZipNames } from "../engines/office-zip.ts";
 import { checkPdfInflation } from "../engines/pdf-inflation.ts";
 import { qpdf } from "../engines/qpdf.ts";
 import { analyzePdf } from "../pdf-layout/index.ts";
@@ -101,7 +101,10 @@ export const convert: OpDefinition<ConvertOptions> = {
       throw new JobError("encrypted_input", "The document is password-protected; remove the password and try again.");
     }
     const started = performance.now();
-    const pdf = await ctx.soffice.toPdf(input.path, { work: ctx.work, signal: ctx.signal, ext: input.kind });
+    // Entry names with backslashes (Excel reads them, LibreOffice does not): the zip rewritten first.
+    const normalized = path.join(ctx.work, `normalized.${input.kind}`);
+    const source = (await normalizeZipNames(input.path, input.size, normalized)) ? normalized : input.path;
+    const pdf = await ctx.soffice.toPdf(source, { work: ctx.work, signal: ctx.signal, ext: input.kind });
     const convert_ms = Math.round(performance.now() - started);
     const pages = await verifiedPages(ctx, pdf);
     const out = path.join(ctx.outDir, `${ctx.baseName}.pdf`);
