@@ -3,13 +3,20 @@
  *   folio tenants create NAME --plan business|free | list | set-plan NAME PLAN | show-secret NAME | rotate-secret NAME
  *   folio keys create --tenant NAME | list --tenant NAME | revoke KEY_ID | rotate KEY_ID
  *   folio access-requests list [--status S] | approve ID | reject ID
+ *   folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]
  * Every command takes --data-dir DIR (or FOLIO_DATA_DIR) and --json for machine-readable output.
  */
 import path from "node:path";
 import type { Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { rfc3339 } from "../core/time.ts";
+import { kubernetesDashboardStores } from "./dashboard/embedded.ts";
+import { invite, publicUrl } from "./dashboard/invites.ts";
+import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
+import { smtpMailer } from "./dashboard/mail.ts";
 import { AccessRequestStore } from "./store/access-requests.ts";
+import { SqliteAuditLog, type AuditLog } from "./store/audit.ts";
+import { SqliteUserStore, TENANT_ROLES, type TenantRole, type UserStore } from "./store/users.ts";
 import { openDb, transaction, type Db } from "./store/db.ts";
 import { PLANS, TenantStore, type Plan } from "./store/tenants.ts";
 
@@ -59,8 +66,30 @@ export function openAdminDb(p: Parsed, config: Config): Db {
   return openDb(path.resolve(dir));
 }
 
+/**
+ * What the CLI prints never drives the operator's terminal: texts such as an access request's
+ * company come from anyone on the internet, and ESC/CSI sequences (C0 and the 8-bit C1 controls,
+ * e.g. U+009B) could retitle the window, rewrite earlier lines or hide text; bidi controls could
+ * reorder what is shown (issue #10 item 17). Human output shows each such character as `\u{…}`;
+ * JSON output escapes them as `\uXXXX` (JSON.stringify escapes only C0 itself), still valid JSON.
+ */
+const UNSAFE_FOR_TERMINAL = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+const hex = (c: string): string => c.codePointAt(0)!.toString(16).padStart(4, "0");
+
+export function terminalSafe(text: string): string {
+  // Keep the newlines and tabs the CLI's own layout uses; everything else is shown, not obeyed.
+  return text.replace(UNSAFE_FOR_TERMINAL, (c) => (c === "\n" || c === "\t" ? c : `\\u{${hex(c)}}`));
+}
+
+/** One field of a tab-separated line: not even a newline or a tab may forge lines or columns. */
+const field = (v: unknown): string => String(v).replace(UNSAFE_FOR_TERMINAL, (c) => `\\u{${hex(c)}}`);
+
+export function terminalSafeJson(value: unknown): string {
+  return JSON.stringify(value).replace(UNSAFE_FOR_TERMINAL, (c) => `\\u${hex(c)}`);
+}
+
 function emit(io: AdminIo, json: boolean, value: unknown, human: string): void {
-  io.out(json ? JSON.stringify(value) : human);
+  io.out(json ? terminalSafeJson(value) : terminalSafe(human));
 }
 
 function tenants(p: Parsed, db: Db, config: Config, io: AdminIo): number {
@@ -189,8 +218,9 @@ function accessRequests(p: Parsed, db: Db, io: AdminIo): number {
         io,
         json,
         rows,
-        rows.map((r) => `${r.id}\t${r.status}\t${r.email}\t${r.company}\t${r.use_case}\t${r.expected_monthly_volume}/month`).join("\n") ||
-          "(no access requests)",
+        rows
+          .map((r) => [r.id, r.status, r.email, r.company, r.use_case, `${r.expected_monthly_volume}/month`].map(field).join("\t"))
+          .join("\n") || "(no access requests)",
       );
       return EXIT.OK;
     }
@@ -226,6 +256,97 @@ function accessRequests(p: Parsed, db: Db, io: AdminIo): number {
     }
     default:
       throw new UsageFailure("usage: folio access-requests list [--status pending] | approve ID [--tenant NAME] | reject ID");
+  }
+}
+
+/**
+ * `folio users invite …` prints {"url"}: a one-time sign-in link (24 h) where the person sets a
+ * password; e-mailed too when FOLIO_SMTP_URL is set. `folio users list` shows who is there.
+ */
+/** Kubernetes mode keeps people in the cluster (the same stores every API replica reads); embedded mode in the data directory. */
+function peopleStores(db: Db, config: Config): { users: UserStore; audit: AuditLog } {
+  if (config.FOLIO_BACKEND !== "kubernetes") return { users: new SqliteUserStore(db), audit: new SqliteAuditLog(db) };
+  return kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
+}
+
+async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<number> {
+  const { users: store, audit: auditLog } = peopleStores(db, config);
+  const [sub] = p.positional;
+  const json = p.flags.has("json");
+  const tenantsStore = new TenantStore(db);
+  const tenantByFlag = (): NonNullable<ReturnType<TenantStore["byName"]>> => {
+    const name = str(p, "tenant");
+    const t = tenantsStore.byName(name);
+    if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(name)}`);
+    return t;
+  };
+  switch (sub) {
+    case "invite": {
+      const email = str(p, "email");
+      const operator = p.flags.has("operator");
+      const role = operator ? "operator" : typeof p.flags.get("role") === "string" ? (p.flags.get("role") as string) : "owner";
+      if (!operator && !TENANT_ROLES.includes(role as TenantRole))
+        throw new UsageFailure(`--role must be one of ${TENANT_ROLES.join(", ")}`);
+      const tenant = operator ? null : tenantByFlag();
+      let inv;
+      try {
+        inv = await invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
+      } catch {
+        throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
+      }
+      await auditLog.record({
+        tenant_id: tenant?.id ?? null,
+        actor: "cli",
+        action: "member.invited",
+        target: inv.user.email,
+        detail: { role },
+        address: null,
+      });
+      const mailer = smtpMailer(config);
+      if (mailer)
+        await mailer.sendInvite(inv.user.email, inv.url, tenant ? `the tenant ${tenant.name}` : "operate this Folio installation");
+      emit(
+        io,
+        json,
+        { url: inv.url, email: inv.user.email, role, tenant: tenant?.name ?? null, expires_at: rfc3339(inv.expiresAt), emailed: !!mailer },
+        `One-time sign-in link for ${inv.user.email} (${role}${tenant ? ` in ${tenant.name}` : ""}), valid until ${rfc3339(inv.expiresAt)}:\n${inv.url}`,
+      );
+      return EXIT.OK;
+    }
+    case "list": {
+      const tenant = p.flags.has("tenant") ? tenantByFlag() : null;
+      const rows = (tenant ? await store.byTenant(tenant.id) : await store.operators()).map((u) => ({
+        email: u.email,
+        role: u.role,
+        totp: u.totp_secret !== null,
+        password_set: u.password_hash !== null,
+        last_login_at: rfc3339(u.last_login_at),
+      }));
+      emit(io, json, rows, rows.map((r) => `${r.email}\t${r.role}${r.password_set ? "" : "\t(invited)"}`).join("\n") || "(nobody)");
+      return EXIT.OK;
+    }
+    default:
+      throw new UsageFailure(
+        "usage: folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]",
+      );
+  }
+}
+
+/** Runs `folio users …` (async: it may send an e-mail). */
+export async function usersCommand(argv: readonly string[], config: Config, io: AdminIo): Promise<number> {
+  const p = parseFlags(argv);
+  let db: Db | undefined;
+  try {
+    db = openAdminDb(p, config);
+    return await users(p, db, config, io);
+  } catch (err) {
+    if (err instanceof UsageFailure) {
+      io.err(`folio users: ${err.message}`);
+      return EXIT.USAGE;
+    }
+    throw err;
+  } finally {
+    db?.close();
   }
 }
 

@@ -15,10 +15,17 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
+import { parseTrustedProxies } from "../core/net/proxies.ts";
+import { guardSandbox } from "../core/sandbox.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
-import { adminCommand, parseFlags } from "./admin.ts";
+import { adminCommand, parseFlags, usersCommand } from "./admin.ts";
+import { dashboardRouter } from "./dashboard/index.ts";
+import { attemptRecorder, embeddedDashboard, kubernetesDashboardStores, sqliteDashboardStores } from "./dashboard/embedded.ts";
+import type { DashboardStores } from "./dashboard/context.ts";
+import { invite, publicUrl } from "./dashboard/invites.ts";
+import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
 import { createApp, metricsHandler } from "./app.ts";
 import type { JobBackend } from "./jobs/backend.ts";
 import { KubernetesBackend } from "./jobs/kubernetes.ts";
@@ -61,7 +68,7 @@ function banner(
   cfg: Config,
   dataDir: string,
   certPath: string,
-  first: { key: string; secret: string } | null,
+  first: { key: string; secret: string; signIn: string } | null,
   samples: [string, string],
 ): string {
   const host =
@@ -74,6 +81,8 @@ function banner(
       'First start: created tenant "dev" on the business plan. These are shown ONCE:',
       `  API key:        ${first.key}`,
       `  webhook secret: ${first.secret}`,
+      `  dashboard:      ${first.signIn}`,
+      "                  (the dev tenant owner's one-time sign-in link, valid 24 h: set a password there)",
       "",
       "Merge two sample PDFs and download the result (copy and paste):",
       `  KEY=${first.key}`,
@@ -100,16 +109,26 @@ interface BackendParts {
   backend: JobBackend;
   store: ObjectStore;
   webhooks: Pick<Webhooks, "check" | "start" | "stop">;
+  pool: { busyCount: number; size: number } | null;
 }
 
-function embeddedBackend(config: Config, db: Db, tenants: TenantStore, log: Logger, metrics: Metrics, dataDir: string): BackendParts {
+function embeddedBackend(
+  config: Config,
+  db: Db,
+  tenants: TenantStore,
+  log: Logger,
+  metrics: Metrics,
+  dataDir: string,
+  dashboard: DashboardStores,
+): BackendParts {
   const store = new FsObjectStore(path.join(dataDir, "files"));
   const pool = new WorkerPool({
     size: config.FOLIO_WORKERS,
-    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
+    // The resolved data directory, so that the workers' sandboxes hide it (core/sandbox.ts).
+    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)), FOLIO_DATA_DIR: dataDir },
     log,
   });
-  const webhooks = createWebhooks({ db, config, log, metrics, tenants });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboard, log) });
   const backend = new LocalBackend({
     db,
     store,
@@ -121,7 +140,17 @@ function embeddedBackend(config: Config, db: Db, tenants: TenantStore, log: Logg
     sealKey: sealKey(dataDir),
     workDir: path.join(dataDir, "work"),
   });
-  return { backend, store, webhooks };
+  return {
+    backend,
+    store,
+    webhooks,
+    pool: {
+      get busyCount() {
+        return pool.busyCount;
+      },
+      size: config.FOLIO_WORKERS,
+    },
+  };
 }
 
 /** PdfJobs in FOLIO_JOBS_NAMESPACE, bytes in S3; webhooks are the controller's, only checked here. */
@@ -145,7 +174,7 @@ function kubernetesBackend(config: Config, db: Db, tenants: TenantStore, log: Lo
     start: () => undefined,
     stop: () => Promise.resolve(),
   };
-  return { backend, store, webhooks };
+  return { backend, store, webhooks, pool: null };
 }
 
 async function serve(argv: readonly string[]): Promise<number> {
@@ -160,22 +189,46 @@ async function serve(argv: readonly string[]): Promise<number> {
   const db = openDb(dataDir);
   const tenants = new TenantStore(db);
   const kubernetes = config.FOLIO_BACKEND === "kubernetes";
-  let first: { key: string; secret: string } | null = null;
+  // Kubernetes mode keeps the dashboard's people, audit log and usage in the cluster, shared by every replica.
+  const dashboardStores = kubernetes
+    ? kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default")
+    : sqliteDashboardStores(db);
+  let first: { key: string; secret: string; signIn: string } | null = null;
   // In Kubernetes mode the admin creates tenants with `folio tenants create` (the chart's NOTES say how).
   if (!kubernetes && tenants.list().length === 0) {
     const t = tenants.create("dev", "business");
-    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret };
+    const signIn = (await invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }))
+      .url;
+    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret, signIn };
   }
   const metrics = new Metrics();
   let parts: BackendParts;
   try {
-    parts = kubernetes ? kubernetesBackend(config, db, tenants, log) : embeddedBackend(config, db, tenants, log, metrics, dataDir);
+    // Embedded mode runs the engines here: in their sandbox, or not at all (core/sandbox.ts).
+    if (!kubernetes) guardSandbox(config, log);
+    parts = kubernetes
+      ? kubernetesBackend(config, db, tenants, log)
+      : embeddedBackend(config, db, tenants, log, metrics, dataDir, dashboardStores);
   } catch (err) {
     log.fatal({ err }, "Could not set up the job backend");
     db.close();
     return EXIT.USAGE;
   }
   const { backend, store, webhooks } = parts;
+  const accessRequests = new AccessRequestStore(db);
+  const port = sqliteTenantPort(tenants, accessRequests);
+  // Kubernetes mode delivers webhooks from the controller: no attempt log here.
+  const dashboard = embeddedDashboard({
+    config,
+    log,
+    db,
+    dataDir,
+    backend,
+    tenants: port.tenants,
+    accessRequests: port.accessRequests,
+    stores: dashboardStores,
+    pool: parts.pool,
+  });
   const app = createApp({
     config,
     log,
@@ -183,13 +236,22 @@ async function serve(argv: readonly string[]): Promise<number> {
     backend,
     store,
     tenants,
-    accessRequests: new AccessRequestStore(db),
+    accessRequests,
     checkWebhookUrl: webhooks.check,
+    dashboard: (buckets) => dashboardRouter({ ...dashboard.deps, rateLimitState: (keyId, policy) => buckets.peek(keyId, policy) }),
     version: VERSION,
     metricsOnApiPort: !kubernetes,
   });
   const tls = await loadOrCreateTls(dataDir, { cert: config.FOLIO_TLS_CERT, key: config.FOLIO_TLS_KEY });
-  const server = createDualServer(app, tls, app);
+  const trustedProxies = parseTrustedProxies(config.FOLIO_TRUST_PROXY);
+  const server = createDualServer(app, tls, app, {
+    maxConnections: config.FOLIO_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: config.FOLIO_MAX_CONNECTIONS_PER_ADDRESS,
+    firstByteTimeoutMs: config.FOLIO_FIRST_BYTE_TIMEOUT_MS,
+    headersTimeoutMs: config.FOLIO_HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.FOLIO_KEEP_ALIVE_TIMEOUT_MS,
+    isTrustedProxy: (a) => trustedProxies.has(a),
+  });
   // Kubernetes mode's metrics port (API.md: "on a separate port in Kubernetes"): GET /metrics only.
   const metricsServer = kubernetes ? http.createServer(express().get("/metrics", metricsHandler(metrics))) : null;
   try {
@@ -206,6 +268,7 @@ async function serve(argv: readonly string[]): Promise<number> {
   }
   backend.start();
   webhooks.start();
+  dashboard.collector.start();
   const samples = await samplePdfs(path.join(dataDir, "samples"));
   process.stdout.write(banner(config, dataDir, tls.certPath, first, samples) + "\n");
   log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");
@@ -215,6 +278,7 @@ async function serve(argv: readonly string[]): Promise<number> {
       void (async () => {
         metricsServer?.close();
         await server.close();
+        await dashboard.collector.stop();
         await webhooks.stop();
         await backend.stop();
         db.close();
@@ -230,6 +294,8 @@ async function serve(argv: readonly string[]): Promise<number> {
 export async function apiCommand(command: string, argv: readonly string[]): Promise<number> {
   if (command === "serve") return serve(argv);
   const config = loadConfig();
+  const io = { out: (l: string) => process.stdout.write(l + "\n"), err: (l: string) => process.stderr.write(l + "\n") };
+  if (command === "users") return usersCommand(argv, config, io);
   return adminCommand(command as "tenants" | "keys" | "access-requests", argv, config, {
     out: (l) => process.stdout.write(l + "\n"),
     err: (l) => process.stderr.write(l + "\n"),

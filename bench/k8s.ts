@@ -44,7 +44,7 @@ import {
 } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
-import { applyCrd, runnerTemplate } from "../test/e2e/support.ts";
+import { applyCrd, runnerAccess, runnerTemplate } from "../test/e2e/support.ts";
 import { tmpDir } from "../test/helpers/tools.ts";
 import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../test/k8s/platform.ts";
@@ -253,6 +253,7 @@ function errorKind(message: string): string {
 
 async function setUp(dir: string): Promise<Bench> {
   const [platform, s3] = await Promise.all([startPlatform({ maxPods: MAX_PODS }), startS3Server()]);
+  platform.allowObjectStore(s3.endpoint);
   const store = new S3ObjectStore(s3.storeOptions);
   const kc = loadKubeConfig(platform.kubeconfig);
   await applyCrd(kc);
@@ -265,7 +266,8 @@ async function setUp(dir: string): Promise<Bench> {
     namespace: NS,
     workers: WORKERS,
     leaderElection: { namespace: NS, name: "folio-controller", identity: "bench" },
-    template: { ...runnerTemplate(s3), image: "folio/runner:bench" },
+    template: runnerTemplate(s3),
+    prepareJob: runnerAccess(kc, s3),
     log: (msg) => {
       const m = /^reconcile [^:]+: (.*)$/s.exec(msg);
       if (m) errors.set(errorKind(m[1]!), (errors.get(errorKind(m[1]!)) ?? 0) + 1);

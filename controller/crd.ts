@@ -11,7 +11,15 @@
  * CRD cannot express is noticed at `make crds`, not on a cluster.
  */
 import { z } from "zod";
-import { PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, PdfJobSpec, PdfJobStatus } from "../core/schemas/pdfjob.ts";
+import {
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  PdfJobSpec,
+  PdfJobStatus,
+  SECRET_REF_RULE,
+} from "../core/schemas/pdfjob.ts";
 
 type Json = Record<string, unknown>;
 
@@ -176,6 +184,7 @@ export function pdfJobCrd(): Json {
       status: structuralOf(PdfJobStatus),
     },
     required: ["spec"],
+    "x-kubernetes-validations": [{ rule: SECRET_REF_RULE, message: "spec.secretRef.name must be the PdfJob's own Secret (its name)" }],
   };
   return {
     apiVersion: "apiextensions.k8s.io/v1",

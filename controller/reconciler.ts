@@ -7,6 +7,7 @@ import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { applyActions, type ApplyDeps, type ApplyResult } from "./apply.ts";
+import { isOwnResultKey, RESULT_MAX_BYTES } from "./validate.ts";
 import { decide, type Action, type ObservedPod } from "./decide.ts";
 import { childJobName, RUNNER_CONTAINER, type JobTemplateOptions } from "./job-template.ts";
 import { resultRefKey } from "./observe.ts";
@@ -51,12 +52,27 @@ export function newestTermination(pods: readonly V1Pod[]): ObservedPod | undefin
   const cs = newest.status?.containerStatuses?.find((c) => c.name === RUNNER_CONTAINER);
   const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
   if (!term) return undefined;
-  return { ...(term.message === undefined ? {} : { terminationMessage: term.message }), exitCode: term.exitCode };
+  return {
+    ...(term.message === undefined ? {} : { terminationMessage: term.message }),
+    exitCode: term.exitCode,
+    ...(term.reason ? { reason: term.reason } : {}),
+  };
 }
 
-async function readText(store: ObjectStore, key: string): Promise<string> {
+/** The stored result's text, or "" (an invalid result: the job fails) when it is larger than `max`. */
+async function readText(store: ObjectStore, key: string, max: number): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of await store.get(key)) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  let size = 0;
+  const body = await store.get(key);
+  for await (const chunk of body) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += b.length;
+    if (size > max) {
+      body.destroy();
+      return "";
+    }
+    chunks.push(b);
+  }
   return Buffer.concat(chunks).toString("utf8");
 }
 
@@ -96,7 +112,12 @@ export class Reconciler {
     let observedPod = job ? newestTermination(this.#o.caches.podsOfJob(namespace, jobName, job.metadata?.uid)) : undefined;
     // A result too large for the termination message was stored; decide() reads its text.
     const ref = resultRefKey(observedPod?.terminationMessage);
-    if (observedPod && ref) observedPod = { ...observedPod, terminationMessage: await readText(this.#o.store, ref) };
+    // Only from the job's own prefix, and only so much (controller/validate.ts); otherwise the
+    // result is invalid and the job fails rather than reading another tenant's object.
+    if (observedPod && ref) {
+      const text = isOwnResultKey(pj, ref) ? await readText(this.#o.store, ref, RESULT_MAX_BYTES) : "";
+      observedPod = { ...observedPod, terminationMessage: text };
+    }
     const actions = decide(pj, job, (this.#o.now ?? (() => new Date()))(), {
       template: this.#o.template,
       ...(observedPod ? { observedPod } : {}),

@@ -13,7 +13,15 @@ export const API_ERRORS = {
   not_found: { status: 404, title: "Not found" },
   validation_failed: { status: 422, title: "The request is not valid" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  /** A known path asked with a method it does not take; the answer carries `Allow` (RFC 9110 §15.5.6). */
+  method_not_allowed: { status: 405, title: "Method not allowed" },
   payload_too_large: { status: 413, title: "Payload too large" },
+  /**
+   * The tenant's stored bytes (uploads and unexpired outputs) would pass its plan's quota. 413,
+   * not 507: it is the client's account that is full, not the server (a 5xx tells generic clients
+   * to retry, which cannot help here); the code tells it apart from a request that is too big.
+   */
+  storage_quota_exceeded: { status: 413, title: "Storage quota exceeded" },
   rate_limited: { status: 429, title: "Too many requests" },
   too_many_jobs: { status: 429, title: "Too many unfinished jobs" },
   idempotency_conflict: { status: 409, title: "Idempotency key reused with a different request" },

@@ -14,9 +14,14 @@
 import { inflateRawSync } from "node:zlib";
 import { localHeaders, normalizeZipName, readZipDirectory, type ZipEntryInfo, type ZipRead } from "./zip-directory.ts";
 
-export type DocKind = "pdf" | "docx" | "xlsx" | "pptx" | "odt" | "ods" | "odp" | "doc" | "xls" | "ppt" | "rtf";
+export type DocKind =
+  "pdf" | "docx" | "xlsx" | "pptx" | "odt" | "ods" | "odp" | "doc" | "xls" | "ppt" | "rtf" | ImageKind | "html" | "markdown" | "zip";
 
-export const CONTENT_TYPES: Record<DocKind | "zip", string> = {
+/** Raster images Folio reads (OCR, images → PDF, stamps). */
+export type ImageKind = "png" | "jpeg" | "tiff";
+export const IMAGE_KINDS: readonly DocKind[] = ["png", "jpeg", "tiff"];
+
+export const CONTENT_TYPES: Record<DocKind, string> = {
   pdf: "application/pdf",
   docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
   xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -28,6 +33,11 @@ export const CONTENT_TYPES: Record<DocKind | "zip", string> = {
   xls: "application/vnd.ms-excel",
   ppt: "application/vnd.ms-powerpoint",
   rtf: "application/rtf",
+  png: "image/png",
+  jpeg: "image/jpeg",
+  tiff: "image/tiff",
+  html: "text/html",
+  markdown: "text/markdown",
   zip: "application/zip",
 };
 
@@ -107,6 +117,18 @@ export function officeZipKind(entries: readonly ZipEntryInfo[], read: ZipRead): 
   return null;
 }
 
+/**
+ * What a zip is: an Office document, or — without a mimetype entry or [Content_Types].xml — an
+ * archive (a web page with its assets, for convert: what it holds is checked by the runner); null
+ * for an Office-looking zip of a kind Folio does not accept (an ODF drawing).
+ */
+export function zipKind(entries: readonly ZipEntryInfo[], read: ZipRead): DocKind | null {
+  const office = officeZipKind(entries, read);
+  if (office) return office;
+  const names = new Set(entries.map((e) => normalizeZipName(e.name)));
+  return names.has("mimetype") || names.has("[content_types].xml") || names.has("meta-inf/manifest.xml") ? null : "zip";
+}
+
 /** The kind of an OLE2 compound file (MS-CFB) from its stream names, else from the file name. */
 export function ole2Kind(streamNames: readonly string[], filename: string | undefined): DocKind {
   const names = new Set(streamNames);
@@ -146,6 +168,45 @@ function flatOdfKind(head: Buffer): DocKind | null {
   return m && m.index === 0 ? ODF_KINDS[m[1] as keyof typeof ODF_KINDS] : null;
 }
 
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const TIFF_LE = Buffer.from("II*\0", "latin1");
+const TIFF_BE = Buffer.from("MM\0*", "latin1");
+
+/** Magic numbers: PNG (RFC 2083 §3.1), JPEG SOI + a marker (ITU T.81 B.1.1.2), TIFF (TIFF 6.0 §2). */
+function sniffImage(head: Buffer): DocKind | null {
+  if (head.subarray(0, 8).equals(PNG)) return "png";
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return "jpeg";
+  const four = head.subarray(0, 4);
+  if (four.equals(TIFF_LE) || four.equals(TIFF_BE)) return "tiff";
+  return null;
+}
+
+/**
+ * Text that is HTML by its bytes (WHATWG HTML §13.1: a doctype or the html/head/body start tags
+ * after an optional BOM, whitespace and comments), or by its name when the bytes are text (a
+ * fragment "<p>hi</p>" in page.html); Markdown has no signature, so a text file named .md is it.
+ * Text means valid UTF-8 without NUL bytes (a multi-byte character cut by the end of the head is fine).
+ */
+function sniffText(head: Buffer, ext: string | undefined): DocKind | null {
+  if (head.length === 0 || head.includes(0)) return null;
+  try {
+    // stream: an incomplete sequence at the end is held back, not an error.
+    new TextDecoder("utf-8", { fatal: true }).decode(head, { stream: true });
+  } catch {
+    return null;
+  }
+  const start = head
+    .subarray(0, 2048)
+    .toString("utf8")
+    .replace(/^\uFEFF/, "")
+    .replace(/^(\s|<!--[\s\S]*?-->)*/, "")
+    .toLowerCase();
+  if (/^<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>])/.test(start)) return "html";
+  if (ext === "html" || ext === "htm" || ext === "xhtml") return "html";
+  if (ext === "md" || ext === "markdown") return "markdown";
+  return null;
+}
+
 /** The last bytes of a file, for the zip central directory: `bytes` end at `size`. */
 export interface Tail {
   bytes: Buffer;
@@ -175,10 +236,10 @@ export function sniff(head: Buffer, filename?: string, tail?: Tail): DocKind | n
   if (head.subarray(0, 8).equals(OLE2)) return ole2Kind(firstDirectoryNames(read), filename);
   if (head.subarray(0, 4).equals(ZIP)) {
     const dir = tail ? readZipDirectory(read, tail.size) : null;
-    return officeZipKind(dir?.entries.length ? dir.entries : localHeaders(head), read);
+    return zipKind(dir?.entries.length ? dir.entries : localHeaders(head), read);
   }
   if (/^(\xef\xbb\xbf)?[\s]*\{\\rtf/.test(head.subarray(0, 64).toString("latin1"))) return "rtf";
-  return flatOdfKind(head);
+  return flatOdfKind(head) ?? sniffImage(head) ?? sniffText(head, filename?.toLowerCase().split(".").pop());
 }
 
 export const OFFICE_KINDS: readonly DocKind[] = ["docx", "xlsx", "pptx", "odt", "ods", "odp", "doc", "xls", "ppt", "rtf"];

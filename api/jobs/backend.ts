@@ -6,9 +6,9 @@ import type { Readable } from "node:stream";
 import type { FileObject, JobObject, JobStatus } from "../../core/schemas/api.ts";
 import type { Operation } from "../../core/schemas/options.ts";
 import type { UploadedPart } from "../http/uploads.ts";
+import type { IdempotencyAnswer, IdempotentRequest } from "../store/idempotency.ts";
 
-/** Idempotency keys are kept 24 hours (API.md). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+export { IDEMPOTENCY_TTL_MS } from "../store/idempotency.ts";
 
 export interface NewJobInput {
   file_id: string;
@@ -25,10 +25,32 @@ export interface NewJob {
   webhookUrl: string | null;
   metadata: Record<string, string>;
   retentionMs: number;
+  /** The tenant's cap of unfinished jobs (API.md "Limits"): checked atomically with the creation. */
+  maxUnfinished: number;
 }
 
 export type SubmitResult =
-  { kind: "created" | "replayed"; job: JobObject } | { kind: "idempotency_conflict" } | { kind: "unknown_file"; index: number };
+  | { kind: "created"; job: JobObject }
+  | { kind: "replayed"; job: JobObject }
+  | { kind: "idempotency_conflict" }
+  | { kind: "unknown_file"; index: number }
+  | { kind: "too_many_jobs" }
+  /** The key's job was deleted since (by the client, or when its retention ended). */
+  | { kind: "replayed_gone"; jobId: string };
+
+/** What a used Idempotency-Key answers. */
+export type ReplayResult = Extract<SubmitResult, { kind: "replayed" | "replayed_gone" | "idempotency_conflict" }>;
+
+/** A key's answer as a submission result (null: the key is free); `job` reads the key's job as it is now. */
+export async function replayResult(
+  answer: IdempotencyAnswer,
+  job: (id: string) => Promise<JobObject | null>,
+): Promise<ReplayResult | null> {
+  if (answer.kind === "free") return null;
+  if (answer.kind === "conflict") return { kind: "idempotency_conflict" };
+  const now = await job(answer.jobId);
+  return now ? { kind: "replayed", job: now } : { kind: "replayed_gone", jobId: answer.jobId };
+}
 
 export interface JobListQuery {
   status?: JobStatus;
@@ -52,6 +74,12 @@ export interface JobBackend {
   newUploadKey(tenantId: string): string;
   deleteUploadedObjects(keys: string[]): Promise<void>;
 
+  /**
+   * What an Idempotency-Key says about a request, looked up before anything else of it is checked
+   * (api/store/idempotency.ts): free, the job of an identical request (as it is now), or conflict.
+   */
+  replay(req: IdempotentRequest): Promise<ReplayResult | null>;
+  /** Creates the job — unless the tenant is at its cap, or the key (when given) already has one. */
   submit(job: NewJob, idempotency: { key: string; hash: string } | null): Promise<SubmitResult>;
   getJob(tenantId: string, id: string): Promise<JobObject | null>;
   listJobs(tenantId: string, q: JobListQuery): Promise<{ data: JobObject[]; has_more: boolean }>;
@@ -60,6 +88,8 @@ export interface JobBackend {
   /** Resolves when the job has ended or `ms` have passed, with the job as it is then. */
   waitFor(tenantId: string, id: string, ms: number): Promise<JobObject | null>;
   countUnfinished(tenantId: string): Promise<number>;
+  /** Bytes the tenant has stored now: uploads plus outputs not yet expired (the storage quota). */
+  storedBytes(tenantId: string): Promise<number>;
 
   ready(): Promise<boolean>;
   start(): void;

@@ -39,7 +39,17 @@ import type { UploadedPart } from "../http/uploads.ts";
 import { sql, type Db } from "../store/db.ts";
 import { fileObject, FileStore, type FileRow } from "../store/files.ts";
 import type { TenantStore } from "../store/tenants.ts";
-import { IDEMPOTENCY_TTL_MS, type FileContent, type JobBackend, type JobListQuery, type NewJob, type SubmitResult } from "./backend.ts";
+import type { IdempotencyAnswer, IdempotentRequest } from "../store/idempotency.ts";
+import {
+  IDEMPOTENCY_TTL_MS,
+  replayResult,
+  type FileContent,
+  type JobBackend,
+  type JobListQuery,
+  type NewJob,
+  type ReplayResult,
+  type SubmitResult,
+} from "./backend.ts";
 import type { PdfJobApi } from "./pdfjob-client.ts";
 
 /** Output file ids the client deleted (comma-separated), on the PdfJob. */
@@ -171,8 +181,23 @@ export class KubernetesBackend implements JobBackend {
     return pj;
   }
 
+  async replay(req: IdempotentRequest): Promise<ReplayResult | null> {
+    const prior = sql(this.#d.db, "SELECT request_hash, job_id FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at > ?").get(
+      req.tenantId,
+      req.key,
+      this.#now() - IDEMPOTENCY_TTL_MS,
+    ) as { request_hash: string; job_id: string } | undefined;
+    const answer: IdempotencyAnswer = !prior
+      ? { kind: "free" }
+      : prior.request_hash === req.hash
+        ? { kind: "replay", jobId: prior.job_id }
+        : { kind: "conflict" };
+    return replayResult(answer, (id) => this.getJob(req.tenantId, id));
+  }
+
   async submit(nj: NewJob, idem: { key: string; hash: string } | null): Promise<SubmitResult> {
     const jobId = newId("job");
+    if ((await this.countUnfinished(nj.tenantId)) >= nj.maxUnfinished) return { kind: "too_many_jobs" };
     if (idem) {
       const prior = await this.#takeIdempotencyKey(nj.tenantId, idem, jobId);
       if (prior === "conflict") return { kind: "idempotency_conflict" };
@@ -336,6 +361,26 @@ export class KubernetesBackend implements JobBackend {
     }
     const matching = jobs.filter((j) => (!q.status || j.status === q.status) && (!q.operation || j.operation === q.operation));
     return { data: matching.slice(0, q.limit), has_more: matching.length > q.limit };
+  }
+
+  /**
+   * The storage quota's measure: unused uploads, inputs of unfinished jobs (the controller deletes
+   * them when the job ends), and the outputs of live jobs, minus those the client deleted.
+   */
+  async storedBytes(tenantId: string): Promise<number> {
+    const now = this.#now();
+    const jobs = await this.#tenantJobs(tenantId);
+    const unfinished = new Set(jobs.filter((pj) => !ended(pj)).map(jobIdOf));
+    const uploads = sql(
+      this.#d.db,
+      "SELECT job_id, COALESCE(SUM(size), 0) AS n FROM files WHERE tenant_id = ? AND role = 'upload' AND (expires_at IS NULL OR expires_at > ?) GROUP BY job_id",
+    ).all(tenantId, now) as { job_id: string | null; n: number }[];
+    let bytes = 0;
+    for (const u of uploads) if (u.job_id === null || unfinished.has(u.job_id)) bytes += Number(u.n);
+    for (const pj of jobs) {
+      for (const f of this.#view(pj).result?.files ?? []) if (!f.expires_at || Date.parse(f.expires_at) > now) bytes += f.size;
+    }
+    return bytes;
   }
 
   async countUnfinished(tenantId: string): Promise<number> {

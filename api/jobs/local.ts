@@ -14,12 +14,22 @@ import type { UploadedPart } from "../http/uploads.ts";
 import { sql, transaction } from "../store/db.ts";
 import { fileObject, FileStore } from "../store/files.ts";
 import { jobObject, JobStore, type JobRow } from "../store/jobs.ts";
-import { IDEMPOTENCY_TTL_MS, type FileContent, type JobBackend, type JobListQuery, type NewJob, type SubmitResult } from "./backend.ts";
+import { Declined, SqliteIdempotencyStore, type IdempotentRequest } from "../store/idempotency.ts";
+import {
+  replayResult,
+  type FileContent,
+  type JobBackend,
+  type JobListQuery,
+  type NewJob,
+  type ReplayResult,
+  type SubmitResult,
+} from "./backend.ts";
 import { sweepExpired } from "./retention.ts";
 import { JobScheduler, type EmbeddedDeps } from "./scheduler.ts";
 
 export type { WebhookEvent, WebhookSink } from "./scheduler.ts";
-const SECRET_FIELDS = ["user_password", "owner_password"];
+/** Options that are secrets (protect's passwords, edit's password to open the input): sealed, never in the record. */
+const SECRET_FIELDS = ["user_password", "owner_password", "password"];
 export { IDEMPOTENCY_TTL_MS } from "./backend.ts";
 
 export interface LocalBackendDeps extends EmbeddedDeps {
@@ -30,6 +40,8 @@ export class LocalBackend implements JobBackend {
   private readonly d: LocalBackendDeps;
   private readonly jobs: JobStore;
   private readonly files: FileStore;
+  /** Idempotency keys (api/store/idempotency.ts). */
+  readonly idempotency: SqliteIdempotencyStore;
   private readonly ended = new EventEmitter();
   private readonly now: () => number;
   private readonly scheduler: JobScheduler;
@@ -40,6 +52,7 @@ export class LocalBackend implements JobBackend {
     this.jobs = new JobStore(deps.db);
     this.files = new FileStore(deps.db);
     this.now = deps.now ?? Date.now;
+    this.idempotency = new SqliteIdempotencyStore(deps.db, this.now);
     this.ended.setMaxListeners(0);
     this.scheduler = new JobScheduler({
       ...deps,
@@ -94,78 +107,73 @@ export class LocalBackend implements JobBackend {
     );
   }
 
-  submit(nj: NewJob, idem: { key: string; hash: string } | null): Promise<SubmitResult> {
-    return Promise.resolve(this.submitNow(nj, idem));
+  async replay(req: IdempotentRequest): Promise<ReplayResult | null> {
+    return replayResult(await this.idempotency.replay(req), (id) => this.getJob(req.tenantId, id));
   }
 
-  /** The whole submission in one SQLite transaction (no await inside: atomic in this process). */
-  private submitNow(nj: NewJob, idem: { key: string; hash: string } | null): SubmitResult {
+  async submit(nj: NewJob, idem: { key: string; hash: string } | null): Promise<SubmitResult> {
+    try {
+      if (!idem) return transaction(this.d.db, () => this.#create(nj, newId("job")));
+      const req = { tenantId: nj.tenantId, ...idem };
+      // #create is synchronous: it runs inside the transaction that records the key.
+      const taken = await this.idempotency.take(req, ({ jobId }) => Promise.resolve(this.#create(nj, jobId)));
+      if (taken.kind === "created") return taken.value;
+      return (await replayResult(taken, (id) => this.getJob(nj.tenantId, id)))!;
+    } catch (err) {
+      if (err instanceof Declined) return err.answer as SubmitResult;
+      throw err;
+    }
+  }
+
+  /**
+   * The job's records, inside the caller's transaction (no await: atomic in this process). Throws
+   * Declined when the tenant is at its cap or an input is not one of its uploads.
+   */
+  #create(nj: NewJob, jobId: string): SubmitResult {
     const now = this.now();
-    return transaction(this.d.db, (): SubmitResult => {
-      if (idem) {
-        // Keys are kept 24 h (API.md); an older one is free to be used again.
-        const prior = sql(this.d.db, "SELECT request_hash, job_id FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at > ?").get(
-          nj.tenantId,
-          idem.key,
-          now - IDEMPOTENCY_TTL_MS,
-        ) as { request_hash: string; job_id: string } | undefined;
-        if (prior && prior.request_hash !== idem.hash) return { kind: "idempotency_conflict" };
-        if (prior) {
-          const job = this.jobs.get(nj.tenantId, prior.job_id);
-          if (job) return { kind: "replayed", job: this.view(job) };
-        }
-      }
-      const inputs = [];
-      for (const [index, i] of nj.inputs.entries()) {
-        const f = this.files.get(nj.tenantId, i.file_id, now);
-        if (!f || f.role !== "upload") return { kind: "unknown_file", index };
-        inputs.push({
-          file_id: f.id,
-          filename: f.filename,
-          content_type: f.content_type,
-          size: f.size,
-          sha256: f.sha256,
-          pages: f.pages,
-          storage_key: f.storage_key,
-          ...(i.page_spec ? { page_spec: i.page_spec } : {}),
-        });
-      }
-      const job: JobRow = {
-        id: newId("job"),
-        tenant_id: nj.tenantId,
-        operation: nj.operation,
-        status: "queued",
-        created_at: now,
-        started_at: null,
-        completed_at: null,
-        expires_at: null,
-        inputs,
-        options: redactOptions(nj.operation, nj.options),
-        output_filename: nj.outputFilename,
-        result: null,
-        error: null,
-        webhook_url: nj.webhookUrl,
-        metadata: nj.metadata,
-        attempts: 0,
-        retention_ms: nj.retentionMs,
-      };
-      this.jobs.insert(job);
-      const secrets = Object.fromEntries(SECRET_FIELDS.filter((k) => nj.options[k] !== undefined).map((k) => [k, nj.options[k]]));
-      if (Object.keys(secrets).length) this.jobs.putSecret(job.id, seal(this.d.sealKey, JSON.stringify(secrets)));
-      // While a job is unfinished its input files must not expire under it.
-      for (const i of inputs) sql(this.d.db, "UPDATE files SET expires_at = NULL WHERE id = ?").run(i.file_id);
-      if (idem) {
-        sql(this.d.db, "INSERT OR REPLACE INTO idempotency (tenant_id, key, request_hash, job_id, created_at) VALUES (?, ?, ?, ?, ?)").run(
-          nj.tenantId,
-          idem.key,
-          idem.hash,
-          job.id,
-          now,
-        );
-      }
-      queueMicrotask(() => this.scheduler.pump());
-      return { kind: "created", job: this.view(job) };
-    });
+    // Counted in the same transaction as the insert: the cap holds under any concurrency.
+    if (this.jobs.countUnfinished(nj.tenantId) >= nj.maxUnfinished) throw new Declined({ kind: "too_many_jobs" });
+    const inputs = [];
+    for (const [index, i] of nj.inputs.entries()) {
+      const f = this.files.get(nj.tenantId, i.file_id, now);
+      if (!f || f.role !== "upload") throw new Declined({ kind: "unknown_file", index });
+      inputs.push({
+        file_id: f.id,
+        filename: f.filename,
+        content_type: f.content_type,
+        size: f.size,
+        sha256: f.sha256,
+        pages: f.pages,
+        storage_key: f.storage_key,
+        ...(i.page_spec ? { page_spec: i.page_spec } : {}),
+      });
+    }
+    const job: JobRow = {
+      id: jobId,
+      tenant_id: nj.tenantId,
+      operation: nj.operation,
+      status: "queued",
+      created_at: now,
+      started_at: null,
+      completed_at: null,
+      expires_at: null,
+      inputs,
+      options: redactOptions(nj.operation, nj.options),
+      output_filename: nj.outputFilename,
+      result: null,
+      error: null,
+      webhook_url: nj.webhookUrl,
+      metadata: nj.metadata,
+      attempts: 0,
+      retention_ms: nj.retentionMs,
+    };
+    this.jobs.insert(job);
+    const secrets = Object.fromEntries(SECRET_FIELDS.filter((k) => nj.options[k] !== undefined).map((k) => [k, nj.options[k]]));
+    if (Object.keys(secrets).length) this.jobs.putSecret(job.id, seal(this.d.sealKey, JSON.stringify(secrets)));
+    // While a job is unfinished its input files must not expire under it.
+    for (const i of inputs) sql(this.d.db, "UPDATE files SET expires_at = NULL WHERE id = ?").run(i.file_id);
+    queueMicrotask(() => this.scheduler.pump());
+    return { kind: "created", job: this.view(job) };
   }
 
   getJob(tenantId: string, id: string): Promise<JobObject | null> {
@@ -180,6 +188,14 @@ export class LocalBackend implements JobBackend {
   listJobs(tenantId: string, q: JobListQuery): Promise<{ data: JobObject[]; has_more: boolean }> {
     const { rows, hasMore } = this.jobs.list(tenantId, q);
     return Promise.resolve({ data: rows.map((r) => this.view(r)), has_more: hasMore });
+  }
+
+  storedBytes(tenantId: string): Promise<number> {
+    const row = sql(
+      this.d.db,
+      "SELECT COALESCE(SUM(size), 0) AS n FROM files WHERE tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)",
+    ).get(tenantId, this.now()) as { n: number };
+    return Promise.resolve(Number(row.n));
   }
 
   countUnfinished(tenantId: string): Promise<number> {
@@ -226,8 +242,8 @@ export class LocalBackend implements JobBackend {
   // --- lifecycle -----------------------------------------------------------------------------
 
   /** Deletes what has expired (see retention.ts). */
-  sweep(): Promise<{ jobs: number; files: number }> {
-    sql(this.d.db, "DELETE FROM idempotency WHERE created_at <= ?").run(this.now() - IDEMPOTENCY_TTL_MS);
+  async sweep(): Promise<{ jobs: number; files: number }> {
+    await this.idempotency.purge(this.now());
     return sweepExpired({ jobs: this.jobs, files: this.files, store: this.d.store }, this.now());
   }
 

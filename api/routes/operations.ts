@@ -10,8 +10,10 @@ import { highestExplicitPage, parsePageRanges } from "../../core/pages.ts";
 import type { FileObject, JobObject } from "../../core/schemas/api.ts";
 import { Operation } from "../../core/schemas/options.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
-import type { JobBackend, NewJob, NewJobInput } from "../jobs/backend.ts";
+import type { JobBackend, NewJob, NewJobInput, SubmitResult } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
+import { safeFilename } from "../http/filenames.ts";
+import { refuseWhenOverQuota } from "../http/quota.ts";
 import { ApiError, validationFailed, type FieldError } from "../http/problem.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { receiveUploads } from "./files.ts";
@@ -77,14 +79,42 @@ function jobInputs(uploaded: FileObject[], bodyInputs: NonNullable<CommonFields[
 }
 
 /** Too few inputs is invalid; too many merge inputs is the job's limit_exceeded (API.md "Limits"). */
-function checkInputCount(operation: Operation, count: number): void {
+function checkInputCount(operation: Operation, count: number, options: Record<string, unknown>): void {
+  if (operation === "convert" && options.url !== undefined) {
+    // A web page to convert comes as `url`, and then no file comes with it.
+    if (count === 0) return;
+    throw validationFailed([{ path: "url", message: "give a url or an input file, not both" }]);
+  }
+  if (operation === "edit") {
+    // The PDF, then up to 9 images that stamp and watermark steps name by index.
+    if (count >= 1 && count <= 10) return;
+    throw validationFailed([{ path: "inputs", message: `edit takes a PDF and at most 9 images; got ${count} inputs` }]);
+  }
+  // convert and ocr take several inputs only when all are images (checked with their types below).
+  if ((operation === "convert" || operation === "ocr") && count >= 1) return;
   if (count >= (operation === "merge" ? 2 : 1) && (operation === "merge" || count === 1)) return;
   const want = operation === "merge" ? "at least 2 inputs" : "exactly 1 input";
   throw validationFailed([{ path: "inputs", message: `${operation} takes ${want}; got ${count}` }]);
 }
 
+/** What an input may be for an operation, where that is more than "a PDF" (null: it may be this). */
+function inputProblem(operation: Operation, index: number, contentType: string, count: number): string | null {
+  const isPdf = contentType === "application/pdf";
+  if ((operation === "convert" || operation === "ocr") && count > 1 && !contentType.startsWith("image/"))
+    return `${operation} takes several inputs only when all are images; this is ${contentType}`;
+  if (operation === "ocr") return isPdf || contentType.startsWith("image/") ? null : `ocr takes a PDF or images; this is ${contentType}`;
+  if (operation === "edit" && index > 0)
+    return contentType.startsWith("image/") ? null : `edit takes images after the PDF (for stamps); this is ${contentType}`;
+  if (operation !== "convert" && !isPdf) return `${operation} takes PDFs; this is ${contentType}`;
+  return null;
+}
+
 function commonJobFields(common: CommonFields): Pick<NewJob, "outputFilename" | "webhookUrl" | "metadata"> {
-  return { outputFilename: common.output_filename ?? null, webhookUrl: common.webhook_url ?? null, metadata: common.metadata ?? {} };
+  // Cleaned like upload names (api/http/filenames.ts): no bidi or other format characters.
+  const outputFilename = common.output_filename === undefined ? null : safeFilename(common.output_filename);
+  if (outputFilename === "")
+    throw validationFailed([{ path: "output_filename", message: "nothing is left of it once format characters are removed" }]);
+  return { outputFilename, webhookUrl: common.webhook_url ?? null, metadata: common.metadata ?? {} };
 }
 
 /** Everything about the inputs that can be known at submission (API.md: ranges → 422 when known). */
@@ -107,8 +137,8 @@ async function checkInputs(
       continue;
     }
     const isPdf = file.content_type === "application/pdf";
-    if (operation !== "convert" && !isPdf)
-      errors.push({ path: `inputs.${i}`, message: `${operation} takes PDFs; this is ${file.content_type}` });
+    const problem = inputProblem(operation, i, file.content_type, inputs.length);
+    if (problem) errors.push({ path: `inputs.${i}`, message: problem });
     if (operation === "convert" && options.to !== "pdf" && !isPdf)
       errors.push({ path: "to", message: `converting to ${String(options.to)} takes a PDF` });
     if (input.page_spec && beyond(input.page_spec, file.pages))
@@ -133,6 +163,25 @@ async function respond(req: Request, res: Response, backend: JobBackend, tenantI
   res.status(finished ? 200 : 202).json(job);
 }
 
+/** The answer to a submission that made no new job (a replay, a conflict, a refusal); null for a created job. */
+function refusal(result: SubmitResult, maxUnfinished: number): ApiError | null {
+  switch (result.kind) {
+    case "idempotency_conflict":
+      return new ApiError("idempotency_conflict", "This Idempotency-Key was used with a different request in the last 24 hours.");
+    case "unknown_file":
+      return validationFailed([{ path: `inputs.${result.index}.file_id`, message: "no such file" }]);
+    case "too_many_jobs":
+      return new ApiError("too_many_jobs", `At most ${maxUnfinished} unfinished jobs; wait for some to end.`);
+    case "replayed_gone":
+      return new ApiError(
+        "not_found",
+        `The job this Idempotency-Key created (${result.jobId}) no longer exists: it was deleted, or its retention ended. Use a new key to run the request again.`,
+      );
+    default:
+      return null;
+  }
+}
+
 export function operationsRouter(deps: OperationsDeps): Router {
   const { backend } = deps;
   const r = Router();
@@ -140,18 +189,18 @@ export function operationsRouter(deps: OperationsDeps): Router {
   r.post("/pdf/:operation", async (req: Request, res: Response) => {
     const op = Operation.safeParse(req.params.operation);
     if (!op.success)
-      throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use compress, merge, split, convert or protect.`);
+      throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use ${Operation.options.join(", ")}.`);
     const operation = op.data;
     const { tenant, limits } = auth(res);
     const idemKey = req.get("Idempotency-Key");
     if (idemKey !== undefined && !IDEMPOTENCY_KEY.test(idemKey)) {
       throw validationFailed([{ path: "Idempotency-Key", message: "must be 1–255 visible ASCII characters" }]);
     }
-    const atCap = async (): Promise<boolean> => (await backend.countUnfinished(tenant.id)) >= limits.maxUnfinishedJobs;
-    const tooMany = (): ApiError =>
-      new ApiError("too_many_jobs", `At most ${limits.maxUnfinishedJobs} unfinished jobs; wait for some to end.`);
-    // Refuse before reading a large body when the tenant is at its cap (checked again at submit).
-    if (await atCap()) throw tooMany();
+    // Refuse before reading a large body when the tenant is at its cap (the exact check is the
+    // submission's). A request with a key is read anyway: a retry is answered by its key.
+    if (idemKey === undefined && (await backend.countUnfinished(tenant.id)) >= limits.maxUnfinishedJobs) {
+      throw refusal({ kind: "too_many_jobs" }, limits.maxUnfinishedJobs)!;
+    }
 
     const { body, parts, fieldErrs } = await readRequest(req, res, deps);
     let uploadedIds: string[] = [];
@@ -161,37 +210,37 @@ export function operationsRouter(deps: OperationsDeps): Router {
       else await backend.deleteUploadedObjects(parts.map((p) => p.storageKey));
     };
     try {
-      const parsed = parseOperationBody(operation, body);
-      if (!parsed.ok || fieldErrs.length) throw validationFailed([...fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
-      const { common, options } = parsed;
-      const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
-      uploadedIds = uploaded.map((f) => f.id);
-      const inputs = jobInputs(uploaded, common.inputs ?? []);
-      checkInputCount(operation, inputs.length);
-      const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
-      if (common.webhook_url) {
-        const reason = await deps.checkWebhookUrl(common.webhook_url);
-        if (reason) errors.push({ path: "webhook_url", message: reason });
+      const idem = idemKey ? { key: idemKey, hash: requestHash(operation, body, parts) } : null;
+      // The key first (API.md "Operations"): a retry gets its job whatever happened since — the
+      // job ended and consumed its inputs, the tenant reached its cap.
+      let submitted: SubmitResult | null = idem ? await backend.replay({ tenantId: tenant.id, ...idem }) : null;
+      if (!submitted) {
+        await refuseWhenOverQuota(backend, tenant.id, limits);
+        const parsed = parseOperationBody(operation, body);
+        if (!parsed.ok || fieldErrs.length) throw validationFailed([...fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
+        const { common, options } = parsed;
+        const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
+        uploadedIds = uploaded.map((f) => f.id);
+        const inputs = jobInputs(uploaded, common.inputs ?? []);
+        checkInputCount(operation, inputs.length, options);
+        const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
+        if (common.webhook_url) {
+          const reason = await deps.checkWebhookUrl(common.webhook_url);
+          if (reason) errors.push({ path: "webhook_url", message: reason });
+        }
+        if (errors.length) throw validationFailed(errors);
+        const job = { tenantId: tenant.id, operation, inputs, options, retentionMs: limits.retentionMs, ...commonJobFields(common) };
+        submitted = await backend.submit({ ...job, maxUnfinished: limits.maxUnfinishedJobs }, idem);
       }
-      if (errors.length) throw validationFailed(errors);
-      if (await atCap()) throw tooMany();
-
-      const submitted = await backend.submit(
-        { tenantId: tenant.id, operation, inputs, options, retentionMs: limits.retentionMs, ...commonJobFields(common) },
-        idemKey ? { key: idemKey, hash: requestHash(operation, body, parts) } : null,
-      );
-      if (submitted.kind === "idempotency_conflict") {
-        throw new ApiError("idempotency_conflict", "This Idempotency-Key was used with a different request in the last 24 hours.");
-      }
-      if (submitted.kind === "unknown_file")
-        throw validationFailed([{ path: `inputs.${submitted.index}.file_id`, message: "no such file" }]);
+      const refused = refusal(submitted, limits.maxUnfinishedJobs);
+      if (refused) throw refused;
       if (submitted.kind === "replayed") {
         // The first request's job stands; this request's copies of the files are not needed.
         await discard();
         res.setHeader("Idempotent-Replayed", "true");
       }
       uploadedIds = [];
-      await respond(req, res, backend, tenant.id, submitted.job);
+      await respond(req, res, backend, tenant.id, (submitted as Extract<SubmitResult, { job: JobObject }>).job);
     } catch (err) {
       await discard();
       throw err;

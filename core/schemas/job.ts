@@ -38,7 +38,8 @@ export type RunnerLimits = z.infer<typeof RunnerLimits>;
 export const RunnerSpec = z.strictObject({
   job_id: z.string().min(1).max(100).optional(),
   operation: Operation,
-  inputs: z.array(RunnerInput).min(1),
+  /** Empty only for a convert of a `url` (issue #15). */
+  inputs: z.array(RunnerInput),
   /** Validated again by the runner against the operation's schema. */
   options: z.record(z.string(), z.unknown()).default({}),
   output_dir: z.string().min(1),

@@ -18,7 +18,7 @@ import { ZipFile } from "yazl";
 import { createInflateRaw } from "node:zlib";
 import { JobError } from "../../core/errors.ts";
 import type { RunnerLimits } from "../../core/schemas/job.ts";
-import { SNIFF_BYTES, ole2Kind, officeZipKind, sniff, type DocKind } from "../../core/sniff.ts";
+import { SNIFF_BYTES, ole2Kind, sniff, zipKind, type DocKind } from "../../core/sniff.ts";
 import { MAX_ZIP_ENTRIES, readZipDirectory, type ZipEntryInfo, type ZipRead } from "../../core/zip-directory.ts";
 import { cfbDirectory } from "./office-encryption.ts";
 
@@ -71,7 +71,7 @@ export function sniffFile(file: string, size: number, filename: string, maxBytes
     const kind = sniff(head, filename);
     if (head.subarray(0, 4).toString("latin1") === "PK\x03\x04") {
       const dir = readZipDirectory(read, size);
-      return dir?.entries.length ? officeZipKind(dir.entries, read) : kind;
+      return dir?.entries.length ? zipKind(dir.entries, read) : kind;
     }
     if (kind === "doc" || kind === "xls" || kind === "ppt") {
       const cfb = cfbDirectory(read(0, Math.min(size, maxBytes)) ?? head);

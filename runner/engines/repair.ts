@@ -37,8 +37,9 @@ export interface Inspection {
 }
 
 /** One qpdf run: the declared and the real page count, encryption, and what qpdf had to say. */
-export async function inspect(q: QpdfContext, file: string): Promise<Inspection> {
-  const res = await exec(q.qpdf, ["--show-npages", "--show-encryption", "--show-pages", file], {
+export async function inspect(q: QpdfContext, file: string, passwordFile?: string): Promise<Inspection> {
+  const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
+  const res = await exec(q.qpdf, [...pw, "--show-npages", "--show-encryption", "--show-pages", file], {
     signal: q.signal,
     maxOutput: 64 * 1024 * 1024,
   });
@@ -140,9 +141,11 @@ export async function openOrRepair(
   file: string,
   input: { filename: string; size: number; index: number },
   limits: RunnerLimits,
+  passwordFile?: string,
 ): Promise<Opened> {
   const { filename, size, index } = input;
-  const first = await inspect(q, file);
+  const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
+  const first = await inspect(q, file, passwordFile);
   if (first.needsPassword) throw new JobError("encrypted_input", "The PDF is password-protected; remove the password first.");
   const clean = (i: Inspection): boolean => i.code === QPDF_EXIT.OK && i.pages >= 1 && i.pages === i.declared;
   if (clean(first)) return { path: file, pages: first.pages, encrypted: first.encrypted, repaired: false };
@@ -154,13 +157,14 @@ export async function openOrRepair(
     const rewritten = path.join(q.work, `repaired-${index}.pdf`);
     // --rotate=+0 changes no page, but makes qpdf walk the page tree before writing, so that the
     // corrections it makes while walking (a root that is a page, kids listed twice) are written.
-    const res = await exec(q.qpdf, [path.resolve(file), "--rotate=+0", rewritten], { signal: q.signal });
+    const res = await exec(q.qpdf, [...pw, path.resolve(file), "--rotate=+0", rewritten], { signal: q.signal });
     if (res.code !== QPDF_EXIT.OK && res.code !== QPDF_EXIT.WARNINGS) throw unreadable(filename, `${first.stderr}\n${res.stderr}`);
     current = rewritten;
-    now = await inspect(q, current);
+    now = await inspect(q, current, passwordFile);
   }
-  // 2. Page counts that do not match the tree.
-  if (now.pages >= 1 && now.pages !== now.declared) {
+  // 2. Page counts that do not match the tree (not for a file opened with the client's password:
+  // qpdf JSON and --check would need it too, and such a file is only ever edited).
+  if (now.pages >= 1 && now.pages !== now.declared && !passwordFile) {
     const counted = path.join(q.work, `repaired-${index}-counts.pdf`);
     if (await fixPageCounts(q, current, counted)) {
       current = counted;
@@ -171,6 +175,6 @@ export async function openOrRepair(
     throw new JobError("invalid_pdf", `Input "${filename}" has no pages, even after repair.`);
   }
   if (!clean(now)) throw unreadable(filename, `${first.stderr}\n${now.stderr}${now.pages !== now.declared ? "\npage tree" : ""}`);
-  await checkReconstruction(q, current, filename, size, limits);
+  if (!passwordFile) await checkReconstruction(q, current, filename, size, limits);
   return { path: current, pages: now.pages, encrypted: now.encrypted, repaired: true };
 }

@@ -63,6 +63,7 @@ const job = (level: string) => ({
   webhookUrl: null,
   metadata: {},
   retentionMs: 3_600_000,
+  maxUnfinished: 100,
 });
 
 describe("idempotency keys are kept 24 hours", () => {

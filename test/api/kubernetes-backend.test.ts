@@ -113,6 +113,7 @@ const newJob = (fileId: string, extra: Partial<NewJob> = {}): NewJob => ({
   webhookUrl: null,
   metadata: {},
   retentionMs: 3_600_000,
+  maxUnfinished: 100,
   ...extra,
 });
 
@@ -238,6 +239,27 @@ describe("KubernetesBackend", () => {
     expect(list.has_more).toBe(true);
     expect((await backend.listJobs(tenantId, { limit: 5, startingAfter: made[1]! })).data.map((j) => j.id)).toEqual([made[0]]);
     expect(await backend.countUnfinished(tenantId)).toBe(2);
+  });
+
+  it("measures a tenant's stored bytes for the quota: unused uploads, inputs of unfinished jobs, live outputs", async () => {
+    const used = await upload();
+    await upload();
+    await upload(otherTenant);
+    expect(await backend.storedBytes(tenantId)).toBe(18);
+    const res = await backend.submit(newJob(used), null);
+    if (res.kind !== "created") throw new Error(res.kind);
+    expect(await backend.storedBytes(tenantId)).toBe(18);
+    const keys = [0, 1].map((i) => `${tenantId}/${res.job.id}/${outputFileId(tenantId, res.job.id, i)}`);
+    cluster.succeed(
+      pdfJobName(res.job.id),
+      keys.map((key, i) => ({ key, filename: `p${i}.pdf` })),
+    );
+    // The input is gone with the job's end; two outputs of 3 bytes each are stored.
+    expect(await backend.storedBytes(tenantId)).toBe(9 + 6);
+    await store.put(keys[0]!, Readable.from([Buffer.from("pdf")]));
+    expect(await backend.deleteFile(tenantId, outputFileId(tenantId, res.job.id, 0))).toBe(true);
+    expect(await backend.storedBytes(tenantId)).toBe(9 + 3);
+    expect(await backend.storedBytes(otherTenant)).toBe(9);
   });
 
   it("sweeps the records of uploads whose job has ended (the controller deleted their bytes)", async () => {

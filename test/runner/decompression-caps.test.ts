@@ -78,12 +78,14 @@ afterAll(() => cleanup());
 describe("decompressed-size caps", () => {
   it("stops compress of a 1 MB PDF that inflates to 1 GiB before qpdf recompresses anything", async () => {
     const qpdf = await recordingQpdf(dir);
-    const config = loadConfig({ FOLIO_LOG_LEVEL: "silent", FOLIO_QPDF: qpdf.path });
+    // No sandbox: the recording wrapper writes its log beside itself, which a sandbox forbids.
+    const config = loadConfig({ FOLIO_LOG_LEVEL: "silent", FOLIO_QPDF: qpdf.path, FOLIO_SANDBOX: "none" });
     const res = await runOp("compress", { level: "lossless" }, [f.bomb!], out(), { config });
     expect(errorCode(res)).toBe("limit_exceeded");
     expect((res as JobError).message).toMatch(/The PDF inflates to more than 212,\d{3},\d{3} bytes/);
     // qpdf only listed the streams as stored: no rewrite, no image pass.
     const runs = await qpdf.argv();
+    expect(runs.some((argv) => argv.some((a) => a.startsWith("--job-json-file=")))).toBe(true);
     expect(runs.some((argv) => argv.includes("--recompress-flate"))).toBe(false);
   });
 

@@ -7,10 +7,12 @@ const apiMd = readFileSync(`${ROOT}/../shared/design/API.md`, "utf8");
 const readme = readFileSync(`${ROOT}/README.md`, "utf8");
 
 describe("error catalogue", () => {
-  it("has every problem code API.md lists, and no other", () => {
+  it("has every problem code API.md lists, and only the additions where API.md is silent", () => {
     const section = apiMd.slice(apiMd.indexOf("## Errors"), apiMd.indexOf("## Limits"));
     const codes = [...section.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]).filter((c) => c !== "errors");
-    expect(new Set(Object.keys(API_ERRORS))).toEqual(new Set(codes));
+    // Additive codes for what API.md leaves open (issue #10 item 15); README and OpenAPI list them (below).
+    const additions = ["storage_quota_exceeded", "method_not_allowed"];
+    expect(new Set(Object.keys(API_ERRORS))).toEqual(new Set([...codes, ...additions]));
   });
 
   it("has every job error code API.md lists", () => {
