@@ -72,7 +72,6 @@ export async function checkPdfInflation(q: QpdfContext, file: string, size: numb
       const filters = s?.dict ? countedFilters(filtersOf(s.dict)) : [];
       if (!s?.datafile || filters.length === 0) continue;
       const data = await readFile(s.datafile);
-      await rm(s.datafile, { force: true });
       figures.streams++;
       figures.inflated += await decodedSize(data, filters, allowance - figures.inflated);
       if (figures.inflated > allowance) throw inflationError("The PDF", allowance);
