@@ -8,12 +8,13 @@
  *   bench/html.ts       HTML → PDF: warm pool vs cold Chromium, throughput, memory over 1,000 documents
  *   bench/ocr.ts        OCR: word recall and speed vs ocrmypdf run directly
  *   bench/pdfa.ts       PDF/A: every output of a corpus validates (veraPDF)
+ *   bench/sandbox.ts    what the engines' bubblewrap sandbox costs per process, per job, per warm conversion
  * Benchmarks are not tests: they print figures, and the figures go into the issue notes.
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 
-const parts = ["qpdf-ops.ts", "compress.ts", "convert.ts", "edit.ts", "html.ts", "ocr.ts", "pdfa.ts"];
+const parts = ["qpdf-ops.ts", "compress.ts", "convert.ts", "sandbox.ts", "edit.ts", "html.ts", "ocr.ts", "pdfa.ts"];
 const only = process.argv.slice(2);
 let failed = 0;
 console.log(`folio runner benchmarks — ${new Date().toISOString()} — node ${process.version}\n`);

@@ -159,16 +159,16 @@ export function checkBwrap(): void {
     "Folio runs every document engine in a bubblewrap sandbox in embedded mode. Install the Debian package bubblewrap " +
     "(apt-get install bubblewrap; `make setup` does), or set FOLIO_SANDBOX=none to run the engines unsandboxed (not recommended)";
   try {
-    execFileSync("prlimit", ["--version"], { stdio: "ignore" });
-  } catch {
-    throw new SandboxUnavailable(`prlimit is missing (Debian package util-linux). ${hint}.`);
-  }
-  try {
     execFileSync("bwrap", ["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--", "true"], { stdio: "pipe" });
   } catch (err) {
     const e = err as { code?: string; stderr?: Buffer };
     if (e.code === "ENOENT") throw new SandboxUnavailable(`bwrap is missing. ${hint}.`);
     throw new SandboxUnavailable(`bwrap cannot create a sandbox here (${String(e.stderr ?? err).trim()}). ${hint}.`);
+  }
+  try {
+    execFileSync("prlimit", ["--version"], { stdio: "ignore" });
+  } catch {
+    throw new SandboxUnavailable(`prlimit is missing (Debian package util-linux). ${hint}.`);
   }
 }
 

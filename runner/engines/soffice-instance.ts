@@ -13,7 +13,7 @@ import { engineEnv } from "../../core/sandbox.ts";
 import { findPipeOfProcess, ipcPing, ipcRequest, IpcUnavailable, pipePathFor } from "./soffice-ipc.ts";
 import { verifyPdfOutput } from "./soffice-job.ts";
 import { prepareSofficeDirs, SOFFICE_FLAGS, sofficeEnv } from "./soffice-profile.ts";
-import { ipcDirOf, officeCommand, throughExchange, type OfficeSandbox } from "./soffice-sandbox.ts";
+import { makeIpcDir, officeCommand, throughExchange, type OfficeSandbox } from "./soffice-sandbox.ts";
 
 export interface SofficeInstanceOptions {
   /** The soffice executable. */
@@ -75,6 +75,8 @@ export class SofficeInstance {
   private exited: Promise<void> = Promise.resolve();
   private alive = false;
   private recent: string[] = [];
+  /** A sandboxed office's /tmp, where its IPC socket is (soffice-sandbox.ts). */
+  private ipcDir: string | null = null;
 
   constructor(opts: SofficeInstanceOptions) {
     this.opts = opts;
@@ -101,8 +103,9 @@ export class SofficeInstance {
     const dirs = await prepareSofficeDirs(this.dir, { seedDocs: true });
     if (deadline.aborted) throw new Error("LibreOffice start was cancelled");
     const args = [...SOFFICE_FLAGS, `-env:UserInstallation=${dirs.profileUrl}`, dirs.keepalive];
-    const command = this.sandboxed
-      ? await officeCommand(this.opts.sandbox!, this.opts.soffice, args, this.dir, dirs.tmp)
+    if (this.sandboxed) this.ipcDir = await makeIpcDir();
+    const command = this.ipcDir
+      ? await officeCommand(this.opts.sandbox!, this.opts.soffice, args, this.dir, this.ipcDir, dirs.tmp)
       : [this.opts.soffice, ...args];
     const child = spawn("/bin/sh", ["-c", WATCHDOG, "folio-soffice", ...command], {
       cwd: dirs.tmp,
@@ -169,8 +172,8 @@ export class SofficeInstance {
   /** Polls until the office greets on its IPC socket (created early, answered once it is ready). */
   private async waitForPipe(profileUrl: string, deadline: AbortSignal): Promise<string> {
     const pipe = pipePathFor(profileUrl, process.getuid?.() ?? 0);
-    // Sandboxed, the office's /tmp is the slot's ipc directory.
-    const expected = this.sandboxed ? path.join(ipcDirOf(this.dir), path.basename(pipe)) : pipe;
+    // Sandboxed, the office's /tmp is its own IPC directory.
+    const expected = this.ipcDir ? path.join(this.ipcDir, path.basename(pipe)) : pipe;
     const started = Date.now();
     for (;;) {
       if (deadline.aborted) throw new Error(`LibreOffice did not become ready within ${this.opts.startTimeoutMs} ms`);
@@ -259,6 +262,7 @@ export class SofficeInstance {
     await Promise.race([this.exited, sleep(2000)]);
     this.alive = false;
     if (this.socketPath) await unlink(this.socketPath).catch(() => undefined);
+    if (this.ipcDir) await rm(this.ipcDir, { recursive: true, force: true });
     await rm(this.dir, { recursive: true, force: true });
   }
 }

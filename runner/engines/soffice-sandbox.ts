@@ -13,10 +13,13 @@
  * emptied. (A copy, not a hard link: a link would let the office write into the job's own input.)
  *
  * The IPC socket: LibreOffice names it under /tmp (osl pipes use /tmp, whatever TMPDIR says), so
- * the slot's `ipc` directory is the sandbox's /tmp, and the socket is found there from outside.
- * Unix sockets are files: reachable across the network namespace.
+ * a directory of the slot's own is the sandbox's /tmp, and the socket is found there from outside
+ * (a Unix socket is a file: reachable across the network namespace). That directory sits directly
+ * in the system's temporary directory, not in the slot's: a socket's path may not be longer than
+ * 107 bytes, and the slot's path plus LibreOffice's socket name would be.
  */
-import { copyFile, mkdir, rename, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rename, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { bwrapArgv, type SandboxMode } from "../../core/sandbox.ts";
@@ -34,21 +37,24 @@ const hostFs = {
   isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
 };
 
-/** Where a sandboxed office's IPC socket lives, seen from outside: `<slot>/ipc` (its /tmp). */
-export const ipcDirOf = (slotDir: string): string => path.join(slotDir, "ipc");
 export const exchangeDirOf = (slotDir: string): string => path.join(slotDir, "exchange");
 
-/** The command line of a sandboxed office: bwrap with only `slotDir` writable and `<slot>/ipc` as /tmp. */
+/** A fresh directory for a sandboxed office's IPC socket (its /tmp), with a short path. */
+export function makeIpcDir(): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), "folio-ipc-"));
+}
+
+/** The command line of a sandboxed office: bwrap with only `slotDir` writable and `ipcDir` as /tmp. */
 export async function officeCommand(
   sandbox: OfficeSandbox,
   soffice: string,
   args: readonly string[],
   slotDir: string,
+  ipcDir: string,
   cwd: string,
 ): Promise<string[]> {
-  await mkdir(ipcDirOf(slotDir), { recursive: true, mode: 0o700 });
   await mkdir(exchangeDirOf(slotDir), { recursive: true, mode: 0o700 });
-  return bwrapArgv({ ...sandbox, readable: [], writable: [slotDir], tmpDir: ipcDirOf(slotDir) }, soffice, args, cwd, hostFs);
+  return bwrapArgv({ ...sandbox, readable: [], writable: [slotDir], tmpDir: ipcDir }, soffice, args, cwd, hostFs);
 }
 
 /**

@@ -5,8 +5,9 @@
  * not, because the next line's words fall elsewhere — or, when every line repeats the same phrase,
  * because that gap is one word space wide on every line. Beside a value (a number or a date) any
  * gap is a column gap: Calc leaves less than a word space between a right-aligned date and the
- * next cell's text. Lines may cross a river now and then (a title, a group header, a section row):
- * up to CROSSING of them, and those then span the columns. Pure.
+ * next cell's text. Lines of one piece (a title, a section row, a wrapped cell's next line) may
+ * cross a river, and lines of several now and then (a group header): up to CROSSING of them; those
+ * then span the columns. Pure.
  */
 import { typeCell } from "./cells.ts";
 import { isMarker, WORD_GAP } from "./lines.ts";
@@ -163,8 +164,11 @@ export function columnGaps(lines: readonly PieceLine[]): number[] {
     lines.flatMap((l) => l.pieces),
     (p) => p.x1,
   );
-  const allow = lines.length >= 5 ? Math.floor(CROSSING * lines.length) : 0;
-  return emptyIntervals(lines, allow, lo, hi)
+  // Rivers run between the lines of several cells; a line of one piece (a section row, a title, a
+  // wrapped cell's next line) may cross them freely: it is a cell spanning columns.
+  const rows = lines.filter((l) => l.pieces.length >= 2);
+  const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
+  return emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi)
     .filter((g) => isColumnGap(lines, g))
     .map((g) => {
       // A piece that starts inside the river (a left-aligned header over right-aligned numbers)

@@ -6,9 +6,9 @@
  *
  * Rows: between two drawn rules (a band), lines that keep to the rows of the band's key line make
  * one row each (bands.ts's rule); with no rules, every line starts a row but for a continuation —
- * a line with nothing in the key column (the first one most lines fill), no values, and text only
- * under cells of the row above, set at line spacing: a wrapped description, the second line of a
- * header. Cells: a piece belongs to the column its middle lies in, and spans the further columns
+ * a line with no values and text only under text cells of the row above, set at line spacing, with
+ * nothing in the key column (the first one most lines fill) or, failing that, in fewer cells than
+ * the row and none in its first: a wrapped description, the further lines of a wrapped header. Cells: a piece belongs to the column its middle lies in, and spans the further columns
  * it runs across (a group header centred over its columns starts at the first of them) when the
  * row has nothing else there. Pure.
  */
@@ -20,6 +20,8 @@ import type { Table, TextItem } from "./types.ts";
 
 /** Separators closer than this (points) are one. */
 const SAME_X = 3;
+/** A centred group header's middle lies within this share of its columns' width of theirs. */
+const CENTRED = 0.04;
 /** A continuation line follows the line above within this many font sizes, baseline to baseline. */
 const CONTINUATION_PITCH = 1.7;
 
@@ -85,9 +87,15 @@ function continues(li: number, row: readonly number[], placed: readonly Placed[]
   const prev = lines[row.at(-1)!]!;
   const here = lines[li]!;
   if (here.base - prev.base > CONTINUATION_PITCH * Math.max(here.size, prev.size)) return false;
-  if (line.some((p) => p.col <= key || p.piece.value)) return false;
-  const above = row.flatMap((r) => placed[r]!).filter((p) => !p.piece.value);
-  return line.every((p) => above.some((a) => a.col <= p.col && p.col <= a.last));
+  if (line.some((p) => p.piece.value)) return false;
+  const above = row.flatMap((r) => placed[r]!);
+  const text = above.filter((p) => !p.piece.value);
+  if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last))) return false;
+  // A line with text in the key column starts a row, unless it fills fewer cells than the row and
+  // leaves its first one empty (a header wrapped in some of its cells, the key column's among them).
+  if (!line.some((p) => p.col <= key)) return true;
+  const first = Math.min(...above.map((p) => p.col));
+  return new Set(line.map((p) => p.col)).size < new Set(above.map((p) => p.col)).size && !line.some((p) => p.col <= first);
 }
 
 /** The rows (as lists of line indexes) of lines between two drawn rules, or of a whole unruled region. */
@@ -112,6 +120,23 @@ function rowsOf(lines: readonly number[], placed: readonly Placed[][], all: read
     else rows.push([li]);
   }
   return rows;
+}
+
+/**
+ * The columns a header piece spans when it is centred over several (a group header: "Berth 2016"
+ * over Revenue, Tonnage and Net change, printed in the middle one): the widest run of free columns
+ * around it whose middle is the piece's, within CENTRED of their width. Else the columns it covers.
+ */
+function centredSpan(piece: Piece, covers: [number, number], free: [number, number], edges: readonly number[]): [number, number] {
+  const mid = (piece.x0 + piece.x1) / 2;
+  let best = covers;
+  for (let a = free[0]; a <= covers[0]; a++) {
+    for (let b = Math.max(covers[1], a + 1); b <= free[1]; b++) {
+      const [left, right] = [edges[a]!, edges[b + 1]!];
+      if (Math.abs((left + right) / 2 - mid) <= CENTRED * (right - left) && b - a > best[1] - best[0]) best = [a, b];
+    }
+  }
+  return best;
 }
 
 /**
@@ -153,11 +178,23 @@ export function textGrid(input: TextGridInput): TextGrid | null {
   const bands = new Map<number, number[]>();
   lines.forEach((_, li) => bands.set(bandOf(li), [...(bands.get(bandOf(li)) ?? []), li]));
   const rows = [...bands.keys()].sort((a, b) => a - b).flatMap((b) => rowsOf(bands.get(b)!, placed, lines, key, ys.length > 0));
+  const edges = [
+    minOf(
+      lines.flatMap((l) => l.pieces),
+      (p) => p.x0,
+    ),
+    ...seps,
+    maxOf(
+      lines.flatMap((l) => l.pieces),
+      (p) => p.x1,
+    ),
+  ];
   const drafts: CellDraft[] = [];
   rows.forEach((row, r) => {
     const byCol = new Map<number, Placed[]>();
     for (const p of row.flatMap((li) => placed[li]!)) byCol.set(p.col, [...(byCol.get(p.col) ?? []), p]);
     const starts = [...byCol.keys()].sort((a, b) => a - b);
+    const header = !row.some((li) => placed[li]!.some((p) => p.piece.value));
     starts.forEach((c, k) => {
       const group = byCol.get(c)!;
       // A piece running across columns spans them, up to the next cell of the row.
@@ -165,7 +202,9 @@ export function textGrid(input: TextGridInput): TextGrid | null {
         maxOf(group, (p) => p.last),
         (starts[k + 1] ?? cols) - 1,
       );
-      drafts.push({ row: r, col: c, rowSpan: 1, colSpan: reach - c + 1, items: group.flatMap((p) => p.piece.items) });
+      const free: [number, number] = [(starts[k - 1] ?? -1) + 1, (starts[k + 1] ?? cols) - 1];
+      const span: [number, number] = header && group.length === 1 ? centredSpan(group[0]!.piece, [c, reach], free, edges) : [c, reach];
+      drafts.push({ row: r, col: span[0], rowSpan: 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
     });
   });
   const all = lines.flatMap((l) => l.pieces);

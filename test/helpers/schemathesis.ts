@@ -74,7 +74,8 @@ export async function fuzz(opts: { base: string; key: string; caFile: string; se
   ];
   let output = "";
   try {
-    const r = await execFileP(bin, args, { timeout: (opts.seconds + 300) * 1000, maxBuffer: 256 * 1024 * 1024 });
+    // Its own cache (.schemathesis/) goes to the temporary directory, not the checkout.
+    const r = await execFileP(bin, args, { cwd: dir, timeout: (opts.seconds + 300) * 1000, maxBuffer: 256 * 1024 * 1024 });
     output = r.stdout;
   } catch (err) {
     // Schemathesis exits 1 when any check failed; the report says which.
