@@ -17,7 +17,7 @@ import { JobError } from "../../core/errors.ts";
 import type { RunnerLimits } from "../../core/schemas/job.ts";
 import { exec } from "./exec.ts";
 import { inflationAllowance, inflationError } from "./office-zip.ts";
-import type { JsonDict, JsonValue } from "./pdf-json.ts";
+import { parseQpdfJson, type JsonDict, type JsonValue } from "./pdf-json.ts";
 import { QPDF_EXIT, type QpdfContext } from "./qpdf.ts";
 import { countedFilters, decodedSize } from "./stream-filters.ts";
 
@@ -64,7 +64,9 @@ export async function checkPdfInflation(q: QpdfContext, file: string, size: numb
     if (res.code !== QPDF_EXIT.OK && res.code !== QPDF_EXIT.WARNINGS) return { streams: 0, inflated: 0, allowance };
     if ((await stat(json)).size > MAX_JSON_BYTES) throw new JobError("limit_exceeded", "The PDF has too many objects to process.");
     const objects = (
-      JSON.parse(await readFile(json, "utf8")) as { qpdf?: [unknown, Record<string, { stream?: { datafile?: string; dict?: JsonDict } }>] }
+      parseQpdfJson(await readFile(json, "utf8")) as {
+        qpdf?: [unknown, Record<string, { stream?: { datafile?: string; dict?: JsonDict } }>];
+      }
     ).qpdf?.[1];
     const figures: InflationFigures = { streams: 0, inflated: 0, allowance };
     for (const obj of Object.values(objects ?? {})) {

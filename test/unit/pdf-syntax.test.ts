@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { forEachOperator } from "../../runner/engines/content-stream.ts";
+import { parseQpdfJson } from "../../runner/engines/pdf-json.ts";
 import { PdfLexer, PdfSyntaxError } from "../../runner/engines/pdf-syntax.ts";
 
 const digitsThen = (tail: string): string => `${"0069".repeat(100_000)}${tail}`;
@@ -24,5 +25,14 @@ describe("PDF lexers stay linear", () => {
     const ops: string[] = [];
     forEachOperator(Buffer.from(`1 0 0 1 5 5 cm ${digitsThen("Q")} q`, "latin1"), (op) => ops.push(op));
     expect(ops).toEqual(["cm", digitsThen("Q"), "q"]);
+  });
+});
+
+describe("qpdf JSON with PDF numbers", () => {
+  it("reads the reals qpdf writes as the PDF has them (0., -.5), which JSON does not allow (qpdf corpus good10.pdf)", () => {
+    expect(parseQpdfJson('{"a": [0., -0., -.5, 1.25, "u:0.", ".5", "3 0 R"], "b": 3.}')).toEqual({
+      a: [0, -0, -0.5, 1.25, "u:0.", ".5", "3 0 R"],
+      b: 3,
+    });
   });
 });
