@@ -49,9 +49,9 @@ test: build typecheck lint test-platform ## The whole suite: type-check, lint, e
 
 test-platform: k8s-platform s3-server chart-tools ## Build (or reuse) what the suites run on: control plane, MinIO, helm/promtool/hadolint (~25 min cold)
 
-crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schemas (a test fails when it is stale)
+crds: $(SETUP_STAMP) ## Generate crds/*.folio.dev.yaml (PdfJob, Tenant, AccessRequest) from the zod schemas (a test fails when one is stale)
 	node controller/gen-crd.ts
-	cp crds/pdfjobs.folio.dev.yaml helm/folio/crds/
+	cp crds/*.folio.dev.yaml helm/folio/crds/
 
 bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
 	node bench/runner.ts

@@ -18,8 +18,8 @@ import { accessRequestsRouter } from "./routes/access-requests.ts";
 import { filesRouter } from "./routes/files.ts";
 import { jobsRouter } from "./routes/jobs.ts";
 import { operationsRouter } from "./routes/operations.ts";
-import type { AccessRequestStore } from "./store/access-requests.ts";
-import type { TenantStore } from "./store/tenants.ts";
+import type { AccessRequests } from "./store/tenant-admin.ts";
+import type { KeyAuthenticator } from "./store/tenants.ts";
 
 export interface AppDeps {
   config: Config;
@@ -27,8 +27,9 @@ export interface AppDeps {
   metrics: Metrics;
   backend: JobBackend;
   store: ObjectStore;
-  tenants: TenantStore;
-  accessRequests: AccessRequestStore;
+  /** Who a presented API key belongs to (api/store/tenants.ts; one implementation per mode). */
+  tenants: KeyAuthenticator;
+  accessRequests: AccessRequests;
   checkWebhookUrl: (url: string) => Promise<string | null>;
   /** Embedded mode: /metrics on the API's port; Kubernetes mode: false (see api/main.ts). */
   metricsOnApiPort: boolean;

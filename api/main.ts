@@ -16,20 +16,19 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
-import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { adminCommand, parseFlags } from "./admin.ts";
 import { createApp, metricsHandler } from "./app.ts";
 import type { JobBackend } from "./jobs/backend.ts";
-import { KubernetesBackend } from "./jobs/kubernetes.ts";
 import { LocalBackend } from "./jobs/local.ts";
-import { loadKubeConfig, PdfJobClient } from "./jobs/pdfjob-client.ts";
+import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
 import { WorkerPool } from "./jobs/worker-pool.ts";
 import { Metrics } from "./metrics.ts";
 import { createDualServer } from "./server.ts";
-import { AccessRequestStore } from "./store/access-requests.ts";
-import { openDb, type Db } from "./store/db.ts";
-import { TenantStore } from "./store/tenants.ts";
+import { openDb } from "./store/db.ts";
+import { kubernetesStores } from "./store/kubernetes/index.ts";
+import { SqliteAccessRequests, type AccessRequests } from "./store/tenant-admin.ts";
+import { TenantStore, type KeyAuthenticator } from "./store/tenants.ts";
 import { loadOrCreateTls } from "./tls.ts";
 import { createWebhooks, webhookGuard, webhookUrlCheck, type Webhooks } from "./webhooks/wiring.ts";
 
@@ -96,13 +95,26 @@ function listen(server: net.Server, port: number, host: string): Promise<void> {
   });
 }
 
-interface BackendParts {
+interface Parts {
   backend: JobBackend;
   store: ObjectStore;
+  tenants: KeyAuthenticator;
+  accessRequests: AccessRequests;
   webhooks: Pick<Webhooks, "check" | "start" | "stop">;
+  /** The first start's dev tenant (embedded mode only). */
+  first: { key: string; secret: string } | null;
+  close(): Promise<void>;
 }
 
-function embeddedBackend(config: Config, db: Db, tenants: TenantStore, log: Logger, metrics: Metrics, dataDir: string): BackendParts {
+/** Embedded mode: SQLite in the data directory, files on disk, the runner pool, the webhook queue. */
+function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: string): Parts {
+  const db = openDb(dataDir);
+  const tenants = new TenantStore(db);
+  let first: { key: string; secret: string } | null = null;
+  if (tenants.list().length === 0) {
+    const t = tenants.create("dev", "business");
+    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret };
+  }
   const store = new FsObjectStore(path.join(dataDir, "files"));
   const pool = new WorkerPool({
     size: config.FOLIO_WORKERS,
@@ -121,31 +133,20 @@ function embeddedBackend(config: Config, db: Db, tenants: TenantStore, log: Logg
     sealKey: sealKey(dataDir),
     workDir: path.join(dataDir, "work"),
   });
-  return { backend, store, webhooks };
+  const close = (): Promise<void> => Promise.resolve(db.close());
+  return { backend, store, tenants, accessRequests: new SqliteAccessRequests(db), webhooks, first, close };
 }
 
-/** PdfJobs in FOLIO_JOBS_NAMESPACE, bytes in S3; webhooks are the controller's, only checked here. */
-function kubernetesBackend(config: Config, db: Db, tenants: TenantStore, log: Logger): BackendParts {
-  if (!config.FOLIO_S3_BUCKET) throw new Error("FOLIO_S3_BUCKET is required in Kubernetes mode");
-  const store = S3ObjectStore.fromConfig(config);
-  const kube = new PdfJobClient(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
-  const backend = new KubernetesBackend({
-    db,
-    store,
-    kube,
-    tenants,
-    log,
-    uploadTtlMs: config.FOLIO_UPLOAD_TTL_SECONDS * 1000,
-    // The runner stops itself at FOLIO_JOB_TIMEOUT_MS; the Job's deadline leaves room for the pod to start.
-    deadlineSeconds: Math.min(86_400, Math.ceil(config.FOLIO_JOB_TIMEOUT_MS / 1000) + 60),
-    sweepIntervalMs: config.FOLIO_SWEEP_INTERVAL_MS,
-  });
-  const webhooks = {
-    check: webhookUrlCheck(webhookGuard(config)),
-    start: () => undefined,
-    stop: () => Promise.resolve(),
-  };
-  return { backend, store, webhooks };
+/**
+ * Kubernetes mode: no database and no volume — PdfJobs, Tenants, Secrets and AccessRequests in
+ * FOLIO_JOBS_NAMESPACE, read through informers, bytes and upload records in S3 (docs/adr/0008).
+ * Webhooks are the controller's, only checked here. Resolves once the caches are full.
+ */
+async function kubernetesMode(config: Config, log: Logger): Promise<Parts> {
+  const stores = kubernetesStores(config, loadKubeConfig(config.KUBECONFIG), log);
+  await stores.start();
+  const webhooks = { check: webhookUrlCheck(webhookGuard(config)), start: () => undefined, stop: () => Promise.resolve() };
+  return { ...stores, webhooks, first: null, close: () => stores.stop() };
 }
 
 async function serve(argv: readonly string[]): Promise<number> {
@@ -156,23 +157,15 @@ async function serve(argv: readonly string[]): Promise<number> {
   if (typeof p.flags.get("host") === "string") overrides.FOLIO_HOST = p.flags.get("host") as string;
   const config = loadConfig({ ...process.env, ...overrides });
   const log = createLogger({ level: config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "api" });
+  // Embedded mode's data; in Kubernetes mode only a generated certificate (an emptyDir in the chart).
   const dataDir = path.resolve(config.FOLIO_DATA_DIR);
-  const db = openDb(dataDir);
-  const tenants = new TenantStore(db);
   const kubernetes = config.FOLIO_BACKEND === "kubernetes";
-  let first: { key: string; secret: string } | null = null;
-  // In Kubernetes mode the admin creates tenants with `folio tenants create` (the chart's NOTES say how).
-  if (!kubernetes && tenants.list().length === 0) {
-    const t = tenants.create("dev", "business");
-    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret };
-  }
   const metrics = new Metrics();
-  let parts: BackendParts;
+  let parts: Parts;
   try {
-    parts = kubernetes ? kubernetesBackend(config, db, tenants, log) : embeddedBackend(config, db, tenants, log, metrics, dataDir);
+    parts = kubernetes ? await kubernetesMode(config, log) : embeddedMode(config, log, metrics, dataDir);
   } catch (err) {
     log.fatal({ err }, "Could not set up the job backend");
-    db.close();
     return EXIT.USAGE;
   }
   const { backend, store, webhooks } = parts;
@@ -182,8 +175,8 @@ async function serve(argv: readonly string[]): Promise<number> {
     metrics,
     backend,
     store,
-    tenants,
-    accessRequests: new AccessRequestStore(db),
+    tenants: parts.tenants,
+    accessRequests: parts.accessRequests,
     checkWebhookUrl: webhooks.check,
     version: VERSION,
     metricsOnApiPort: !kubernetes,
@@ -201,13 +194,13 @@ async function serve(argv: readonly string[]): Promise<number> {
     await server.close();
     metricsServer?.close();
     await backend.stop();
-    db.close();
+    await parts.close();
     return EXIT.INTERNAL;
   }
   backend.start();
   webhooks.start();
   const samples = await samplePdfs(path.join(dataDir, "samples"));
-  process.stdout.write(banner(config, dataDir, tls.certPath, first, samples) + "\n");
+  process.stdout.write(banner(config, dataDir, tls.certPath, parts.first, samples) + "\n");
   log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");
   return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
@@ -217,7 +210,7 @@ async function serve(argv: readonly string[]): Promise<number> {
         await server.close();
         await webhooks.stop();
         await backend.stop();
-        db.close();
+        await parts.close();
         resolve(EXIT.OK);
       })();
     };

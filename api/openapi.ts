@@ -73,7 +73,14 @@ function problemResponses(codes: (keyof typeof API_ERRORS)[]): Json {
   return out;
 }
 
-const AUTHED: (keyof typeof API_ERRORS)[] = ["unauthorized", "plan_required", "https_required", "rate_limited", "internal_error"];
+const AUTHED: (keyof typeof API_ERRORS)[] = [
+  "unauthorized",
+  "plan_required",
+  "tenant_suspended",
+  "https_required",
+  "rate_limited",
+  "internal_error",
+];
 
 export function buildOpenApi(version: string): Json {
   const schemas: Json = {};

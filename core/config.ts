@@ -161,6 +161,10 @@ export const CONFIG_KEYS = {
     doc: "Controller: the Secret holding AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the runner pods.",
   },
   FOLIO_CONTROLLER_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Controller: PdfJobs reconciled at once." },
+  FOLIO_MAX_RUNNING_JOBS: {
+    schema: z.coerce.number().int().min(0).default(50),
+    doc: "Controller: runner Jobs at once in total, shared fairly between tenants (the rest wait queued, with their place in status.queuePosition); 0 = no limit.",
+  },
   FOLIO_CONTROLLER_NAMESPACE: { schema: z.string().optional(), doc: "Controller: watch this namespace only (default: all it may see)." },
   FOLIO_CONTROLLER_LEADER_ELECTION: { schema: bool(true), doc: "Controller: take part in Lease leader election (one active replica)." },
   FOLIO_METRICS_PORT: {

@@ -5,23 +5,25 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../../core/config.ts";
 import { planLimits, type PlanLimits } from "../../core/plans.ts";
-import type { Tenant, TenantStore } from "../store/tenants.ts";
+import type { KeyAuthenticator, TenantInfo } from "../store/tenants.ts";
 import { ApiError } from "./problem.ts";
 import { rateLimitHeaders, TokenBuckets } from "./rate-limit.ts";
 
 export interface AuthLocals {
-  tenant: Tenant;
+  tenant: TenantInfo;
   keyId: string;
   limits: PlanLimits;
 }
 
-export function authenticate(tenants: TenantStore, config: Config, buckets: TokenBuckets) {
+export function authenticate(tenants: KeyAuthenticator, config: Config, buckets: TokenBuckets) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const header = req.get("Authorization") ?? "";
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
     const found = m ? tenants.authenticate(m[1]!) : null;
     if (!found)
       throw new ApiError("unauthorized", m ? "The API key is not valid." : "Send your API key as 'Authorization: Bearer folio_sk_…'.");
+    if (found.tenant.suspended)
+      throw new ApiError("tenant_suspended", "This tenant is suspended; its operator can lift the suspension (folio tenants unsuspend).");
     const limits = planLimits(found.tenant.plan, config);
     if (!limits.apiAccess) throw new ApiError("plan_required", "API access needs the business plan.");
     const policy = { perMinute: limits.requestsPerMinute, burst: limits.burst };

@@ -24,7 +24,7 @@ import { pageCount, pdftotext, qpdfCheck, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerTemplate, until } from "./support.ts";
+import { applyCrds, runnerTemplate, until } from "./support.ts";
 
 const execFileP = promisify(execFile);
 const NS = "default";
@@ -97,7 +97,7 @@ describe("the public API in Kubernetes mode", () => {
     [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
-    await applyCrd(kc);
+    await applyCrds(kc);
     const tls = await loadOrCreateTls(dir, {});
     receiver = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
       const chunks: Buffer[] = [];
@@ -161,7 +161,7 @@ describe("the public API in Kubernetes mode", () => {
     expect(await pdftotext(out)).toMatch(/alpha[\s\S]*bravo/);
     const pj = await pdfJob(job.id);
     expect(pj?.spec.operation).toBe("merge");
-    expect(pj?.metadata.labels?.["folio.dev/tenant"]).toMatch(/^ten_/);
+    expect(pj?.metadata.labels?.["folio.dev/tenant"]).toBe("acme");
     const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `folio.dev/job-id=${job.id}` });
     expect(jobs.items).toHaveLength(1);
     // The inputs went when the job ended (API.md "Retention").

@@ -32,7 +32,7 @@ import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
 import { blob, freePort, startServer, type Server } from "../api/harness.ts";
-import { applyCrd } from "./support.ts";
+import { applyCrds } from "./support.ts";
 
 const NS = "default";
 const JOBS = 50;
@@ -279,7 +279,7 @@ describe("controller fail-over on a real control plane", () => {
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrd(kc);
+    await applyCrds(kc);
     // The runner pods' S3 credentials (the Job template's secretKeyRefs).
     await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
       namespace: NS,
