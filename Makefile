@@ -6,9 +6,9 @@ SHELL := bash
 NODE_DIR := $(CURDIR)/.tools/node
 export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
-SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null)
+SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
-.PHONY: help setup build run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert clean
+.PHONY: help setup build images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -19,10 +19,14 @@ $(SETUP_STAMP): package-lock.json .node-version bin/setup bin/debian-packages.tx
 setup: ## Install Node 24, Debian packages (qpdf, LibreOffice, poppler) and npm dependencies
 	bin/setup
 
+# Only the compiled code is replaced: dist/images (make images) stays.
 dist/bin/folio.js: $(SETUP_STAMP) $(SOURCES) tsconfig.json tsconfig.build.json
-	rm -rf dist && tsc -p tsconfig.build.json && touch $@
+	rm -rf dist/api dist/bin dist/controller dist/core dist/runner && tsc -p tsconfig.build.json && cp -r api/dashboard/assets dist/api/dashboard/ && touch $@
 
 build: dist/bin/folio.js ## Compile TypeScript into dist/ (then ./bin/folio works)
+
+images: $(SETUP_STAMP) ## Build the images of docker/images.txt with buildah, no Docker or registry: dist/images/*.oci.tar (cached by content)
+	docker/build-images.sh
 
 run: build ## Start Folio, embedded mode (HTTPS API + runner pool)
 	./bin/folio serve
@@ -40,7 +44,7 @@ format: $(SETUP_STAMP) ## Format the sources with Prettier (make lint checks it)
 unit: build ## Run the test suite only (no lint)
 	vitest run
 
-test: build typecheck lint test-platform ## The whole suite: type-check, lint, every test on real engines, e2e on the local control plane, the chart
+test: build typecheck lint test-platform images ## The whole suite: type-check, lint, every test on real engines, e2e on the local control plane, the chart
 	status=0; \
 	FOLIO_S3_REQUIRED=1 vitest run --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
 	vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile.json=dist/e2e-results.json || status=$$?; \
@@ -62,10 +66,10 @@ bench-api: build ## Benchmark the API: GET job throughput/latency, merges end to
 k8s-platform: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager pinned in test/k8s/versions.env (~11 min cold)
 	test/k8s/build.sh
 
-k8s-up: k8s-platform $(SETUP_STAMP) ## Run the local control plane + kubelet until Ctrl-C (prints KUBECONFIG)
+k8s-up: k8s-platform $(SETUP_STAMP) images ## Run the local control plane + kubelet until Ctrl-C (prints KUBECONFIG)
 	node test/k8s/start.ts
 
-k8s-smoke: k8s-platform $(SETUP_STAMP) ## Smoke-check the control plane + local kubelet (Job complete, podFailurePolicy, deadline, PodSecurity)
+k8s-smoke: k8s-platform $(SETUP_STAMP) images ## Smoke-check the control plane + local kubelet (Job complete, podFailurePolicy, deadline, PodSecurity)
 	node test/k8s/smoke.ts
 
 s3-server: ## Build (or reuse) the MinIO S3 test server pinned in test/s3/build.sh (~7 min cold)
@@ -77,19 +81,25 @@ s3-up: s3-server $(SETUP_STAMP) ## Run MinIO on a free loopback port until Ctrl-
 test-s3: s3-server $(SETUP_STAMP) ## S3 store and runner-pod suites on the real S3 server (fails if it is missing)
 	FOLIO_S3_REQUIRED=1 vitest run test/storage test/runner/pod.test.ts
 
-e2e: k8s-platform s3-server $(SETUP_STAMP) ## End to end: the public API, the controller, runner pods on the local control plane + kubelet + MinIO
+e2e: k8s-platform s3-server $(SETUP_STAMP) images ## End to end: the public API, the controller, runner pods on the local control plane + kubelet + MinIO
 	vitest run --config vitest.e2e.config.ts
 
-bench-k8s: k8s-platform s3-server $(SETUP_STAMP) ## Benchmark the operator: PdfJob → Succeeded overhead, 500-PdfJob backlog drained
+bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operator: PdfJob → Succeeded overhead, 500-PdfJob backlog drained
 	node bench/k8s.ts
+
+dashboard-screenshots: build ## Run the dashboard's browser tests and save their screenshots into docs/screenshots
+	FOLIO_SCREENSHOTS=docs vitest run test/dashboard/tenant.test.ts test/dashboard/operator.test.ts
 
 bench-convert: build ## Benchmark PDF → DOCX/XLSX against pdf2docx and a table extractor (throwaway Python venv)
 	node bench/pdf-to-office.ts
 
+bench-fuzz-parser: $(SETUP_STAMP) ## Fuzz the runner's own parsers on the mutated qpdf corpus (20,000 inputs per target, random seed; RUNS=, SEED=)
+	node bench/fuzz-parser.ts $(or $(RUNS),20000) $(SEED)
+
 chart-tools: ## Install the chart test's pinned tools (helm, promtool, hadolint) into ~/.cache/folio-tools
 	test/chart/tools.sh >/dev/null
 
-chart-test: $(SETUP_STAMP) ## Helm chart, Dockerfiles, alerts: lint, render, validate; install/upgrade/uninstall on the local control plane
+chart-test: $(SETUP_STAMP) images ## Helm chart, Dockerfiles, alerts: lint, render, validate; install/upgrade/uninstall on the local control plane
 	test/chart/run.sh
 
 clean: ## Remove build output (keeps .tools and node_modules)

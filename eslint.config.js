@@ -60,4 +60,20 @@ export default tseslint.config(
     },
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+  // The dashboard's browser module: plain JavaScript outside the TypeScript program.
+  {
+    files: ["api/dashboard/assets/**/*.js"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: null },
+      globals: {
+        document: "readonly",
+        window: "readonly",
+        navigator: "readonly",
+        fetch: "readonly",
+        setInterval: "readonly",
+        Date: "readonly",
+      },
+    },
+  },
 );

@@ -10,7 +10,8 @@
  * (--kubeconfig FILE, KUBECONFIG, ~/.kube/config) in --namespace NS (FOLIO_JOBS_NAMESPACE, else the
  * kubeconfig's namespace): the apiserver's RBAC decides what the user may do, and nobody needs
  * `kubectl exec`. Both go through the same TenantAdmin contract (api/store/tenant-admin.ts).
- * --json gives machine-readable output.
+ *   folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]
+ * (users: embedded mode's data directory). --json gives machine-readable output.
  */
 import path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -18,7 +19,12 @@ import type { Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { PLANS, TENANT_NAME, type Plan } from "../core/schemas/tenant.ts";
 import { rfc3339 } from "../core/time.ts";
-import { openDb } from "./store/db.ts";
+import { invite, publicUrl } from "./dashboard/invites.ts";
+import { smtpMailer } from "./dashboard/mail.ts";
+import { SqliteAuditLog } from "./store/audit.ts";
+import { openDb, type Db } from "./store/db.ts";
+import { SqliteUserStore, TENANT_ROLES, type TenantRole } from "./store/users.ts";
+import { TenantStore } from "./store/tenants.ts";
 import { KubernetesAccessRequests } from "./store/kubernetes/access-requests.ts";
 import { KubernetesTenantAdmin } from "./store/kubernetes/tenant-admin.ts";
 import { AdminError, SqliteAccessRequests, SqliteTenantAdmin, type AccessRequests, type TenantAdmin } from "./store/tenant-admin.ts";
@@ -254,6 +260,91 @@ async function accessRequests({ p, admin, requests, io, json }: Ctx): Promise<nu
     }
     default:
       throw new UsageFailure("usage: folio access-requests list [--status pending] | approve ID [--tenant NAME] | reject ID");
+  }
+}
+
+/**
+ * `folio users invite …` prints {"url"}: a one-time sign-in link (24 h) where the person sets a
+ * password; e-mailed too when FOLIO_SMTP_URL is set. `folio users list` shows who is there.
+ */
+async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<number> {
+  const store = new SqliteUserStore(db);
+  const [sub] = p.positional;
+  const json = p.flags.has("json");
+  const tenantsStore = new TenantStore(db);
+  const tenantByFlag = (): NonNullable<ReturnType<TenantStore["byName"]>> => {
+    const name = str(p, "tenant");
+    const t = tenantsStore.byName(name);
+    if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(name)}`);
+    return t;
+  };
+  switch (sub) {
+    case "invite": {
+      const email = str(p, "email");
+      const operator = p.flags.has("operator");
+      const role = operator ? "operator" : typeof p.flags.get("role") === "string" ? (p.flags.get("role") as string) : "owner";
+      if (!operator && !TENANT_ROLES.includes(role as TenantRole))
+        throw new UsageFailure(`--role must be one of ${TENANT_ROLES.join(", ")}`);
+      const tenant = operator ? null : tenantByFlag();
+      let inv;
+      try {
+        inv = invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
+      } catch {
+        throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
+      }
+      new SqliteAuditLog(db).record({
+        tenant_id: tenant?.id ?? null,
+        actor: "cli",
+        action: "member.invited",
+        target: inv.user.email,
+        detail: { role },
+        address: null,
+      });
+      const mailer = smtpMailer(config);
+      if (mailer)
+        await mailer.sendInvite(inv.user.email, inv.url, tenant ? `the tenant ${tenant.name}` : "operate this Folio installation");
+      emit(
+        io,
+        json,
+        { url: inv.url, email: inv.user.email, role, tenant: tenant?.name ?? null, expires_at: rfc3339(inv.expiresAt), emailed: !!mailer },
+        `One-time sign-in link for ${inv.user.email} (${role}${tenant ? ` in ${tenant.name}` : ""}), valid until ${rfc3339(inv.expiresAt)}:\n${inv.url}`,
+      );
+      return EXIT.OK;
+    }
+    case "list": {
+      const tenant = p.flags.has("tenant") ? tenantByFlag() : null;
+      const rows = (tenant ? store.byTenant(tenant.id) : store.operators()).map((u) => ({
+        email: u.email,
+        role: u.role,
+        totp: u.totp_secret !== null,
+        password_set: u.password_hash !== null,
+        last_login_at: rfc3339(u.last_login_at),
+      }));
+      emit(io, json, rows, rows.map((r) => `${r.email}\t${r.role}${r.password_set ? "" : "\t(invited)"}`).join("\n") || "(nobody)");
+      return EXIT.OK;
+    }
+    default:
+      throw new UsageFailure(
+        "usage: folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]",
+      );
+  }
+}
+
+/** Runs `folio users …` (async: it may send an e-mail). */
+export async function usersCommand(argv: readonly string[], config: Config, io: AdminIo): Promise<number> {
+  const p = parseFlags(argv);
+  let db: Db | undefined;
+  try {
+    db = openDb(path.resolve(flag(p, "data-dir") ?? config.FOLIO_DATA_DIR));
+    return await users(p, db, config, io);
+  } catch (err) {
+    if (err instanceof UsageFailure) {
+      io.err(`folio users: ${err.message}`);
+      return EXIT.USAGE;
+    }
+    throw err;
+  } finally {
+    db?.close();
   }
 }
 

@@ -5,12 +5,14 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Config } from "../core/config.ts";
 import type { Logger } from "../core/logger.ts";
+import { clientAddress as clientAddressOf, parseTrustedProxies } from "../core/net/proxies.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { renderDocs } from "./docs.ts";
 import { authenticate } from "./http/auth.ts";
+import { AuthThrottle } from "./http/auth-throttle.ts";
 import { httpsOnly, requestId } from "./http/edge.ts";
 import { ApiError, problemHandler, sendProblem } from "./http/problem.ts";
-import { TokenBuckets } from "./http/rate-limit.ts";
+import { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
 import type { Metrics } from "./metrics.ts";
 import { buildOpenApi } from "./openapi.ts";
@@ -31,6 +33,8 @@ export interface AppDeps {
   tenants: KeyAuthenticator;
   accessRequests: AccessRequests;
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /** The dashboard (api/dashboard), mounted at /dashboard; it is given the API keys' rate-limit buckets to show their state. */
+  dashboard?: (buckets: BucketTable) => express.Router;
   /** Embedded mode: /metrics on the API's port; Kubernetes mode: false (see api/main.ts). */
   metricsOnApiPort: boolean;
   version: string;
@@ -49,17 +53,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
-  const trusted = new Set(
-    config.FOLIO_TRUST_PROXY.split(",")
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
-  const isTrusted = (addr: string | undefined): boolean => !!addr && (trusted.has(addr) || trusted.has(addr.replace(/^::ffff:/, "")));
-  const clientAddress = (req: Request): string => {
-    const fwd = isTrusted(req.socket.remoteAddress) ? req.get("X-Forwarded-For")?.split(",")[0]?.trim() : undefined;
-    return fwd || req.socket.remoteAddress || "unknown";
-  };
-  const buckets = new TokenBuckets();
+  const trusted = parseTrustedProxies(config.FOLIO_TRUST_PROXY);
+  const isTrusted = (addr: string | undefined): boolean => trusted.has(addr);
+  const clientAddress = (req: Request): string => clientAddressOf(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted);
+  const limits = new RateLimits();
+  const throttle = new AuthThrottle({
+    byAddress: limits.authFailuresByAddress,
+    byKey: limits.authFailuresByKey,
+    policy: { perMinute: config.FOLIO_AUTH_FAILURES_PER_MINUTE, burst: config.FOLIO_AUTH_FAILURE_BURST },
+  });
   const openapi = buildOpenApi(deps.version);
   const docsHtml = renderDocs(openapi);
 
@@ -100,14 +102,15 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   const json = express.json({ limit: "1mb", type: ["application/json", "application/*+json"] });
-  app.use("/v1", json, accessRequestsRouter(deps.accessRequests, buckets, config.FOLIO_ACCESS_REQUESTS_PER_HOUR, clientAddress));
+  app.use("/v1", json, accessRequestsRouter(deps.accessRequests, limits.addresses, config.FOLIO_ACCESS_REQUESTS_PER_HOUR, clientAddress));
   const v1 = express.Router();
-  v1.use(authenticate(deps.tenants, config, buckets));
+  v1.use(authenticate({ tenants: deps.tenants, config, keyBuckets: limits.keys, throttle, clientAddress }));
   v1.use(json);
   v1.use(filesRouter({ backend, store: deps.store, config }));
   v1.use(operationsRouter({ backend, store: deps.store, config, checkWebhookUrl: deps.checkWebhookUrl }));
   v1.use(jobsRouter(backend));
   app.use("/v1", v1);
+  if (deps.dashboard) app.use("/dashboard", deps.dashboard(limits.keys));
 
   app.use((_req, res) => sendProblem(res, new ApiError("not_found", "No such endpoint.")));
   app.use(problemHandler(deps.log));

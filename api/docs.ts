@@ -110,7 +110,7 @@ ${op.requestBody?.content?.["multipart/form-data"] && json ? "<p><small>Or multi
     .map(([c, v]) => `<tr><td><code>${esc(c)}</code></td><td>${esc(v.status)}</td><td>${esc(v.title)}</td></tr>`)
     .join("");
   const jobCodes = Object.entries(doc["x-job-error-codes"])
-    .map(([c, t]) => `<tr><td><code>${esc(c)}</code></td><td>${esc(t)}</td></tr>`)
+    .map(([c, t]) => `<tr id="job-error-${esc(c)}"><td><code>${esc(c)}</code></td><td>${esc(t)}</td></tr>`)
     .join("");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(doc.info.title)} reference</title><style>

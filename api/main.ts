@@ -15,16 +15,23 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
+import { parseTrustedProxies } from "../core/net/proxies.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
-import { adminCommand, parseFlags } from "./admin.ts";
+import { adminCommand, parseFlags, usersCommand } from "./admin.ts";
+import { dashboardRouter } from "./dashboard/index.ts";
+import { attemptRecorder, embeddedDashboard, sqliteDashboardStores } from "./dashboard/embedded.ts";
+import { invite, publicUrl } from "./dashboard/invites.ts";
+import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
 import { createApp, metricsHandler } from "./app.ts";
 import type { JobBackend } from "./jobs/backend.ts";
+import type { BucketTable } from "./http/rate-limit.ts";
 import { LocalBackend } from "./jobs/local.ts";
 import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
 import { WorkerPool } from "./jobs/worker-pool.ts";
 import { Metrics } from "./metrics.ts";
 import { createDualServer } from "./server.ts";
+import { AccessRequestStore } from "./store/access-requests.ts";
 import { openDb } from "./store/db.ts";
 import { kubernetesStores } from "./store/kubernetes/index.ts";
 import { SqliteAccessRequests, type AccessRequests } from "./store/tenant-admin.ts";
@@ -60,7 +67,7 @@ function banner(
   cfg: Config,
   dataDir: string,
   certPath: string,
-  first: { key: string; secret: string } | null,
+  first: { key: string; secret: string; signIn: string } | null,
   samples: [string, string],
 ): string {
   const host =
@@ -73,6 +80,8 @@ function banner(
       'First start: created tenant "dev" on the business plan. These are shown ONCE:',
       `  API key:        ${first.key}`,
       `  webhook secret: ${first.secret}`,
+      `  dashboard:      ${first.signIn}`,
+      "                  (the dev tenant owner's one-time sign-in link, valid 24 h: set a password there)",
       "",
       "Merge two sample PDFs and download the result (copy and paste):",
       `  KEY=${first.key}`,
@@ -102,18 +111,22 @@ interface Parts {
   accessRequests: AccessRequests;
   webhooks: Pick<Webhooks, "check" | "start" | "stop">;
   /** The first start's dev tenant (embedded mode only). */
-  first: { key: string; secret: string } | null;
+  first: { key: string; secret: string; signIn: string } | null;
+  /** The dashboard and its usage collector (embedded mode: its stores are SQLite's). */
+  dashboard: { router: (buckets: BucketTable) => express.Router; collector: { start(): void; stop(): Promise<void> } } | null;
   close(): Promise<void>;
 }
 
-/** Embedded mode: SQLite in the data directory, files on disk, the runner pool, the webhook queue. */
+/** Embedded mode: SQLite in the data directory, files on disk, the runner pool, the webhook queue, the dashboard. */
 function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: string): Parts {
   const db = openDb(dataDir);
   const tenants = new TenantStore(db);
-  let first: { key: string; secret: string } | null = null;
+  const dashboardStores = sqliteDashboardStores(db);
+  let first: Parts["first"] = null;
   if (tenants.list().length === 0) {
     const t = tenants.create("dev", "business");
-    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret };
+    const signIn = invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }).url;
+    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret, signIn };
   }
   const store = new FsObjectStore(path.join(dataDir, "files"));
   const pool = new WorkerPool({
@@ -121,7 +134,7 @@ function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: st
     env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
     log,
   });
-  const webhooks = createWebhooks({ db, config, log, metrics, tenants });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboardStores) });
   const backend = new LocalBackend({
     db,
     store,
@@ -133,20 +146,50 @@ function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: st
     sealKey: sealKey(dataDir),
     workDir: path.join(dataDir, "work"),
   });
-  const close = (): Promise<void> => Promise.resolve(db.close());
-  return { backend, store, tenants, accessRequests: new SqliteAccessRequests(db), webhooks, first, close };
+  const accessRequests = new AccessRequestStore(db);
+  const port = sqliteTenantPort(tenants, accessRequests);
+  const dashboard = embeddedDashboard({
+    config,
+    log,
+    db,
+    dataDir,
+    backend,
+    tenants: port.tenants,
+    accessRequests: port.accessRequests,
+    stores: dashboardStores,
+    pool: {
+      get busyCount() {
+        return pool.busyCount;
+      },
+      size: config.FOLIO_WORKERS,
+    },
+  });
+  return {
+    backend,
+    store,
+    tenants,
+    accessRequests: new SqliteAccessRequests(db),
+    webhooks,
+    first,
+    dashboard: {
+      router: (buckets) => dashboardRouter({ ...dashboard.deps, rateLimitState: (keyId, policy) => buckets.peek(keyId, policy) }),
+      collector: dashboard.collector,
+    },
+    close: () => Promise.resolve(db.close()),
+  };
 }
 
 /**
  * Kubernetes mode: no database and no volume — PdfJobs, Tenants, Secrets and AccessRequests in
  * FOLIO_JOBS_NAMESPACE, read through informers, bytes and upload records in S3 (docs/adr/0008).
- * Webhooks are the controller's, only checked here. Resolves once the caches are full.
+ * Webhooks are the controller's, only checked here. Resolves once the caches are full. The
+ * dashboard's users and sessions have no Kubernetes store yet: /dashboard is not served here.
  */
 async function kubernetesMode(config: Config, log: Logger): Promise<Parts> {
   const stores = kubernetesStores(config, loadKubeConfig(config.KUBECONFIG), log);
   await stores.start();
   const webhooks = { check: webhookUrlCheck(webhookGuard(config)), start: () => undefined, stop: () => Promise.resolve() };
-  return { ...stores, webhooks, first: null, close: () => stores.stop() };
+  return { ...stores, webhooks, first: null, dashboard: null, close: () => stores.stop() };
 }
 
 async function serve(argv: readonly string[]): Promise<number> {
@@ -168,7 +211,7 @@ async function serve(argv: readonly string[]): Promise<number> {
     log.fatal({ err }, "Could not set up the job backend");
     return EXIT.USAGE;
   }
-  const { backend, store, webhooks } = parts;
+  const { backend, store, webhooks, dashboard } = parts;
   const app = createApp({
     config,
     log,
@@ -178,11 +221,20 @@ async function serve(argv: readonly string[]): Promise<number> {
     tenants: parts.tenants,
     accessRequests: parts.accessRequests,
     checkWebhookUrl: webhooks.check,
+    ...(dashboard ? { dashboard: dashboard.router } : {}),
     version: VERSION,
     metricsOnApiPort: !kubernetes,
   });
   const tls = await loadOrCreateTls(dataDir, { cert: config.FOLIO_TLS_CERT, key: config.FOLIO_TLS_KEY });
-  const server = createDualServer(app, tls, app);
+  const trustedProxies = parseTrustedProxies(config.FOLIO_TRUST_PROXY);
+  const server = createDualServer(app, tls, app, {
+    maxConnections: config.FOLIO_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: config.FOLIO_MAX_CONNECTIONS_PER_ADDRESS,
+    firstByteTimeoutMs: config.FOLIO_FIRST_BYTE_TIMEOUT_MS,
+    headersTimeoutMs: config.FOLIO_HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.FOLIO_KEEP_ALIVE_TIMEOUT_MS,
+    isTrustedProxy: (a) => trustedProxies.has(a),
+  });
   // Kubernetes mode's metrics port (API.md: "on a separate port in Kubernetes"): GET /metrics only.
   const metricsServer = kubernetes ? http.createServer(express().get("/metrics", metricsHandler(metrics))) : null;
   try {
@@ -199,6 +251,7 @@ async function serve(argv: readonly string[]): Promise<number> {
   }
   backend.start();
   webhooks.start();
+  dashboard?.collector.start();
   const samples = await samplePdfs(path.join(dataDir, "samples"));
   process.stdout.write(banner(config, dataDir, tls.certPath, parts.first, samples) + "\n");
   log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");
@@ -208,6 +261,7 @@ async function serve(argv: readonly string[]): Promise<number> {
       void (async () => {
         metricsServer?.close();
         await server.close();
+        await dashboard?.collector.stop();
         await webhooks.stop();
         await backend.stop();
         await parts.close();
@@ -223,8 +277,7 @@ async function serve(argv: readonly string[]): Promise<number> {
 export async function apiCommand(command: string, argv: readonly string[]): Promise<number> {
   if (command === "serve") return serve(argv);
   const config = loadConfig();
-  return adminCommand(command as "tenants" | "keys" | "access-requests", argv, config, {
-    out: (l) => process.stdout.write(l + "\n"),
-    err: (l) => process.stderr.write(l + "\n"),
-  });
+  const io = { out: (l: string) => process.stdout.write(l + "\n"), err: (l: string) => process.stderr.write(l + "\n") };
+  if (command === "users") return usersCommand(argv, config, io);
+  return adminCommand(command as "tenants" | "keys" | "access-requests", argv, config, io);
 }

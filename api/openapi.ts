@@ -58,6 +58,7 @@ const OPERATION_DOCS: Record<Operation, string> = {
   merge: "Merge 2–50 PDFs, each optionally limited to page ranges, keeping or rebuilding bookmarks.",
   split: "Split a PDF by ranges, every N pages, or into single pages; outputs the parts and one zip of them all.",
   convert: "Convert Office documents (DOCX, DOC, ODT, RTF, XLSX, XLS, ODS, PPTX, PPT, ODP) to PDF.",
+  edit: "Edit a PDF with ordered steps: rotate, delete, select (reorder/extract), watermark and stamp (text or an image input), page numbers, header/footer with {n} and {total}, flatten, metadata, unlock (with `password`), repair. One qpdf run for all steps. Further inputs are PNG/JPEG/TIFF images that stamps name by index.",
   protect:
     "Encrypt a PDF with AES-256 (default) or AES-128, a user password and permissions. Passwords are never stored in job records, logs or metrics.",
 };
@@ -143,6 +144,7 @@ export function buildOpenApi(version: string): Json {
             "validation_failed",
             "unsupported_media_type",
             "payload_too_large",
+            "storage_quota_exceeded",
             "too_many_jobs",
             "idempotency_conflict",
             "not_found",
@@ -180,7 +182,7 @@ export function buildOpenApi(version: string): Json {
             description: "Stored.",
             content: { "application/json": { schema: { type: "object", properties: { data: { type: "array", items: REF("File") } } } } },
           },
-          ...problemResponses([...AUTHED, "validation_failed", "unsupported_media_type", "payload_too_large"]),
+          ...problemResponses([...AUTHED, "validation_failed", "unsupported_media_type", "payload_too_large", "storage_quota_exceeded"]),
         },
       },
     },

@@ -253,6 +253,7 @@ function errorKind(message: string): string {
 
 async function setUp(dir: string): Promise<Bench> {
   const [platform, s3] = await Promise.all([startPlatform({ maxPods: MAX_PODS }), startS3Server()]);
+  platform.allowObjectStore(s3.endpoint);
   const store = new S3ObjectStore(s3.storeOptions);
   const kc = loadKubeConfig(platform.kubeconfig);
   await applyCrd(kc);
@@ -265,7 +266,7 @@ async function setUp(dir: string): Promise<Bench> {
     namespace: NS,
     workers: WORKERS,
     leaderElection: { namespace: NS, name: "folio-controller", identity: "bench" },
-    template: { ...runnerTemplate(s3), image: "folio/runner:bench" },
+    template: runnerTemplate(s3),
     log: (msg) => {
       const m = /^reconcile [^:]+: (.*)$/s.exec(msg);
       if (m) errors.set(errorKind(m[1]!), (errors.get(errorKind(m[1]!)) ?? 0) + 1);

@@ -15,6 +15,7 @@ const USAGE = `usage: folio <command> [args]
   tenants create NAME --plan business|free | list | set-plan | show-secret | rotate-secret
   keys create|list --tenant NAME | revoke KEY_ID | rotate KEY_ID
   access-requests list | approve ID | reject ID
+  users invite --tenant NAME --email E [--role R] | invite --operator --email E | list
                            admin commands on the data directory (--data-dir DIR, --json)
   controller               the PdfJob operator (Kubernetes mode; environment in controller/main.ts)
 
@@ -31,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
     case "keys":
     case "tenants":
     case "access-requests":
+    case "users":
       return (await import("../api/main.ts")).apiCommand(command, rest);
     case "controller":
       return (await import("../controller/main.ts")).controllerCommand(rest);

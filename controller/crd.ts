@@ -12,7 +12,15 @@
  * CRD cannot express is noticed at `make crds`, not on a cluster.
  */
 import { z } from "zod";
-import { PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, PdfJobSpec, PdfJobStatus } from "../core/schemas/pdfjob.ts";
+import {
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  PdfJobSpec,
+  PdfJobStatus,
+  SECRET_REF_RULE,
+} from "../core/schemas/pdfjob.ts";
 import {
   ACCESS_REQUEST_KIND,
   ACCESS_REQUEST_PLURAL,
@@ -182,6 +190,8 @@ interface CrdShape {
   spec: z.ZodType;
   status?: z.ZodType;
   printerColumns: Json[];
+  /** CEL rules on the whole object (they may read metadata.name). */
+  validations?: Json[];
 }
 
 /** A namespaced CustomResourceDefinition (apiextensions.k8s.io/v1) of Folio's group. */
@@ -197,6 +207,7 @@ function crdOf(c: CrdShape): Json {
       ...(c.status ? { status: structuralOf(c.status) } : {}),
     },
     required: ["spec"],
+    ...(c.validations ? { "x-kubernetes-validations": c.validations } : {}),
   };
   return {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -237,6 +248,7 @@ export function pdfJobCrd(): Json {
     spec: PdfJobSpec,
     status: PdfJobStatus,
     printerColumns: PRINTER_COLUMNS,
+    validations: [{ rule: SECRET_REF_RULE, message: "spec.secretRef.name must be the PdfJob's own Secret (its name)" }],
   });
 }
 

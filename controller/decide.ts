@@ -42,6 +42,7 @@ import { buildJob, childJobName, runnerPodSpec, RUNNER_SPEC_MAX_BYTES, type JobT
 import { shownPosition } from "./fair-queue.ts";
 import { camelReason, newLedger, nextAttemptMs, settled, SUCCEEDED, withCondition } from "./ledger.ts";
 import { jobFinished, jobStarted, ownedBy, readOutcome, toMs, type ObservedPod, type Outcome } from "./observe.ts";
+import { isTenantKey, specOwnershipProblem } from "./validate.ts";
 
 export type { ObservedPod } from "./observe.ts";
 
@@ -136,6 +137,9 @@ export function decide(pj: PdfJob, observedJob: V1Job | null, now: Date, opts: D
   if (isTerminal(ctx.status)) return afterEnd(ctx);
   const checked = validatePdfJobSpec(pj.spec);
   if (!checked.ok) return end(ctx, { phase: "Failed", error: { code: "validation_failed", message: checked.message } });
+  // Another tenant's files or another job's Secret: never run (controller/validate.ts).
+  const foreign = specOwnershipProblem(pj, checked.spec);
+  if (foreign) return end(ctx, { phase: "Failed", error: { code: "validation_failed", message: foreign } });
   return run(ctx, checked.spec, observedJob);
 }
 
@@ -271,9 +275,10 @@ function endEvent(ctx: Ctx, e: Ending): Action {
 function inputKeys(ctx: Ctx): string[] {
   const inUse = ctx.opts.inputKeysInUse ?? new Set<string>();
   // Asked only here, when a job has ended: the reconciler computes the set lazily.
+  // Never another tenant's: a foreign spec must not make the controller delete someone's files.
   const keys = (Array.isArray(ctx.pj.spec.inputs) ? ctx.pj.spec.inputs : [])
     .map((i) => i.key)
-    .filter((k) => typeof k === "string" && !inUse.has(k));
+    .filter((k) => typeof k === "string" && isTenantKey(ctx.pj.spec.tenant, k) && !inUse.has(k));
   return [...new Set(keys)];
 }
 

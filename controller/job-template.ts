@@ -166,7 +166,10 @@ function storageEnv(s: S3Settings | undefined): V1EnvVar[] {
 
 function secretEnv(spec: PdfJobSpec): V1EnvVar[] {
   const name = spec.secretRef?.name;
-  // Only protect has passwords: the Secret of another job holds just its webhook signing secrets.
+  // edit may carry the password that opens its input (optional: most edits have none).
+  if (name && spec.operation === "edit")
+    return [{ name: SECRET_OPTION_ENV.password, valueFrom: { secretKeyRef: { name, key: "password", optional: true } } }];
+  // Only protect and edit have passwords: the Secret of another job holds just its webhook signing secrets.
   if (!name || spec.operation !== "protect") return [];
   return [
     { name: SECRET_OPTION_ENV.user_password, valueFrom: { secretKeyRef: { name, key: "user_password" } } },

@@ -12,6 +12,7 @@
  */
 import type { V1Job } from "@kubernetes/client-node";
 import { RunnerFailure } from "../core/schemas/job.ts";
+import { isTenantKey } from "./validate.ts";
 import { RunnerPodResult, RunnerPodResultRef, type PdfJob, type PdfJobOutput, type PdfJobSpec } from "../core/schemas/pdfjob.ts";
 import type { JobErrorCode } from "../core/errors.ts";
 
@@ -114,7 +115,7 @@ function succeeded(report: Report, spec: PdfJobSpec, prefix: string, at: number 
   const r = report.result;
   if (r.operation !== spec.operation) return internal(`the runner reported operation ${r.operation}`, at);
   // The keys are deleted with the job later: a key outside the job's prefix is never accepted.
-  if (r.outputs.some((o) => !o.key.startsWith(prefix)))
+  if (r.outputs.some((o) => !o.key.startsWith(prefix) || !isTenantKey(spec.tenant, o.key)))
     return internal("the runner reported an output outside the job's storage prefix", at);
   const outputs = r.outputs.map((o) => ({
     key: o.key,

@@ -7,6 +7,7 @@ import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import { TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { applyActions, type ApplyDeps, type ApplyResult } from "./apply.ts";
+import { isOwnResultKey, RESULT_MAX_BYTES } from "./validate.ts";
 import { decide, type Action, type ObservedPod } from "./decide.ts";
 import type { FairQueue } from "./fair-queue.ts";
 import { childJobName, RUNNER_CONTAINER, type JobTemplateOptions } from "./job-template.ts";
@@ -57,9 +58,20 @@ export function newestTermination(pods: readonly V1Pod[]): ObservedPod | undefin
   return { ...(term.message === undefined ? {} : { terminationMessage: term.message }), exitCode: term.exitCode };
 }
 
-async function readText(store: ObjectStore, key: string): Promise<string> {
+/** The stored result's text, or "" (an invalid result: the job fails) when it is larger than `max`. */
+async function readText(store: ObjectStore, key: string, max: number): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of await store.get(key)) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  let size = 0;
+  const body = await store.get(key);
+  for await (const chunk of body) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += b.length;
+    if (size > max) {
+      body.destroy();
+      return "";
+    }
+    chunks.push(b);
+  }
   return Buffer.concat(chunks).toString("utf8");
 }
 
@@ -99,7 +111,12 @@ export class Reconciler {
     let observedPod = job ? newestTermination(this.#o.caches.podsOfJob(namespace, jobName, job.metadata?.uid)) : undefined;
     // A result too large for the termination message was stored; decide() reads its text.
     const ref = resultRefKey(observedPod?.terminationMessage);
-    if (observedPod && ref) observedPod = { ...observedPod, terminationMessage: await readText(this.#o.store, ref) };
+    // Only from the job's own prefix, and only so much (controller/validate.ts); otherwise the
+    // result is invalid and the job fails rather than reading another tenant's object.
+    if (observedPod && ref) {
+      const text = isOwnResultKey(pj, ref) ? await readText(this.#o.store, ref, RESULT_MAX_BYTES) : "";
+      observedPod = { ...observedPod, terminationMessage: text };
+    }
     // A PdfJob that would get a Job asks the fair queue for a place first.
     const queue = !job && this.#o.fairQueue ? this.#o.fairQueue.admit(key) : undefined;
     const actions = decide(pj, job, (this.#o.now ?? (() => new Date()))(), {

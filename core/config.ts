@@ -5,6 +5,7 @@
  */
 import os from "node:os";
 import { z } from "zod";
+import { proxyEntryProblem } from "./net/proxies.ts";
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const bool = (def: boolean) =>
@@ -65,8 +66,54 @@ export const CONFIG_KEYS = {
     schema: int(100_000_000),
     doc: "Largest image (width × height) compress will decode; larger images are left as they are.",
   },
+  FOLIO_MAX_OUTPUT_PAGES: {
+    schema: int(10_000),
+    doc: "Pages in all the outputs of one job together (limit_exceeded beyond); a job may always write each page of its inputs once, so the cap bites on repeated page ranges (`1-,1-,…`) and Office documents that explode into pages.",
+  },
+  FOLIO_MAX_OUTPUT_BYTES: {
+    schema: int(2 * 1024 ** 3),
+    doc: "Bytes of all the outputs of one job together, a split's zip included (limit_exceeded beyond); never less than twice the job's input bytes.",
+  },
+  FOLIO_MAX_DECOMPRESSED_BYTES: {
+    schema: int(1024 ** 3),
+    doc: "Bytes the compressed streams of one PDF, or the parts of one Office document, may inflate to (limit_exceeded beyond), checked before an engine decompresses them.",
+  },
+  FOLIO_MAX_DECOMPRESSION_RATIO: {
+    schema: int(200),
+    doc: "Above 64 MiB, inflated bytes may be at most this many times the file's size (limit_exceeded beyond): compression bombs inflate a thousandfold, real documents rarely twentyfold.",
+  },
   FOLIO_JOB_TIMEOUT_MS: { schema: int(300_000), doc: "Hard limit for one job in the runner (timeout beyond)." },
   FOLIO_PRETTY_LOGS: { schema: bool(false), doc: "Human-readable logs instead of JSON lines." },
+  // --- HTML → PDF (Chromium) and OCR, issue #15
+  FOLIO_CHROMIUM: { schema: z.string().default("chromium"), doc: "Chromium executable (HTML, Markdown and URL → PDF)." },
+  FOLIO_CHROMIUM_POOL_SIZE: {
+    schema: z.coerce.number().int().min(0).default(1),
+    doc: "Warm browsers per runner worker; 0 renders with a browser started for the job.",
+  },
+  FOLIO_CHROMIUM_MAX_JOBS: { schema: int(100), doc: "A warm browser is replaced after this many renderings." },
+  FOLIO_CHROMIUM_RECYCLE_MB: {
+    schema: int(600),
+    doc: "A warm browser is replaced when its processes' memory (PSS) exceeds this after a job.",
+  },
+  FOLIO_CHROMIUM_JOB_MAX_MB: { schema: int(1536), doc: "Memory a browser may reach during one rendering (limit_exceeded beyond)." },
+  FOLIO_CHROMIUM_JOB_TIMEOUT_MS: { schema: int(60_000), doc: "Hard limit for one rendering, waits included (timeout beyond)." },
+  FOLIO_CHROMIUM_HEAP_MB: { schema: int(512), doc: "JavaScript heap limit of a page's renderer." },
+  FOLIO_FETCH_ALLOWED_HOSTS: {
+    schema: z
+      .string()
+      .default("")
+      .transform((s) =>
+        s
+          .split(",")
+          .map((h) => h.trim())
+          .filter(Boolean),
+      ),
+    doc: "Comma-separated hosts or addresses an HTML page or `url` may fetch from although they are not public (the fetch proxy's allow-list).",
+  },
+  FOLIO_OCR_LANGUAGES: {
+    schema: z.string().default("eng+deu+fra+spa+ita+por+nld"),
+    doc: "Tesseract languages OCR offers (those installed in the runner image); a job asks for a subset.",
+  },
 
   // --- the API (folio serve) ---
   FOLIO_PORT: { schema: z.coerce.number().int().min(0).max(65535).default(8443), doc: "HTTPS port of `folio serve`." },
@@ -81,13 +128,44 @@ export const CONFIG_KEYS = {
   },
   FOLIO_TLS_KEY: { schema: z.string().optional(), doc: "PEM private key for FOLIO_TLS_CERT." },
   FOLIO_TRUST_PROXY: {
-    schema: z.string().default(""),
-    doc: "Comma-separated addresses of reverse proxies whose X-Forwarded-Proto/For headers are trusted.",
+    schema: z
+      .string()
+      .default("")
+      .superRefine((s, ctx) => {
+        for (const entry of s
+          .split(",")
+          .map((e) => e.trim())
+          .filter(Boolean)) {
+          const problem = proxyEntryProblem(entry);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }
+      }),
+    doc: "Comma-separated addresses and CIDR ranges (10.0.0.0/8, fd00::/8) of reverse proxies whose X-Forwarded-Proto/For headers are trusted; the client is the rightmost X-Forwarded-For hop that is not one of them.",
   },
+  FOLIO_MAX_CONNECTIONS: { schema: int(4096), doc: "Open connections the API's port accepts in all; more are closed at once." },
+  FOLIO_MAX_CONNECTIONS_PER_ADDRESS: {
+    schema: int(128),
+    doc: "Open connections per client address (an IPv6 client by its /64); trusted proxies are exempt.",
+  },
+  FOLIO_FIRST_BYTE_TIMEOUT_MS: { schema: int(10_000), doc: "A new connection that sends nothing for this long is closed." },
+  FOLIO_HEADERS_TIMEOUT_MS: {
+    schema: int(30_000),
+    doc: "Time to finish the TLS handshake and then a request's headers; a connection idle this long mid-request is closed too.",
+  },
+  FOLIO_KEEP_ALIVE_TIMEOUT_MS: { schema: int(5_000), doc: "An idle keep-alive connection is closed after this long." },
+  FOLIO_AUTH_FAILURES_PER_MINUTE: {
+    schema: int(10),
+    doc: "Failed authentications allowed per client address and per API key id, per minute (refill); 429 rate_limited beyond.",
+  },
+  FOLIO_AUTH_FAILURE_BURST: { schema: int(20), doc: "Failed authentications allowed in a burst before the per-minute refill applies." },
   FOLIO_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Runner worker processes in embedded mode." },
   FOLIO_RATE_LIMIT_PER_MINUTE: { schema: int(600), doc: "Business plan: requests per minute per API key (token bucket refill)." },
   FOLIO_RATE_LIMIT_BURST: { schema: int(100), doc: "Business plan: token bucket size (burst)." },
   FOLIO_MAX_UNFINISHED_JOBS: { schema: int(20), doc: "Business plan: queued or running jobs per tenant (429 too_many_jobs beyond)." },
+  FOLIO_MAX_STORED_BYTES: {
+    schema: int(5 * 1024 ** 3),
+    doc: "Business plan: bytes a tenant may keep stored, uploads plus outputs not yet expired (413 storage_quota_exceeded beyond).",
+  },
   FOLIO_MAX_REQUEST_BYTES: { schema: int(500 * 1024 * 1024), doc: "Bytes per request (413 payload_too_large beyond)." },
   FOLIO_RETENTION_SECONDS: {
     schema: z.coerce.number().int().min(1).max(86_400).default(3600),
@@ -182,6 +260,35 @@ export const CONFIG_KEYS = {
     doc: "Controller: kubeconfig file to use; in a pod, the in-cluster service account is used when unset.",
   },
   FOLIO_ACCESS_REQUESTS_PER_HOUR: { schema: int(10), doc: "Access requests accepted per client address per hour." },
+
+  // --- the dashboard (/dashboard) ---
+  FOLIO_PUBLIC_URL: {
+    schema: z.url({ protocol: /^https$/ }).optional(),
+    doc: "Public base URL of the installation, used in invite links (default: https://localhost:FOLIO_PORT).",
+  },
+  FOLIO_DASHBOARD_SECRET: {
+    schema: z.string().min(32).optional(),
+    doc: "Key (≥ 32 characters) that signs dashboard sessions; the same on every API replica. Embedded mode makes one in the data directory when unset.",
+  },
+  FOLIO_DASHBOARD_IDLE_MINUTES: { schema: int(30), doc: "A dashboard session ends after this many minutes without a request." },
+  FOLIO_DASHBOARD_SESSION_HOURS: { schema: int(12), doc: "A dashboard session ends this many hours after sign-in, however active." },
+  FOLIO_DASHBOARD_SIGNIN_PER_MINUTE: { schema: int(10), doc: "Dashboard sign-in attempts per client address per minute (and the burst)." },
+  FOLIO_OIDC_ISSUER: {
+    schema: z.url().optional(),
+    doc: "OpenID Connect issuer for dashboard sign-in (optional; https, or http on loopback).",
+  },
+  FOLIO_OIDC_CLIENT_ID: { schema: z.string().optional(), doc: "OpenID Connect client id." },
+  FOLIO_OIDC_CLIENT_SECRET: { schema: z.string().optional(), doc: "OpenID Connect client secret." },
+  FOLIO_OIDC_TENANT_CLAIM: { schema: z.string().default("folio_tenant"), doc: "ID token claim holding the tenant name of the person." },
+  FOLIO_OIDC_ROLE_CLAIM: {
+    schema: z.string().default("folio_role"),
+    doc: "ID token claim holding the role: owner, developer, viewer, or operator.",
+  },
+  FOLIO_SMTP_URL: {
+    schema: z.string().optional(),
+    doc: "SMTP server for invite e-mails (smtp[s]://user:pass@host:port); invites show the link when unset.",
+  },
+  FOLIO_SMTP_FROM: { schema: z.string().default("Folio <folio@localhost>"), doc: "Sender of invite e-mails." },
 
   // --- S3-compatible storage (Kubernetes mode: the API, the controller and the runner pods) ---
   // Credentials are not configuration: the AWS SDK's default chain reads AWS_ACCESS_KEY_ID and

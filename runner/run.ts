@@ -5,17 +5,20 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rm, stat } from "node:fs/promises";
+import { mkdir, open, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../core/config.ts";
 import { JobError, toJobError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
 import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
-import { SNIFF_BYTES, sniff } from "../core/sniff.ts";
+import { IMAGE_KINDS, SNIFF_BYTES, sniff } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
+import { createBrowsers, type BrowserProvider } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
+import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./engines/output-budget.ts";
 import { countPages, inspectPdf } from "./engines/qpdf.ts";
+import { rasterInfo } from "./engines/raster.ts";
 import { OPS } from "./ops/index.ts";
 import type { InspectedInput, OpContext, OpOutputFile } from "./ops/types.ts";
 
@@ -23,6 +26,8 @@ export interface RunDeps {
   config: Config;
   log: Logger;
   soffice: SofficeProvider;
+  /** Browsers for HTML → PDF; without them, a job that needs one starts its own. */
+  browsers?: BrowserProvider;
 }
 
 export function defaultLimits(config: Config): RunnerLimits {
@@ -32,6 +37,10 @@ export function defaultLimits(config: Config): RunnerLimits {
     max_merge_files: config.FOLIO_MAX_MERGE_FILES,
     max_image_pixels: config.FOLIO_MAX_IMAGE_PIXELS,
     timeout_ms: config.FOLIO_JOB_TIMEOUT_MS,
+    max_output_pages: config.FOLIO_MAX_OUTPUT_PAGES,
+    max_output_bytes: config.FOLIO_MAX_OUTPUT_BYTES,
+    max_decompressed_bytes: config.FOLIO_MAX_DECOMPRESSED_BYTES,
+    max_decompression_ratio: config.FOLIO_MAX_DECOMPRESSION_RATIO,
   };
 }
 
@@ -55,6 +64,7 @@ async function inspectInput(
   accepts: "pdf" | "any",
   limits: RunnerLimits,
   qctx: { qpdf: string; work: string; signal: AbortSignal },
+  passwordFile?: string,
 ): Promise<InspectedInput> {
   const st = await stat(input.path).catch(() => null);
   if (!st?.isFile()) throw new JobError("invalid_pdf", `Input "${input.filename}" could not be read.`);
@@ -63,12 +73,15 @@ async function inspectInput(
   }
   const kind = sniff(await readHead(input.path), input.filename);
   if (kind === null || (accepts === "pdf" && kind !== "pdf")) {
-    const what = accepts === "pdf" ? "a PDF" : "a PDF or a supported Office document";
+    const what = accepts === "pdf" ? "a PDF" : "a PDF, an image, a web page or a supported Office document";
     throw new JobError(accepts === "pdf" ? "invalid_pdf" : "unsupported_input", `Input "${input.filename}" is not ${what}.`);
   }
   const base = { path: input.path, filename: input.filename, pageSpec: input.pages, kind, size: st.size };
+  // An image's size is read from its header and checked before anything decodes it.
+  if (IMAGE_KINDS.includes(kind))
+    return { ...base, pages: (await rasterInfo(input.path, input.filename, limits.max_image_pixels)).pages, encrypted: false };
   if (kind !== "pdf") return { ...base, pages: null, encrypted: false };
-  const facts = await inspectPdf(qctx, input.path);
+  const facts = await inspectPdf(qctx, input.path, passwordFile);
   if (facts.pages > limits.max_pages) {
     throw new JobError("limit_exceeded", `Input "${input.filename}" has ${facts.pages} pages; the limit is ${limits.max_pages}.`);
   }
@@ -86,6 +99,27 @@ async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }
   return { filename: file.filename, path: file.path, content_type: file.content_type, size, sha256: hash.digest("hex"), pages };
 }
 
+/**
+ * The last word on the output caps, for every operation: what the outputs hold once written (an
+ * Office document may convert into more pages than the cap; merge and split were checked before).
+ * Outputs over a cap are deleted, never reported.
+ */
+async function enforceOutputCaps(caps: OutputCaps, outputs: readonly OutputFile[]): Promise<void> {
+  try {
+    checkPages(
+      caps,
+      outputs.reduce((n, o) => n + (o.pages ?? 0), 0),
+    );
+    checkBytes(
+      caps,
+      outputs.reduce((n, o) => n + o.size, 0),
+    );
+  } catch (err) {
+    await Promise.all(outputs.map((o) => rm(o.path, { force: true })));
+    throw err;
+  }
+}
+
 /** A filename safe to use as a base name: no directories, no extension, no control characters. */
 export function baseNameOf(name: string): string {
   const leaf = name.split(/[\\/]/).pop() ?? "";
@@ -94,6 +128,25 @@ export function baseNameOf(name: string): string {
     .replace(/[\u0000-\u001f\u007f"]/g, "")
     .trim();
   return stem.slice(0, 200) || "document";
+}
+
+/** A password the client gave to open its input (edit), in a 0600 file for qpdf; undefined without one. */
+async function writePasswordFile(options: unknown, work: string): Promise<string | undefined> {
+  const password = (options as { password?: unknown }).password;
+  if (typeof password !== "string") return undefined;
+  const file = path.join(work, "input-password");
+  await writeFile(file, password, { mode: 0o600, flag: "wx" });
+  return file;
+}
+
+/** The web page a convert is asked to fetch (it then has no input file at all), or null. */
+function urlOf(spec: RunnerSpec): string | null {
+  return spec.operation === "convert" && typeof spec.options.url === "string" ? spec.options.url : null;
+}
+
+/** The base name of the outputs: the client's, else the first input's, else the url's host. */
+function outputBase(spec: RunnerSpec, url: string | null): string {
+  return baseNameOf(spec.output_filename ?? spec.inputs[0]?.filename ?? (url ? new URL(url).hostname.replace(/^www\./, "") : "document"));
 }
 
 /** Runs a spec (unvalidated JSON is fine) and returns the result; throws JobError. */
@@ -107,8 +160,10 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   if (!parsedOptions.success) throw new JobError("validation_failed", `Invalid options: ${zodMessage(parsedOptions.error)}`);
   const limits = { ...defaultLimits(deps.config), ...spec.limits };
   const maxInputs = def.maxInputs === "max_merge_files" ? limits.max_merge_files : def.maxInputs;
-  if (spec.inputs.length < def.minInputs) {
-    throw new JobError("unsupported_input", `${spec.operation} needs at least ${def.minInputs} input${def.minInputs > 1 ? "s" : ""}.`);
+  const url = urlOf(spec);
+  const minInputs = url !== null ? 0 : def.minInputs;
+  if (spec.inputs.length < minInputs) {
+    throw new JobError("unsupported_input", `${spec.operation} needs at least ${minInputs} input${minInputs > 1 ? "s" : ""}.`);
   }
   if (spec.inputs.length > maxInputs) {
     const code = def.maxInputs === "max_merge_files" ? "limit_exceeded" : "unsupported_input";
@@ -121,29 +176,35 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   await mkdir(spec.output_dir, { recursive: true });
   const qctx = { qpdf: deps.config.FOLIO_QPDF, work, signal };
   const log = deps.log.child({ job_id: spec.job_id, operation: spec.operation });
+  const ownBrowsers = deps.browsers ? null : createBrowsers(deps.config, log, false);
   try {
     // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
     const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
     let next = 0;
+    // A password the client gave to open its input (edit) goes to qpdf in a 0600 file.
+    const passwordFile = await writePasswordFile(parsedOptions.data, work);
     const inspectNext = async (): Promise<void> => {
-      for (let i = next++; i < spec.inputs.length; i = next++) inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx);
+      for (let i = next++; i < spec.inputs.length; i = next++)
+        inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx, passwordFile);
     };
     const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
     const ctx: OpContext<never> = {
       options: parsedOptions.data as never,
       inputs,
       outDir: path.resolve(spec.output_dir),
-      baseName: baseNameOf(spec.output_filename ?? spec.inputs[0]!.filename),
+      baseName: outputBase(spec, url),
       work,
       limits,
       config: deps.config,
       signal,
       log,
       soffice: deps.soffice,
+      browsers: deps.browsers ?? ownBrowsers!,
     };
     const result = await op.run(ctx);
     const outputs: OutputFile[] = [];
     for (const f of result.files) outputs.push(await describe(f, qctx));
+    await enforceOutputCaps(outputCaps(limits, inputs), outputs);
     const duration_ms = Math.round(performance.now() - started);
     log.info({ outputs: outputs.length, duration_ms }, "Ran job");
     return { operation: spec.operation, outputs, figures: result.figures, duration_ms };
@@ -155,6 +216,7 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
     if (jobError.code === "internal_error") log.error({ err }, "Job failed with an internal error");
     throw jobError;
   } finally {
+    await ownBrowsers?.close();
     await rm(work, { recursive: true, force: true });
   }
 }

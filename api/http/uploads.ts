@@ -10,6 +10,7 @@ import type { Request } from "express";
 import busboy from "busboy";
 import { CONTENT_TYPES, SNIFF_BYTES, sniff, type DocKind } from "../../core/sniff.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
+import { decodeMultipartFilename, safeFilename } from "./filenames.ts";
 import { ApiError } from "./problem.ts";
 
 export interface UploadedPart {
@@ -32,6 +33,8 @@ export interface UploadLimits {
   maxFileBytes: number;
   maxRequestBytes: number;
   maxFiles: number;
+  /** What is left of the tenant's storage quota (storage_quota_exceeded beyond). */
+  quotaBytes?: number;
 }
 
 /** Hashes, counts and keeps the first SNIFF_BYTES of what flows through; enforces the caps. */
@@ -42,11 +45,13 @@ class Meter extends Transform {
   private headLen = 0;
   private readonly maxFile: number;
   private readonly budget: { left: number };
+  private readonly quota: { left: number };
 
-  constructor(maxFile: number, budget: { left: number }) {
+  constructor(maxFile: number, budget: { left: number }, quota: { left: number }) {
     super();
     this.maxFile = maxFile;
     this.budget = budget;
+    this.quota = quota;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -54,6 +59,10 @@ class Meter extends Transform {
     this.budget.left -= chunk.length;
     if (this.size > this.maxFile) return cb(new ApiError("payload_too_large", `A file is larger than ${this.maxFile} bytes.`));
     if (this.budget.left < 0) return cb(new ApiError("payload_too_large", "The request is larger than the request size limit."));
+    this.quota.left -= chunk.length;
+    if (this.quota.left < 0) {
+      return cb(new ApiError("storage_quota_exceeded", "These files would take your stored bytes past your plan's storage quota."));
+    }
     if (this.headLen < SNIFF_BYTES) {
       this.head.push(chunk.subarray(0, SNIFF_BYTES - this.headLen));
       this.headLen += Math.min(chunk.length, SNIFF_BYTES - this.headLen);
@@ -61,16 +70,6 @@ class Meter extends Transform {
     this.hash.update(chunk);
     cb(null, chunk);
   }
-}
-
-/** A client filename made safe to show and to use in Content-Disposition. */
-export function cleanFilename(name: string | undefined, kind: DocKind): string {
-  const leaf = (name ?? "").split(/[\\/]/).pop() ?? "";
-  const clean = leaf
-    .replace(/[\u0000-\u001f\u007f"]/g, "")
-    .trim()
-    .slice(0, 255);
-  return clean || `upload.${kind}`;
 }
 
 /**
@@ -87,6 +86,7 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
   let nextIndex = 0;
   const fields = new Map<string, string>();
   const budget = { left: limits.maxRequestBytes };
+  const quota = { left: limits.quotaBytes ?? Number.POSITIVE_INFINITY };
   const pending: Promise<void>[] = [];
   let failure: ApiError | Error | null = null;
   let settled = false;
@@ -150,7 +150,7 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
       }
       const key = newKey();
       const index = nextIndex++;
-      const meter = new Meter(limits.maxFileBytes, budget);
+      const meter = new Meter(limits.maxFileBytes, budget, quota);
       active.add(meter);
       // The meter can fail (a cap, or fail() destroying it) before the store attaches its own
       // listeners (S3 starts the upload first, the disk store makes a directory): report it here
@@ -161,11 +161,13 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
         .then(async () => {
           active.delete(meter);
           const head = Buffer.concat(meter.head);
-          const kind = sniff(head, info.filename);
+          // The cleaned name: a bidi override must not steer the sniffer's extension hint either.
+          const name = safeFilename(decodeMultipartFilename(info.filename) ?? "");
+          const kind = sniff(head, name);
           const part = {
             index,
             storageKey: key,
-            filename: cleanFilename(info.filename, kind ?? "pdf"),
+            filename: name || `upload.${kind ?? "pdf"}`,
             kind: kind ?? "pdf",
             contentType: kind ? CONTENT_TYPES[kind] : "",
             size: meter.size,

@@ -89,6 +89,8 @@ export interface JobBackend {
   /** Resolves when the job has ended or `ms` have passed, with the job as it is then. */
   waitFor(tenantId: string, id: string, ms: number): Promise<JobObject | null>;
   countUnfinished(tenantId: string): Promise<number>;
+  /** Bytes the tenant has stored now: uploads plus outputs not yet expired (the storage quota). */
+  storedBytes(tenantId: string): Promise<number>;
 
   ready(): Promise<boolean>;
   start(): void;

@@ -40,7 +40,9 @@ import {
   type PdfJobSpec,
 } from "../../core/schemas/pdfjob.ts";
 import { redactOptions } from "../../core/schemas/options.ts";
+import type { ListedObject } from "../../core/storage/s3-store.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
+import { parseUploadKey } from "../../core/storage/upload-record.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { Declined, type IdempotentRequest } from "../store/idempotency.ts";
 import type { KubernetesIdempotencyStore, PdfJobClaim } from "../store/kubernetes/idempotency.ts";
@@ -65,7 +67,7 @@ export const CREATED_MS_ANNOTATION = PDFJOB_ANNOTATIONS.createdMs;
 export type SigningSecrets = (tenantId: string, now: number) => string[];
 
 export interface KubernetesBackendDeps {
-  store: ObjectStore & MetadataStore;
+  store: ObjectStore & MetadataStore & { list(prefix: string, delimiter?: string): AsyncIterable<{ objects: ListedObject[] }> };
   kube: PdfJobClient;
   cache: PdfJobCache;
   idempotency: KubernetesIdempotencyStore;
@@ -344,6 +346,27 @@ export class KubernetesBackend implements JobBackend {
       data.push(job);
     }
     return Promise.resolve({ data, has_more: hasMore });
+  }
+
+  /**
+   * The storage quota's measure: unexpired uploads and the inputs of unfinished jobs (one S3
+   * listing of the tenant's prefix; the controller deletes inputs when a job ends), and the
+   * outputs of live jobs from the cache, minus those the client deleted.
+   */
+  async storedBytes(tenantId: string): Promise<number> {
+    const now = this.#now();
+    const jobs = this.#d.cache.byTenant(tenantId);
+    const inUse = new Set(jobs.filter((pj) => !ended(pj)).flatMap((pj) => pj.spec.inputs.map((i) => i.key)));
+    let bytes = 0;
+    for await (const page of this.#d.store.list(`${tenantId}/`, "/")) {
+      for (const o of page.objects) {
+        if (parseUploadKey(o.key) && (inUse.has(o.key) || o.lastModified + this.#d.uploadTtlMs > now)) bytes += o.size;
+      }
+    }
+    for (const pj of jobs) {
+      for (const f of this.#view(pj).result?.files ?? []) if (!f.expires_at || Date.parse(f.expires_at) > now) bytes += f.size;
+    }
+    return bytes;
   }
 
   countUnfinished(tenantId: string): Promise<number> {

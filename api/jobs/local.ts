@@ -28,7 +28,8 @@ import { sweepExpired } from "./retention.ts";
 import { JobScheduler, type EmbeddedDeps } from "./scheduler.ts";
 
 export type { WebhookEvent, WebhookSink } from "./scheduler.ts";
-const SECRET_FIELDS = ["user_password", "owner_password"];
+/** Options that are secrets (protect's passwords, edit's password to open the input): sealed, never in the record. */
+const SECRET_FIELDS = ["user_password", "owner_password", "password"];
 export { IDEMPOTENCY_TTL_MS } from "./backend.ts";
 
 export interface LocalBackendDeps extends EmbeddedDeps {
@@ -187,6 +188,14 @@ export class LocalBackend implements JobBackend {
   listJobs(tenantId: string, q: JobListQuery): Promise<{ data: JobObject[]; has_more: boolean }> {
     const { rows, hasMore } = this.jobs.list(tenantId, q);
     return Promise.resolve({ data: rows.map((r) => this.view(r)), has_more: hasMore });
+  }
+
+  storedBytes(tenantId: string): Promise<number> {
+    const row = sql(
+      this.d.db,
+      "SELECT COALESCE(SUM(size), 0) AS n FROM files WHERE tenant_id = ? AND (expires_at IS NULL OR expires_at > ?)",
+    ).get(tenantId, this.now()) as { n: number };
+    return Promise.resolve(Number(row.n));
   }
 
   countUnfinished(tenantId: string): Promise<number> {

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
+import { jsonLine } from "../../core/json-line.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { RunnerResult, RunnerSpec } from "../../core/schemas/job.ts";
 
@@ -112,7 +113,7 @@ export class WorkerPool {
         return new Promise<WorkerAnswer>((resolve, reject) => {
           slot.busy = { jobId, resolve, reject };
           slot.jobs++;
-          slot.child.stdin!.write(JSON.stringify({ id: jobId, spec }) + "\n");
+          slot.child.stdin!.write(jsonLine({ id: jobId, spec }));
         });
       }
       await new Promise<void>((r) => this.waiters.push(r));

@@ -3,12 +3,13 @@ import { Router } from "express";
 import { AccessRequestBody } from "../../core/schemas/api.ts";
 import { rfc3339 } from "../../core/time.ts";
 import { ApiError, fieldErrors, validationFailed } from "../http/problem.ts";
-import { rateLimitHeaders, type TokenBuckets } from "../http/rate-limit.ts";
+import { addressKey } from "../../core/net/proxies.ts";
+import { type BucketTable, rateLimitHeaders } from "../http/rate-limit.ts";
 import type { AccessRequests } from "../store/tenant-admin.ts";
 
 export function accessRequestsRouter(
   store: AccessRequests,
-  buckets: TokenBuckets,
+  buckets: BucketTable,
   perHour: number,
   clientAddress: (req: Parameters<Parameters<Router["post"]>[1]>[0]) => string,
 ): Router {
@@ -16,10 +17,8 @@ export function accessRequestsRouter(
   r.post("/access_requests", async (req, res) => {
     // Burst of the hourly allowance, refilled over the hour.
     const policy = { perMinute: perHour / 60, burst: perHour };
-    const taken = buckets.take(`addr:${clientAddress(req)}`, policy);
-    const headers = rateLimitHeaders(policy, taken);
-    headers["RateLimit-Policy"] = `"access";q=${perHour};w=3600`;
-    headers.RateLimit = headers.RateLimit!.replace('"default"', '"access"');
+    const taken = buckets.take(addressKey(clientAddress(req)), policy);
+    const headers = rateLimitHeaders(policy, taken, "access", 3600);
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     if (!taken.allowed)
       throw new ApiError("rate_limited", `Too many access requests from this address; retry after ${taken.retryAfterSeconds} s.`, {

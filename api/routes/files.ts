@@ -4,8 +4,10 @@ import type { Config } from "../../core/config.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
+import { contentDisposition } from "../http/filenames.ts";
 import { pdfPages } from "../http/pdf-pages.ts";
 import { ApiError } from "../http/problem.ts";
+import { checkUploadFits, quotaLeft } from "../http/quota.ts";
 import { readMultipart, type UploadedPart } from "../http/uploads.ts";
 
 /** Streams and stores the `file` parts of a multipart request, with page counts for PDFs. */
@@ -17,23 +19,31 @@ export async function receiveUploads(
   const { backend, store, config } = deps;
   const { tenant, limits } = auth(res);
   if (!req.is("multipart/form-data")) throw new ApiError("unsupported_media_type", 'Send files as multipart/form-data parts named "file".');
+  const left = await quotaLeft(backend, tenant.id, limits);
   const { files, fields } = await readMultipart(req, store, () => backend.newUploadKey(tenant.id), {
     maxFileBytes: limits.maxFileBytes,
     maxRequestBytes: limits.maxRequestBytes,
     // Merge counts its inputs itself (limit_exceeded, API.md "Limits"); this only bounds parsing.
     maxFiles: 200,
+    quotaBytes: left,
   });
+  try {
+    // Another upload of this tenant may have finished meanwhile; the quota holds over both.
+    await checkUploadFits(
+      backend,
+      tenant.id,
+      limits,
+      files.reduce((n, f) => n + f.size, 0),
+    );
+  } catch (err) {
+    await backend.deleteUploadedObjects(files.map((f) => f.storageKey));
+    throw err;
+  }
   for (const f of files) {
     const p = f.kind === "pdf" ? store.localPath?.(f.storageKey) : undefined;
     f.pages = p ? await pdfPages(config.FOLIO_QPDF, p) : null;
   }
   return { parts: files, fields };
-}
-
-function contentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
-  // RFC 6266 with an RFC 8187 filename* for names that are not plain ASCII.
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
 export interface FilesDeps {

@@ -12,6 +12,8 @@ import { Operation } from "../../core/schemas/options.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
 import type { JobBackend, NewJob, NewJobInput, SubmitResult } from "../jobs/backend.ts";
 import { auth } from "../http/auth.ts";
+import { safeFilename } from "../http/filenames.ts";
+import { refuseWhenOverQuota } from "../http/quota.ts";
 import { ApiError, validationFailed, type FieldError } from "../http/problem.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { receiveUploads } from "./files.ts";
@@ -77,14 +79,41 @@ function jobInputs(uploaded: FileObject[], bodyInputs: NonNullable<CommonFields[
 }
 
 /** Too few inputs is invalid; too many merge inputs is the job's limit_exceeded (API.md "Limits"). */
-function checkInputCount(operation: Operation, count: number): void {
+function checkInputCount(operation: Operation, count: number, options: Record<string, unknown>): void {
+  if (operation === "convert" && options.url !== undefined) {
+    // A web page to convert comes as `url`, and then no file comes with it.
+    if (count === 0) return;
+    throw validationFailed([{ path: "url", message: "give a url or an input file, not both" }]);
+  }
+  if (operation === "edit") {
+    // The PDF, then up to 9 images that stamp and watermark steps name by index.
+    if (count >= 1 && count <= 10) return;
+    throw validationFailed([{ path: "inputs", message: `edit takes a PDF and at most 9 images; got ${count} inputs` }]);
+  }
+  // convert takes several inputs only when all are images (checked with their types below).
+  if (operation === "convert" && count >= 1) return;
   if (count >= (operation === "merge" ? 2 : 1) && (operation === "merge" || count === 1)) return;
   const want = operation === "merge" ? "at least 2 inputs" : "exactly 1 input";
   throw validationFailed([{ path: "inputs", message: `${operation} takes ${want}; got ${count}` }]);
 }
 
+/** What an input may be for an operation, where that is more than "a PDF" (null: it may be this). */
+function inputProblem(operation: Operation, index: number, contentType: string, count: number): string | null {
+  const isPdf = contentType === "application/pdf";
+  if (operation === "convert" && count > 1 && !contentType.startsWith("image/"))
+    return `convert takes several inputs only to make one PDF of images; this is ${contentType}`;
+  if (operation === "edit" && index > 0)
+    return contentType.startsWith("image/") ? null : `edit takes images after the PDF (for stamps); this is ${contentType}`;
+  if (operation !== "convert" && !isPdf) return `${operation} takes PDFs; this is ${contentType}`;
+  return null;
+}
+
 function commonJobFields(common: CommonFields): Pick<NewJob, "outputFilename" | "webhookUrl" | "metadata"> {
-  return { outputFilename: common.output_filename ?? null, webhookUrl: common.webhook_url ?? null, metadata: common.metadata ?? {} };
+  // Cleaned like upload names (api/http/filenames.ts): no bidi or other format characters.
+  const outputFilename = common.output_filename === undefined ? null : safeFilename(common.output_filename);
+  if (outputFilename === "")
+    throw validationFailed([{ path: "output_filename", message: "nothing is left of it once format characters are removed" }]);
+  return { outputFilename, webhookUrl: common.webhook_url ?? null, metadata: common.metadata ?? {} };
 }
 
 /** Everything about the inputs that can be known at submission (API.md: ranges → 422 when known). */
@@ -107,8 +136,8 @@ async function checkInputs(
       continue;
     }
     const isPdf = file.content_type === "application/pdf";
-    if (operation !== "convert" && !isPdf)
-      errors.push({ path: `inputs.${i}`, message: `${operation} takes PDFs; this is ${file.content_type}` });
+    const problem = inputProblem(operation, i, file.content_type, inputs.length);
+    if (problem) errors.push({ path: `inputs.${i}`, message: problem });
     if (operation === "convert" && options.to !== "pdf" && !isPdf)
       errors.push({ path: "to", message: `converting to ${String(options.to)} takes a PDF` });
     if (input.page_spec && beyond(input.page_spec, file.pages))
@@ -149,13 +178,14 @@ interface Submission {
 async function validateAndSubmit(s: Submission): Promise<SubmitResult> {
   const { backend } = s.deps;
   const { tenant, limits } = auth(s.res);
+  await refuseWhenOverQuota(backend, tenant.id, limits);
   const parsed = parseOperationBody(s.operation, s.body);
   if (!parsed.ok || s.fieldErrs.length) throw validationFailed([...s.fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
   const { common, options } = parsed;
   const uploaded = s.parts.length ? await backend.addUploads(tenant.id, s.parts) : [];
   s.uploaded(uploaded.map((f) => f.id));
   const inputs = jobInputs(uploaded, common.inputs ?? []);
-  checkInputCount(s.operation, inputs.length);
+  checkInputCount(s.operation, inputs.length, options);
   const errors = await checkInputs(backend, tenant.id, s.operation, options, inputs);
   if (common.webhook_url) {
     const reason = await s.deps.checkWebhookUrl(common.webhook_url);
@@ -192,7 +222,7 @@ export function operationsRouter(deps: OperationsDeps): Router {
   r.post("/pdf/:operation", async (req: Request, res: Response) => {
     const op = Operation.safeParse(req.params.operation);
     if (!op.success)
-      throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use compress, merge, split, convert or protect.`);
+      throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use ${Operation.options.join(", ")}.`);
     const operation = op.data;
     const { tenant, limits } = auth(res);
     const idemKey = req.get("Idempotency-Key");

@@ -13,7 +13,19 @@ import { fieldErrors, type FieldError } from "../http/problem.ts";
 export type CommonFields = z.infer<typeof CommonRequestFields>;
 
 /** Fields whose values are text even when they look like numbers ("1234" as a password). */
-const TEXT_FIELDS = new Set(["user_password", "owner_password", "ranges", "output_filename", "webhook_url", "pages", "file_id"]);
+const TEXT_FIELDS = new Set([
+  "user_password",
+  "owner_password",
+  "password",
+  "ranges",
+  "output_filename",
+  "webhook_url",
+  "pages",
+  "file_id",
+  "url",
+  "text",
+  "format",
+]);
 
 function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {
   let node = target;

@@ -32,6 +32,8 @@ export interface KeyAuthenticator {
    * expired (a suspended tenant's valid key is returned: the caller answers 403).
    */
   authenticate(presented: string, now?: number): { tenant: TenantInfo; keyId: string } | null;
+  /** Whether a key of this id exists, whatever its state (the failed-auth throttle counts per real key). */
+  keyById(keyId: string): { key_id: string } | undefined;
 }
 
 export interface Tenant extends TenantInfo {

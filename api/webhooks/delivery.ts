@@ -8,13 +8,15 @@
  * - Success is any 2xx. `410 Gone` gives up at once. Anything else (3xx included: redirects are not
  *   followed) is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each ±20 % at random so
  *   that deliveries failing together do not retry together: 8 attempts over about 28 hours.
- * - A circuit breaker (opossum) per destination host (`host:port`) opens when more than half of at
+ * - A circuit breaker (opossum) per tenant and destination host (`host:port`) opens when more than half of at
  *   least 5 attempts to it within 10 minutes failed with a network error, a timeout, 408, 429 or
  *   5xx (other answers come from a healthy host and do not count); after a minute it lets one probe
  *   through. While it is open, due deliveries to that host are deferred without an
  *   attempt, so they do not use up their schedule; a deferral that would pass the end of the
  *   delivery's whole retry window (the schedule's sum, +20 %) is cut to its end, and a delivery
- *   still facing an open circuit there gives up: the breaker never stretches the window.
+ *   still facing an open circuit there gives up: the breaker never stretches the window. Keying by
+ *   tenant too means one tenant's failing receivers never defer another tenant's deliveries to
+ *   the same host (a shared receiver such as a SaaS's webhook ingress; issue #10 item 12).
  * - The queue survives restarts: rows are claimed with a lease, so a delivery interrupted by a crash
  *   is retried once the lease lapses, and `stop()` hands back in-flight ones at once.
  * Secrets never reach a log line, and neither does the URL (its path may carry a token): only its host.
@@ -81,6 +83,17 @@ export interface WebhookDeliveryOptions {
   retentionMs?: number;
   /** Metrics hook (a prom-client counter by outcome). */
   onOutcome?: (outcome: WebhookOutcome) => void;
+  /** Each attempt made (the dashboard's attempt log): HTTP status or error, latency, next retry. */
+  onAttempt?: (a: AttemptRecord) => void;
+}
+
+export interface AttemptRecord {
+  delivery: DeliveryRow;
+  at: number;
+  status: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  nextAttemptAt: number | null;
 }
 
 /** An answer that says the host is unwell: counted by the breaker, then unwrapped again. */
@@ -107,6 +120,7 @@ export class WebhookDelivery {
   private readonly jitter: number;
   private readonly timeoutMs: number;
   private readonly breakerOpts: BreakerOptions;
+  /** By "<tenant id> <host:port>". */
   private readonly breakers = new Map<string, CircuitBreaker<[Post], PostOutcome>>();
   private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>();
   private timer: NodeJS.Timeout | null = null;
@@ -246,7 +260,8 @@ export class WebhookDelivery {
       if (check.code === "unresolvable") return this.failed(row, check.reason, "failed");
       return this.failed(row, `blocked: webhook_url ${check.reason}`, "blocked");
     }
-    const breaker = this.breakerFor(check.url.host);
+    const breaker = this.breakerFor(row.tenant_id, check.url.host);
+    const started = this.now();
     let outcome: PostOutcome;
     try {
       outcome = await breaker.fire(() => this.post(row, tenant, check, signal));
@@ -255,20 +270,22 @@ export class WebhookDelivery {
       else if ((err as { code?: string }).code === "EOPENBREAKER") return this.deferForCircuit(row, check.url.host);
       else throw err;
     }
+    const answered = { at: started, latencyMs: this.now() - started, status: outcome.kind === "response" ? outcome.status : null };
     if (outcome.kind === "error") {
       if (outcome.aborted) return this.store.defer(row.id, this.now());
-      return this.failed(row, outcome.error, "failed");
+      return this.failed(row, outcome.error, "failed", false, answered);
     }
     const { status } = outcome;
     if (status >= 200 && status < 300) {
       this.store.delivered(row.id, this.now());
+      this.recordAttempt({ delivery: row, ...answered, error: null, nextAttemptAt: null });
       this.o.log.info({ delivery: row.id, job: row.job_id, host: check.url.host, attempts: row.attempts + 1 }, "Delivered webhook");
       return this.emit("delivered");
     }
     // RFC 9110 §15.5.11: 410 means the endpoint is gone for good; Standard Webhooks says stop.
-    if (status === 410) return this.failed(row, "HTTP 410 Gone: the receiver asked to stop", "failed", true);
-    if (status >= 300 && status < 400) return this.failed(row, `redirect (HTTP ${status}) not followed`, "failed");
-    return this.failed(row, `HTTP ${status}`, "failed");
+    if (status === 410) return this.failed(row, "HTTP 410 Gone: the receiver asked to stop", "failed", true, answered);
+    if (status >= 300 && status < 400) return this.failed(row, `redirect (HTTP ${status}) not followed`, "failed", false, answered);
+    return this.failed(row, `HTTP ${status}`, "failed", false, answered);
   }
 
   private async post(row: DeliveryRow, tenant: Tenant, check: Extract<UrlCheck, { ok: true }>, signal: AbortSignal): Promise<PostOutcome> {
@@ -287,11 +304,25 @@ export class WebhookDelivery {
     return outcome;
   }
 
-  private failed(row: DeliveryRow, error: string, outcome: "failed" | "blocked", stop = false): void {
+  private failed(
+    row: DeliveryRow,
+    error: string,
+    outcome: "failed" | "blocked",
+    stop = false,
+    answered?: { at: number; latencyMs: number; status: number | null },
+  ): void {
     const now = this.now();
     const attempts = row.attempts + 1;
     const delay = stop ? null : retryDelay(attempts, this.schedule, this.jitter, this.random);
     this.store.failed(row.id, now, error, delay === null ? null : now + delay);
+    this.recordAttempt({
+      delivery: row,
+      at: answered?.at ?? now,
+      status: answered?.status ?? null,
+      latencyMs: answered?.latencyMs ?? null,
+      error,
+      nextAttemptAt: delay === null ? null : now + delay,
+    });
     this.emit(outcome);
     const fields = { delivery: row.id, job: row.job_id, attempts, error };
     if (delay === null) {
@@ -319,15 +350,16 @@ export class WebhookDelivery {
     this.o.log.debug({ delivery: row.id, host }, "Deferred webhook, circuit open");
   }
 
-  private breakerFor(host: string): CircuitBreaker<[Post], PostOutcome> {
-    let b = this.breakers.get(host);
+  private breakerFor(tenantId: string, host: string): CircuitBreaker<[Post], PostOutcome> {
+    const key = `${tenantId} ${host}`;
+    let b = this.breakers.get(key);
     if (b) return b;
     if (this.breakers.size >= MAX_BREAKERS) {
       // Forget the oldest breaker that is closed; open ones keep protecting their host.
-      for (const [h, old] of this.breakers) {
+      for (const [k, old] of this.breakers) {
         if (!old.closed) continue;
         old.shutdown();
-        this.breakers.delete(h);
+        this.breakers.delete(k);
         break;
       }
     }
@@ -342,10 +374,18 @@ export class WebhookDelivery {
       rollingCountBuckets: 10,
       enableSnapshots: false,
     });
-    b.on("open", () => this.o.log.warn({ host }, "Opened webhook circuit"));
-    b.on("close", () => this.o.log.info({ host }, "Closed webhook circuit"));
-    this.breakers.set(host, b);
+    b.on("open", () => this.o.log.warn({ tenant: tenantId, host }, "Opened webhook circuit"));
+    b.on("close", () => this.o.log.info({ tenant: tenantId, host }, "Closed webhook circuit"));
+    this.breakers.set(key, b);
     return b;
+  }
+
+  private recordAttempt(a: AttemptRecord): void {
+    try {
+      this.o.onAttempt?.(a);
+    } catch (err) {
+      this.o.log.error({ err }, "Webhook attempt hook threw");
+    }
   }
 
   private emit(outcome: WebhookOutcome): void {

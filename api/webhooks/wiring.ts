@@ -6,7 +6,7 @@ import type { WebhookSink } from "../jobs/local.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Db } from "../store/db.ts";
 import type { TenantStore } from "../store/tenants.ts";
-import { WebhookDelivery } from "./delivery.ts";
+import { WebhookDelivery, type AttemptRecord } from "./delivery.ts";
 
 export interface Webhooks {
   sink: WebhookSink;
@@ -29,7 +29,14 @@ export function webhookUrlCheck(guard: SsrfGuard): (url: string) => Promise<stri
   };
 }
 
-export function createWebhooks(deps: { db: Db; config: Config; log: Logger; metrics: Metrics; tenants: TenantStore }): Webhooks {
+export function createWebhooks(deps: {
+  db: Db;
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  tenants: TenantStore;
+  onAttempt?: (a: AttemptRecord) => void;
+}): Webhooks {
   const guard = webhookGuard(deps.config);
   const delivery = new WebhookDelivery({
     db: deps.db,
@@ -37,6 +44,7 @@ export function createWebhooks(deps: { db: Db; config: Config; log: Logger; metr
     guard,
     log: deps.log,
     onOutcome: (outcome) => deps.metrics.webhooks.inc({ outcome }),
+    ...(deps.onAttempt ? { onAttempt: deps.onAttempt } : {}),
   });
   return {
     sink: delivery,

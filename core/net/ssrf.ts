@@ -293,7 +293,22 @@ export class SsrfGuard {
   async check(raw: string): Promise<UrlCheck> {
     const syntax = this.checkSyntax(raw);
     if (!syntax.ok) return syntax;
-    const { url, hostname } = syntax;
+    const host = await this.checkHost(syntax.hostname);
+    return host.ok ? { ...host, url: syntax.url } : host;
+  }
+
+  /**
+   * The address checks alone, for a host name or IP literal (brackets allowed): what the fetch
+   * proxy of HTML → PDF (runner/engines/fetch-proxy.ts) applies to every request a page makes,
+   * over http and https alike, before connecting to one of the returned addresses.
+   */
+  async checkHost(
+    rawHost: string,
+  ): Promise<
+    | { ok: true; hostname: string; addresses: ResolvedAddress[]; allowListed: boolean }
+    | { ok: false; code: UrlRejection; reason: string; block?: AddressBlock }
+  > {
+    const hostname = normalHost(rawHost);
     const literal = isIP(hostname);
     const allowListed = literal ? this.addresses.has(addressKey(hostname)!) : this.names.has(hostname);
     let addresses: ResolvedAddress[];
@@ -318,6 +333,6 @@ export class SsrfGuard {
         return { ok: false, code: "blocked", reason, block };
       }
     }
-    return { ok: true, url, hostname, addresses, allowListed };
+    return { ok: true, hostname, addresses, allowListed };
   }
 }

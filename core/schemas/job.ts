@@ -24,13 +24,22 @@ export const RunnerLimits = z.strictObject({
   /** Largest decoded image (width × height) the compressor will open. */
   max_image_pixels: z.int().positive(),
   timeout_ms: z.int().positive(),
+  /** Pages in all outputs together; never below the pages of the job's inputs. */
+  max_output_pages: z.int().positive(),
+  /** Bytes of all outputs together; never below twice the job's input bytes. */
+  max_output_bytes: z.int().positive(),
+  /** Inflated bytes per input: compressed PDF streams, Office zip parts. */
+  max_decompressed_bytes: z.int().positive(),
+  /** Inflated bytes per byte of input, above a 64 MiB floor. */
+  max_decompression_ratio: z.int().positive(),
 });
 export type RunnerLimits = z.infer<typeof RunnerLimits>;
 
 export const RunnerSpec = z.strictObject({
   job_id: z.string().min(1).max(100).optional(),
   operation: Operation,
-  inputs: z.array(RunnerInput).min(1),
+  /** Empty only for a convert of a `url` (issue #15). */
+  inputs: z.array(RunnerInput),
   /** Validated again by the runner against the operation's schema. */
   options: z.record(z.string(), z.unknown()).default({}),
   output_dir: z.string().min(1),

@@ -4,21 +4,15 @@
  * are generated from them, and the runner re-validates the spec it is given.
  */
 import { z } from "zod";
-import { parsePageRanges } from "../pages.ts";
+import { ConvertOptions } from "./convert-options.ts";
+import { EditOptions } from "./edit-options.ts";
+import { PageRangeSpec } from "./page-range.ts";
 
-export const OPERATIONS = ["compress", "merge", "split", "convert", "protect"] as const;
+export const OPERATIONS = ["compress", "merge", "split", "convert", "protect", "edit"] as const;
 export const Operation = z.enum(OPERATIONS);
 export type Operation = z.infer<typeof Operation>;
 
-/** A page-range string ("1-3,7,10-", "last"), checked for syntax; bounds are checked later. */
-export const PageRangeSpec = z
-  .string()
-  .max(1000)
-  .superRefine((value, ctx) => {
-    const parsed = parsePageRanges(value);
-    if (typeof parsed === "string") ctx.addIssue({ code: "custom", message: parsed });
-  })
-  .meta({ description: '1-based inclusive page ranges, e.g. "1-3,7,10-" or "5-last".', examples: ["1-3,7,10-"] });
+export { PageRangeSpec };
 
 /**
  * Compression levels. The lossy levels only recompress images, downsampled to the target
@@ -60,12 +54,7 @@ export const SplitOptions = z
   .meta({ id: "SplitOptions" });
 export type SplitOptions = z.infer<typeof SplitOptions>;
 
-export const ConvertOptions = z
-  .strictObject({
-    to: z.enum(["docx", "xlsx", "pdf"]).meta({ description: "The target format." }),
-  })
-  .meta({ id: "ConvertOptions" });
-export type ConvertOptions = z.infer<typeof ConvertOptions>;
+export { ConvertOptions };
 
 /**
  * PDF passwords. AES-256 (PDF 2.0, security handler revision 6) takes UTF-8 passwords of up to
@@ -123,12 +112,17 @@ export const OPTIONS_SCHEMAS = {
   split: SplitOptions,
   convert: ConvertOptions,
   protect: ProtectOptions,
+  edit: EditOptions,
 } as const;
 
 export type OptionsOf<O extends Operation> = z.infer<(typeof OPTIONS_SCHEMAS)[O]>;
 
 /** Removes the secrets from an operation's options (for job records, logs and webhooks). */
 export function redactOptions(operation: Operation, options: Record<string, unknown>): Record<string, unknown> {
+  if (operation === "edit") {
+    const { password: _p, ...rest } = options;
+    return rest;
+  }
   if (operation !== "protect") return options;
   const { user_password: _u, owner_password: _o, ...rest } = options;
   return rest;

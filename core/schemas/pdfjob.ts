@@ -197,6 +197,14 @@ export const PdfJobInput = z
   .meta({ description: "An input: an uploaded file in the object store." });
 export type PdfJobInput = z.infer<typeof PdfJobInput>;
 
+/** CEL: every input key is `{tenant}/…` with no empty, `.` or `..` segment. */
+export const INPUT_KEYS_RULE =
+  "self.inputs.all(i, i.key.startsWith(self.tenant + '/') && !i.key.endsWith('/') && !i.key.contains('//') && " +
+  "!i.key.contains('/./') && !i.key.contains('/../') && !i.key.endsWith('/.') && !i.key.endsWith('/..'))";
+
+/** CEL at the root (only there may a rule read metadata.name): the Secret is the PdfJob's own. */
+export const SECRET_REF_RULE = "!has(self.spec.secretRef) || self.spec.secretRef.name == self.metadata.name";
+
 export const PdfJobSpec = z
   .strictObject({
     tenant: z
@@ -206,7 +214,7 @@ export const PdfJobSpec = z
       .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/)
       .meta({ description: "The tenant id (ten_…); also the folio.dev/tenant label." }),
     operation: Operation,
-    inputs: z.array(PdfJobInput).min(1).max(1000),
+    inputs: z.array(PdfJobInput).max(1000).meta({ description: "The inputs; empty only for a convert of a `url`." }),
     options: z.record(z.string(), z.unknown()).meta({
       description:
         "The operation's options (API.md) without passwords; validated by the API and the controller with the operation's zod schema.",
@@ -250,7 +258,11 @@ export const PdfJobSpec = z
   })
   .meta({
     description: "What to run. Immutable after creation.",
-    "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "spec is immutable" }],
+    "x-kubernetes-validations": [
+      { rule: "self == oldSelf", message: "spec is immutable" },
+      // A PdfJob reads only its own tenant's files (issue #10 item 16; controller/validate.ts).
+      { rule: INPUT_KEYS_RULE, message: "spec.inputs[].key must lie under the tenant's prefix (<tenant>/)" },
+    ],
   });
 export type PdfJobSpec = z.infer<typeof PdfJobSpec>;
 
@@ -364,7 +376,7 @@ export type PdfJob = z.infer<typeof PdfJob>;
 // --- options without secrets --------------------------------------------------------------------
 
 /** Options that are secrets: kept in the PdfJob's Secret, never in its spec. */
-export const SECRET_OPTION_KEYS = ["user_password", "owner_password"] as const;
+export const SECRET_OPTION_KEYS = ["user_password", "owner_password", "password"] as const;
 export type SecretOptionKey = (typeof SECRET_OPTION_KEYS)[number];
 
 const { user_password: _u, owner_password: _o, ...protectShape } = OPTIONS_SCHEMAS.protect.shape;
@@ -376,6 +388,7 @@ const { user_password: _u, owner_password: _o, ...protectShape } = OPTIONS_SCHEM
 export const SPEC_OPTIONS_SCHEMAS = {
   ...OPTIONS_SCHEMAS,
   protect: z.strictObject(protectShape),
+  edit: OPTIONS_SCHEMAS.edit.omit({ password: true }),
 } as const;
 
 /** Checks a spec: its shape, its options against the operation's schema, and the Secret protect needs. */
@@ -404,6 +417,7 @@ export const TERMINATION_MESSAGE_PATH_ENV = "FOLIO_TERMINATION_MESSAGE_PATH";
 export const SECRET_OPTION_ENV: Readonly<Record<SecretOptionKey, string>> = {
   user_password: "FOLIO_OPTION_USER_PASSWORD",
   owner_password: "FOLIO_OPTION_OWNER_PASSWORD",
+  password: "FOLIO_OPTION_PASSWORD",
 };
 /**
  * The key of the PdfJob's Secret holding the tenant's Standard Webhooks signing secrets
@@ -421,7 +435,7 @@ export const RunnerPodSpec = z.strictObject({
   job_id: z.string().min(1).max(100),
   tenant: z.string().min(1),
   operation: Operation,
-  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })).min(1),
+  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })),
   options: z.record(z.string(), z.unknown()),
   /** Every object the runner writes has a key under this prefix (deleted as a whole with the job). */
   output_prefix: z.string().min(1),

@@ -110,13 +110,17 @@ type Selected = Record<string, { value?: JsonValue; stream?: { datafile?: string
 /**
  * `qpdf --json=2` limited to the given objects, their stream data decoded as far as qpdf's
  * generalized level goes: Flate and LZW (with predictors), ASCII85 and ASCIIHex are undone; DCT,
- * JPX, JBIG2 and CCITT are not. The object list goes through a job file, not the command line.
- * Output cut short at `maxOutput` does not parse and comes back as null.
+ * JPX, JBIG2 and CCITT are not. The object list goes through a job file, not the command line,
+ * and qpdf writes the JSON into a file, read whole: JSON larger than `maxOutput` is declined
+ * (null) as a whole, never read cut short.
  */
 async function selectObjects(ctx: QpdfContext, file: string, o: SelectOptions): Promise<Selected | null> {
-  const job = path.join(ctx.work, `select-${randomBytes(6).toString("hex")}.json`);
+  const id = randomBytes(6).toString("hex");
+  const job = path.join(ctx.work, `select-${id}.json`);
+  const out = path.join(ctx.work, `selected-${id}.json`);
   const spec = {
     inputFile: file,
+    outputFile: out,
     noWarn: "",
     json: "2",
     jsonKey: ["qpdf"],
@@ -127,15 +131,17 @@ async function selectObjects(ctx: QpdfContext, file: string, o: SelectOptions): 
   };
   await writeFile(job, JSON.stringify(spec), { mode: 0o600 });
   try {
-    const res = await exec(ctx.qpdf, [`--job-json-file=${job}`], { signal: ctx.signal, maxOutput: o.maxOutput });
+    const res = await exec(ctx.qpdf, [`--job-json-file=${job}`], { signal: ctx.signal });
     if (isQpdfFailure(res.code)) throw new QpdfError(res.code, res.stderr);
+    if ((await stat(out)).size > o.maxOutput) return null;
     try {
-      return (JSON.parse(res.stdout) as { qpdf?: [JsonDict, Selected] }).qpdf?.[1] ?? {};
+      return (JSON.parse(await readFile(out, "utf8")) as { qpdf?: [JsonDict, Selected] }).qpdf?.[1] ?? {};
     } catch {
       return null;
     }
   } finally {
     await rm(job, { force: true });
+    await rm(out, { force: true });
   }
 }
 

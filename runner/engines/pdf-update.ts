@@ -17,14 +17,10 @@ import { PdfLexer, PdfSyntaxError, asInt, dictGet, serialize, type PdfDict, type
 
 /** §7.5.4: every cross-reference entry is exactly 20 bytes. */
 const XREF_ENTRY = 20;
+/** A catalog or page tree node is never near this; a larger one is not a file qpdf wrote for us. */
 const MAX_OBJECT_BYTES = 256 * 1024 * 1024;
-
-interface Subsection {
-  first: number;
-  count: number;
-  /** Offset of the first entry inside `xrefText`. */
-  at: number;
-}
+/** Where the search for `startxref` begins: qpdf ends its files with it, so one read is the rule. */
+const FIRST_TAIL = 1024;
 
 /** A new or replaced object for an update: `body` is its value in PDF syntax, one char per byte. */
 export interface UpdateObject {
@@ -33,22 +29,35 @@ export interface UpdateObject {
   body: string;
 }
 
-/** A PDF written by qpdf, opened for reading its structure and appending one update. */
+/** One in-use entry of the cross-reference table. */
+interface XrefEntry {
+  offset: number;
+  gen: number;
+}
+
+/**
+ * A PDF written by qpdf, opened for reading its structure and appending one update.
+ *
+ * Objects are read whole, never through a window: each one runs from its offset to the next
+ * object's offset (or the cross-reference table), which the table itself tells (§7.5.4), so a
+ * catalog or page-tree node of any size parses exactly as written.
+ */
 export class QpdfWrittenPdf {
   private readonly fh: FileHandle;
   readonly fileSize: number;
   /** Where qpdf's cross-reference table starts: the new trailer's /Prev. */
   readonly xrefOffset: number;
-  private readonly xrefText: string;
-  private readonly subsections: Subsection[];
+  private readonly entries: Map<number, XrefEntry>;
+  /** Every in-use offset, ascending: where each object ends is where the next one starts. */
+  private readonly starts: number[];
   readonly trailer: PdfDict;
 
-  private constructor(fh: FileHandle, fileSize: number, xrefOffset: number, xrefText: string, subsections: Subsection[], trailer: PdfDict) {
+  private constructor(fh: FileHandle, fileSize: number, xrefOffset: number, entries: Map<number, XrefEntry>, trailer: PdfDict) {
     this.fh = fh;
     this.fileSize = fileSize;
     this.xrefOffset = xrefOffset;
-    this.xrefText = xrefText;
-    this.subsections = subsections;
+    this.entries = entries;
+    this.starts = [...new Set([...entries.values()].map((e) => e.offset))].sort((a, b) => a - b);
     this.trailer = trailer;
   }
 
@@ -56,34 +65,13 @@ export class QpdfWrittenPdf {
     const fh = await open(file, "r+");
     try {
       const { size } = await fh.stat();
-      const tailLen = Math.min(size, 1024);
-      const tail = await readAt(fh, size - tailLen, tailLen);
-      const m = /startxref\s+(\d+)\s+%%EOF\s*$/.exec(tail);
-      if (!m) throw new PdfSyntaxError("no startxref at the end of the file");
-      const xrefOffset = Number(m[1]);
-      if (xrefOffset >= size) throw new PdfSyntaxError("startxref points past the end of the file");
+      const xrefOffset = await findStartxref(fh, size);
       const xrefText = await readAt(fh, xrefOffset, size - xrefOffset);
-      const lex = new PdfLexer(xrefText);
-      if (!xrefText.startsWith("xref")) throw new PdfSyntaxError("not a cross-reference table (an xref stream?)");
-      lex.pos = 4;
-      const subsections: Subsection[] = [];
-      for (;;) {
-        lex.skipSpace();
-        const word = lex.regular();
-        if (word === "trailer") break;
-        lex.skipSpace();
-        const count = Number(lex.regular());
-        if (!/^\d+$/.test(word) || !Number.isInteger(count)) throw new PdfSyntaxError("bad xref subsection header");
-        // The header line ends with one EOL; entries follow.
-        while (xrefText[lex.pos] === " ") lex.pos++;
-        if (xrefText[lex.pos] === "\r") lex.pos++;
-        if (xrefText[lex.pos] === "\n") lex.pos++;
-        subsections.push({ first: Number(word), count, at: lex.pos });
-        lex.pos += count * XREF_ENTRY;
-      }
+      const { entries, trailerAt } = parseXrefTable(xrefText, xrefOffset);
+      const lex = new PdfLexer(xrefText, trailerAt);
       const trailer = lex.value();
       if (trailer.kind !== "dict") throw new PdfSyntaxError("trailer is not a dictionary");
-      return new QpdfWrittenPdf(fh, size, xrefOffset, xrefText, subsections, trailer);
+      return new QpdfWrittenPdf(fh, size, xrefOffset, entries, trailer);
     } catch (err) {
       await fh.close();
       throw err;
@@ -97,7 +85,7 @@ export class QpdfWrittenPdf {
   /** The trailer's /Size: one more than the highest object number in use. */
   get objectCount(): number {
     const size = asInt(this.trailer.entries.get("/Size"));
-    if (size === null) throw new PdfSyntaxError("trailer has no /Size");
+    if (size === null || size < 1) throw new PdfSyntaxError("trailer has no /Size");
     return size;
   }
 
@@ -107,32 +95,26 @@ export class QpdfWrittenPdf {
     return root;
   }
 
-  private offsetOf(ref: PdfRef): number {
-    for (const s of this.subsections) {
-      if (ref.num < s.first || ref.num >= s.first + s.count) continue;
-      const entry = this.xrefText.slice(s.at + (ref.num - s.first) * XREF_ENTRY, s.at + (ref.num - s.first + 1) * XREF_ENTRY);
-      const m = /^(\d{10}) (\d{5}) n/.exec(entry);
-      if (!m || Number(m[2]) !== ref.gen) break;
-      return Number(m[1]);
-    }
-    throw new PdfSyntaxError(`object ${ref.num} ${ref.gen} is not in use`);
+  /** Where object `ref` starts and where the next object (or the xref table) starts. */
+  private extentOf(ref: PdfRef): { start: number; end: number } {
+    const entry = this.entries.get(ref.num);
+    if (!entry || entry.gen !== ref.gen) throw new PdfSyntaxError(`object ${ref.num} ${ref.gen} is not in use`);
+    const start = entry.offset;
+    const next = this.starts[upperBound(this.starts, start)];
+    const end = next !== undefined && next < this.xrefOffset ? next : this.xrefOffset;
+    if (end <= start) throw new PdfSyntaxError(`object ${ref.num} ${ref.gen} lies past the cross-reference table`);
+    if (end - start > MAX_OBJECT_BYTES) throw new PdfSyntaxError(`object ${ref.num} ${ref.gen} is larger than ${MAX_OBJECT_BYTES} bytes`);
+    return { start, end };
   }
 
-  /** Reads the value of an object that is not a stream (catalog, page tree nodes). */
+  /** Reads the value of an object that is not a stream (catalog, page tree nodes), whole. */
   async readObject(ref: PdfRef): Promise<PdfValue> {
-    const offset = this.offsetOf(ref);
-    for (let len = 16 * 1024; ; len *= 4) {
-      const text = await readAt(this.fh, offset, Math.min(len, this.fileSize - offset));
-      const lex = new PdfLexer(text);
-      try {
-        lex.expect(`${ref.num} ${ref.gen} obj`);
-        return lex.value();
-      } catch (err) {
-        // Only a value cut short by our read window is worth a bigger read.
-        const truncated = err instanceof PdfSyntaxError && /end of data|unterminated/.test(err.message);
-        if (!truncated || offset + len >= this.fileSize || len >= MAX_OBJECT_BYTES) throw err;
-      }
-    }
+    const { start, end } = this.extentOf(ref);
+    const lex = new PdfLexer(await readAt(this.fh, start, end - start));
+    lex.expect(`${ref.num} ${ref.gen} obj`);
+    const value = lex.value();
+    lex.expect("endobj");
+    return value;
   }
 
   /**
@@ -211,6 +193,67 @@ export class QpdfWrittenPdf {
 
 function isName(v: PdfValue | undefined, name: string): boolean {
   return v?.kind === "token" && v.text === name;
+}
+
+/** Index of the first element of ascending `xs` greater than `x`. */
+function upperBound(xs: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The offset after the last `startxref` (§7.5.5). qpdf writes it in the last few bytes; the read
+ * grows from there towards the start of the file instead of giving up at a fixed distance.
+ */
+async function findStartxref(fh: FileHandle, size: number): Promise<number> {
+  for (let len = Math.min(size, FIRST_TAIL); ; len = Math.min(size, len * 4)) {
+    const tail = await readAt(fh, size - len, len);
+    const m = /startxref\s+(\d+)\s+%%EOF\s*$/.exec(tail);
+    if (m) {
+      const offset = Number(m[1]);
+      if (offset >= size) throw new PdfSyntaxError("startxref points past the end of the file");
+      return offset;
+    }
+    if (len === size) throw new PdfSyntaxError("no startxref at the end of the file");
+  }
+}
+
+/**
+ * A classic cross-reference table (§7.5.4) up to its trailer keyword: the in-use entries by
+ * object number, and where the trailer dictionary starts. Every count is checked against the
+ * bytes present before any entry is read, so a damaged header cannot make us loop for long.
+ */
+function parseXrefTable(text: string, xrefOffset: number): { entries: Map<number, XrefEntry>; trailerAt: number } {
+  if (!text.startsWith("xref")) throw new PdfSyntaxError("not a cross-reference table (an xref stream?)");
+  const lex = new PdfLexer(text, 4);
+  const entries = new Map<number, XrefEntry>();
+  for (;;) {
+    lex.skipSpace();
+    const word = lex.regular();
+    if (word === "trailer") return { entries, trailerAt: lex.pos };
+    lex.skipSpace();
+    const countWord = lex.regular();
+    if (!/^\d{1,10}$/.test(word) || !/^\d{1,10}$/.test(countWord)) throw new PdfSyntaxError("bad xref subsection header");
+    const first = Number(word);
+    const count = Number(countWord);
+    // The header line ends with one EOL; entries follow.
+    while (text[lex.pos] === " ") lex.pos++;
+    if (text[lex.pos] === "\r") lex.pos++;
+    if (text[lex.pos] === "\n") lex.pos++;
+    if (count * XREF_ENTRY > text.length - lex.pos) throw new PdfSyntaxError("xref subsection runs past the end of the file");
+    for (let i = 0; i < count; i++, lex.pos += XREF_ENTRY) {
+      const m = /^(\d{10}) (\d{5}) ([nf])/.exec(text.slice(lex.pos, lex.pos + XREF_ENTRY));
+      if (!m) throw new PdfSyntaxError(`bad xref entry at ${lex.pos}`);
+      const offset = Number(m[1]);
+      if (m[3] === "n" && offset < xrefOffset) entries.set(first + i, { offset, gen: Number(m[2]) });
+    }
+  }
 }
 
 async function readAt(fh: FileHandle, position: number, length: number): Promise<string> {

@@ -68,10 +68,12 @@ export interface PdfFacts {
  * Opens a PDF the way every operation will and reports its page count and encryption, in one qpdf
  * run (`--show-npages --show-encryption`). A file that needs a password makes qpdf print
  * "Incorrect password supplied" instead of a page count: `encrypted_input`. Anything qpdf cannot
- * open, even after its own repair, is `invalid_pdf`.
+ * open, even after its own repair, is `invalid_pdf`. `passwordFile` holds a password the client
+ * gave to open it (edit's `password`), read by qpdf from the file, never from the command line.
  */
-export async function inspectPdf(ctx: QpdfContext, file: string): Promise<PdfFacts> {
-  const res = await exec(ctx.qpdf, ["--no-warn", "--show-npages", "--show-encryption", file], { signal: ctx.signal });
+export async function inspectPdf(ctx: QpdfContext, file: string, passwordFile?: string): Promise<PdfFacts> {
+  const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
+  const res = await exec(ctx.qpdf, ["--no-warn", ...pw, "--show-npages", "--show-encryption", file], { signal: ctx.signal });
   const out = res.stdout;
   if (/invalid password|incorrect password supplied/i.test(out + res.stderr)) {
     throw new JobError("encrypted_input", "The PDF is password-protected; remove the password first.");

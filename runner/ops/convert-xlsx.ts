@@ -1,24 +1,28 @@
 /**
- * PDF → XLSX writer: the tables the layout analysis found (runner/pdf-layout: tagged structure,
- * then ruled grids, then whitespace columns), one worksheet per table — named "Page N" when the
- * page holds one table, "Page N Table K" when it holds several; a table continued over pages is one
- * table, named after the page it starts on — written with exceljs. Cells are typed
- * (pdf-layout/cells.ts): numbers and dates are real numeric and date cells with a number format
- * that prints them as the PDF did; spanning cells are merged.
+ * PDF → XLSX writer: the tables the layout analysis found (runner/pdf-layout), one worksheet per
+ * table — named "Page N" when the page holds one table, "Page N Table K" when it holds several; a
+ * table continued over pages is one table, named after the page it starts on — written with
+ * exceljs. Cells are typed (pdf-layout/cells.ts): numbers and dates are real numeric and date cells
+ * with a number format that prints them as the PDF did; spanning cells are merged; a table read
+ * from right-to-left script is laid out from column A and shown right to left, as its page reads.
  *
- * A PDF without any table still converts (decision for issue #6): one sheet per page with the
- * page's text, one line per row, cells split where the line has wide gaps; the figures then say
- * `tables: 0` so a client can tell.
+ * No text of the PDF is left out (issue #13). The text outside the tables goes, in reading order, to
+ * a last sheet "Text": one row per line (column A its page, the line's stretches in the next
+ * columns), and where a table stood, a link to its sheet. A PDF without any table still converts
+ * (decision for issue #6): one sheet per page with the page's text lines, cells split where a line
+ * has wide gaps; the figures then say `tables: 0` so a client can tell.
  */
 import ExcelJS from "exceljs";
 import { typeCell } from "../pdf-layout/cells.ts";
 import type { DocumentLayout } from "../pdf-layout/index.ts";
-import { segmentText } from "../pdf-layout/lines.ts";
+import { segmentText, splitLine } from "../pdf-layout/lines.ts";
 import { disjointCells } from "../pdf-layout/tables.ts";
-import type { Segment, Table } from "../pdf-layout/types.ts";
+import type { PageLayout, Segment, Table } from "../pdf-layout/types.ts";
 
 /** Points of text width per spreadsheet column-width unit (one "0" in the default font). */
 const PT_PER_CHAR = 5.5;
+/** The sheet holding the text outside tables. */
+const TEXT_SHEET = "Text";
 
 function setCell(ws: ExcelJS.Worksheet, row: number, col: number, text: string): void {
   if (!text) return;
@@ -37,13 +41,47 @@ function writeTable(ws: ExcelJS.Worksheet, table: Table): void {
     if (c.header) ws.getCell(c.row + 1, c.col + 1).font = { bold: true };
     if (c.rowSpan > 1 || c.colSpan > 1) ws.mergeCells(c.row + 1, c.col + 1, c.row + c.rowSpan, c.col + c.colSpan);
   }
-  table.colEdges.slice(1).forEach((x, i) => {
-    ws.getColumn(i + 1).width = Math.max(6, Math.min(80, (x - table.colEdges[i]!) / PT_PER_CHAR + 2));
+  const widths = table.colEdges.slice(1).map((x, i) => Math.abs(x - table.colEdges[i]!));
+  widths.forEach((w, i) => {
+    ws.getColumn(i + 1).width = Math.max(6, Math.min(80, w / PT_PER_CHAR + 2));
   });
+  if (table.rtl) ws.views = [{ rightToLeft: true }];
 }
 
 function writeLines(ws: ExcelJS.Worksheet, lines: readonly Segment[][]): void {
   lines.forEach((segments, r) => segments.forEach((seg, c) => setCell(ws, r + 1, c + 1, segmentText(seg))));
+}
+
+/** The "Text" sheet's rows of one page: its text lines in reading order, and links to its tables. */
+function textRows(page: PageLayout, sheetOf: Map<Table, string>): { cells: Segment[]; link?: string }[] {
+  const rows: { cells: Segment[]; link?: string }[] = [];
+  for (const block of page.blocks) {
+    if (block.type === "paragraph") {
+      for (const line of block.lines) rows.push({ cells: splitLine(line.items) });
+    } else if (block.type === "table") {
+      const sheet = sheetOf.get(block.table);
+      if (sheet) rows.push({ cells: [], link: sheet });
+    }
+  }
+  return rows;
+}
+
+function writeTextSheet(ws: ExcelJS.Worksheet, pages: readonly PageLayout[], sheetOf: Map<Table, string>): void {
+  ws.addRow(["Page", "Text"]).font = { bold: true };
+  ws.views = [{ state: "frozen", ySplit: 1 }];
+  ws.getColumn(1).width = 6;
+  ws.getColumn(2).width = 60;
+  for (const page of pages) {
+    for (const row of textRows(page, sheetOf)) {
+      const r = ws.rowCount + 1;
+      ws.getCell(r, 1).value = page.number;
+      if (row.link) {
+        // A pointer to where the table went, so the sheet reads as the document does.
+        ws.getCell(r, 2).value = { text: `→ ${row.link}`, hyperlink: `#'${row.link}'!A1` };
+        ws.getCell(r, 2).font = { italic: true, color: { argb: "FF0563C1" }, underline: true };
+      } else row.cells.forEach((seg, c) => setCell(ws, r, c + 2, segmentText(seg)));
+    }
+  }
 }
 
 export interface XlsxFigures {
@@ -51,26 +89,29 @@ export interface XlsxFigures {
   sheets: number;
 }
 
-/** Writes the layout's tables (or, with none, its text lines) as an XLSX file. */
+/** Writes the layout's tables and the text around them (or, with no table, its text lines) as an XLSX file. */
 export async function writeXlsx(layout: DocumentLayout, out: string, signal: AbortSignal): Promise<XlsxFigures> {
   const wb = new ExcelJS.Workbook();
   wb.creator = "Folio";
-  let tables = 0;
+  const sheetOf = new Map<Table, string>();
   for (const page of layout.pages) {
     signal.throwIfAborted();
     const pageTables = page.blocks.flatMap((b) => (b.type === "table" ? [b.table] : []));
     pageTables.forEach((table, k) => {
-      writeTable(wb.addWorksheet(pageTables.length === 1 ? `Page ${page.number}` : `Page ${page.number} Table ${k + 1}`), table);
-      tables++;
+      const name = pageTables.length === 1 ? `Page ${page.number}` : `Page ${page.number} Table ${k + 1}`;
+      writeTable(wb.addWorksheet(name), table);
+      sheetOf.set(table, name);
     });
   }
-  if (tables === 0) {
+  if (sheetOf.size === 0) {
     for (const page of layout.pages) {
       signal.throwIfAborted();
       writeLines(wb.addWorksheet(`Page ${page.number}`), page.segments);
     }
+  } else if (layout.pages.some((p) => p.blocks.some((b) => b.type === "paragraph"))) {
+    writeTextSheet(wb.addWorksheet(TEXT_SHEET), layout.pages, sheetOf);
   }
   signal.throwIfAborted();
   await wb.xlsx.writeFile(out);
-  return { tables, sheets: wb.worksheets.length };
+  return { tables: sheetOf.size, sheets: wb.worksheets.length };
 }

@@ -14,6 +14,7 @@ import { copyFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { JobError } from "../../core/errors.ts";
 import type { ConvertOptions } from "../../core/schemas/options.ts";
+import { convertMore } from "./convert-more.ts";
 import { CONTENT_TYPES, OFFICE_KINDS, type DocKind } from "../../core/sniff.ts";
 import { isPasswordProtected } from "../engines/office-encryption.ts";
 import { qpdf } from "../engines/qpdf.ts";
@@ -25,7 +26,7 @@ import type { OpContext, OpDefinition, OpResult } from "./types.ts";
 const TARGET_NAMES = { docx: "Word (DOCX)", xlsx: "Excel (XLSX)", pdf: "PDF" } as const;
 
 /** Refuses the directions that do not exist, with a message a client can act on. */
-function checkDirection(kind: DocKind, to: ConvertOptions["to"]): void {
+function checkDirection(kind: DocKind, to: "docx" | "xlsx" | "pdf"): void {
   if (kind === "pdf" && to === "pdf") throw new JobError("unsupported_input", "The input is already a PDF; there is nothing to convert.");
   if (kind === "pdf") return;
   if (to !== "pdf") {
@@ -85,10 +86,13 @@ export const convert: OpDefinition<ConvertOptions> = {
   operation: "convert",
   accepts: "any",
   minInputs: 1,
-  maxInputs: 1,
+  maxInputs: "max_merge_files",
   async run(ctx) {
+    const more = await convertMore(ctx);
+    if (more) return more;
     const input = ctx.inputs[0]!;
-    const to = ctx.options.to;
+    // convertMore has taken every other target.
+    const to = ctx.options.to as "docx" | "xlsx" | "pdf";
     checkDirection(input.kind, to);
     if (input.kind === "pdf" && to !== "pdf") return fromPdf(ctx, to);
     if (await isPasswordProtected(input.path, input.kind, ctx.limits.max_file_bytes)) {

@@ -23,6 +23,14 @@ export const OPS: Record<Operation, OpShape & { load: Loader }> = {
     load: async () => (await import("./merge.ts")).merge,
   },
   split: { operation: "split", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./split.ts")).split },
-  convert: { operation: "convert", accepts: "any", minInputs: 1, maxInputs: 1, load: async () => (await import("./convert.ts")).convert },
+  convert: {
+    operation: "convert",
+    accepts: "any",
+    minInputs: 1,
+    // Several inputs only for images → one PDF.
+    maxInputs: "max_merge_files",
+    load: async () => (await import("./convert.ts")).convert,
+  },
   protect: { operation: "protect", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./protect.ts")).protect },
+  edit: { operation: "edit", accepts: "any", minInputs: 1, maxInputs: 10, load: async () => (await import("./edit.ts")).edit },
 };

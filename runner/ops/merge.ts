@@ -23,6 +23,7 @@ import { parsePageRanges, resolvePageRanges, toQpdfRange } from "../../core/page
 import type { MergeOptions } from "../../core/schemas/options.ts";
 import { FIT, mapLimit, placeOutline, readOutline, writeOutline, type OutlineNode, type PlacedItem } from "../engines/outline.ts";
 import { commitOutput, partialPath, type PdfOutputFile } from "../engines/outfile.ts";
+import { checkPages, outputCaps, specPageCount } from "../engines/output-budget.ts";
 import { blameInput, qpdf, type QpdfContext } from "../engines/qpdf.ts";
 import type { InspectedInput, OpContext, OpDefinition, OpResult } from "./types.ts";
 
@@ -94,6 +95,14 @@ export const merge: OpDefinition<MergeOptions> = {
   maxInputs: "max_merge_files",
   async run(ctx: OpContext<MergeOptions>): Promise<OpResult> {
     const qctx: QpdfContext = { qpdf: ctx.config.FOLIO_QPDF, work: ctx.work, signal: ctx.signal };
+    // The output cap first (issue #10): pages are counted before any list of them is made. Bytes
+    // need no estimate here: without repeats a merge is no larger than its inputs, repeats share
+    // their content, and run.ts checks the written output against the byte cap.
+    const caps = outputCaps(ctx.limits, ctx.inputs);
+    checkPages(
+      caps,
+      ctx.inputs.reduce((n, i) => n + specPageCount(i.pageSpec, i.pages ?? 0), 0),
+    );
     const selections = ctx.inputs.map(selectPages);
     const offsets: number[] = [];
     let total = 0;

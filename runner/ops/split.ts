@@ -23,6 +23,7 @@ import { parsePageRanges, resolvePageRanges, toQpdfRange } from "../../core/page
 import type { SplitOptions } from "../../core/schemas/options.ts";
 import { mapLimit, placeOutline, readOutline, writeOutline, type OutlineNode } from "../engines/outline.ts";
 import { commitOutput, discard, partialPath, stagingDir, type PdfOutputFile } from "../engines/outfile.ts";
+import { checkBytes, checkPages, dirBytes, estimateBytes, outputCaps, specPageCount, withinBytes } from "../engines/output-budget.ts";
 import { blameInput, qpdf, type QpdfContext } from "../engines/qpdf.ts";
 import { writeZip } from "../engines/zip.ts";
 import type { OpContext, OpDefinition, OpOutputFile, OpResult } from "./types.ts";
@@ -95,14 +96,25 @@ export const split: OpDefinition<SplitOptions> = {
     const qctx: QpdfContext = { qpdf: ctx.config.FOLIO_QPDF, work: ctx.work, signal: ctx.signal };
     const source = ctx.inputs[0]!;
     const input = path.resolve(source.path);
-    const parts = planParts(ctx.options, source.pages ?? 0);
+    const pageCount = source.pages ?? 0;
+    // Amplification caps (issue #10): the parts' pages before any list of them is made, their
+    // bytes (twice: the parts and the zip of them) estimated now, watched while qpdf writes them.
+    const caps = outputCaps(ctx.limits, ctx.inputs);
+    if (ctx.options.mode === "ranges") checkPages(caps, specPageCount(ctx.options.ranges, pageCount));
+    const parts = planParts(ctx.options, pageCount);
+    checkBytes(caps, 2 * parts.reduce((n, p) => n + estimateBytes(source.size, pageCount, p.length), 0), true);
     const names = partNames(ctx.baseName, parts.length);
     const staging = await stagingDir(ctx.outDir);
     const zipTmp = partialPath(ctx.outDir, ".zip");
     try {
       const wantOutline = ctx.options.mode !== "pages";
       const [written, outline] = await Promise.allSettled([
-        writeParts(ctx, qctx, input, parts, staging),
+        withinBytes(
+          caps,
+          async () => 2 * (await dirBytes(staging)),
+          ctx.signal,
+          (signal) => writeParts(ctx, { ...qctx, signal }, input, parts, staging),
+        ),
         wantOutline
           ? readOutline(qctx, input).catch((err: unknown) => {
               ctx.log.warn({ err }, "Skipped bookmarks that qpdf could not read");
@@ -113,6 +125,7 @@ export const split: OpDefinition<SplitOptions> = {
       if (written.status === "rejected") throw blameInput(written.reason, ctx.inputs);
       if (outline.status === "rejected") throw outline.reason;
       const bookmarks = await writePartOutlines(ctx, outline.value, parts, written.value);
+      checkBytes(caps, 2 * (await dirBytes(staging)));
       const files: PdfOutputFile[] = [];
       for (const [i, tmp] of written.value.entries()) {
         const filename = names[i]!;

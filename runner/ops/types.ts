@@ -7,6 +7,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { RunnerLimits } from "../../core/schemas/job.ts";
 import type { Operation } from "../../core/schemas/options.ts";
 import type { DocKind } from "../../core/sniff.ts";
+import type { BrowserProvider } from "../engines/browsers.ts";
 import type { SofficeProvider } from "../engines/libreoffice.ts";
 
 export interface InspectedInput {
@@ -37,6 +38,8 @@ export interface OpContext<O> {
   log: Logger;
   /** The LibreOffice instances this process may use (warm pool or cold one-shots). */
   soffice: SofficeProvider;
+  /** The browsers HTML → PDF renders with (warm pool or a browser per job). */
+  browsers: BrowserProvider;
 }
 
 export interface OpOutputFile {

@@ -102,7 +102,10 @@ function typedDate(text: string): { value: Date; numFmt: string } | null {
     // Dots are day.month (European); slashes are month/day unless the first number cannot be a month.
     const dayFirst = sep === "." || a > 12;
     const date = dayFirst ? validDate(fullYear(y), b, a) : validDate(fullYear(y), a, b);
-    const fmt = dayFirst ? `dd${sep}mm${sep}${yy}` : `mm${sep}dd${sep}${yy}`;
+    // Printed without leading zeros ("5/3/2019") the format has none either (m/d/yyyy).
+    const pad = m[1]!.length === 2 && m[3]!.length === 2;
+    const [d, mo] = pad ? ["dd", "mm"] : ["d", "m"];
+    const fmt = dayFirst ? `${d}${sep}${mo}${sep}${yy}` : `${mo}${sep}${d}${sep}${yy}`;
     return date ? { value: date, numFmt: fmt } : null;
   }
   m = /^(\d{1,2})([ -])([A-Za-z]{3,9})\.?\2(\d{4}|\d{2})$/.exec(s);
@@ -110,7 +113,7 @@ function typedDate(text: string): { value: Date; numFmt: string } | null {
     const [name, y] = [m[3]!, m[4]!];
     const month = monthOf(name);
     const date = month ? validDate(fullYear(y), month, Number(m[1])) : null;
-    const fmt = ["d", name.length > 3 ? "mmmm" : "mmm", y.length === 2 ? "yy" : "yyyy"].join(m[2]);
+    const fmt = [m[1]!.startsWith("0") ? "dd" : "d", name.length > 3 ? "mmmm" : "mmm", y.length === 2 ? "yy" : "yyyy"].join(m[2]);
     return date ? { value: date, numFmt: fmt } : null;
   }
   m = /^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4})$/.exec(s);

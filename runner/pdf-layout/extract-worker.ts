@@ -17,6 +17,7 @@ import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { glyphRuns, splitAtGaps, type FontMetrics } from "./glyphs.ts";
 import { multiply, type Matrix } from "../engines/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
+import { dropOverprints } from "./overprint.ts";
 import { readStructure } from "./structure.ts";
 import type { PageImage, RawPage, TextItem } from "./types.ts";
 
@@ -73,8 +74,27 @@ function fontNameOf(page: pdfjs.PDFPageProxy, id: string, cache: Map<string, str
   return name;
 }
 
-function textItems(page: pdfjs.PDFPageProxy, raw: PdfjsTextItem[], view: Matrix, fonts: Map<string, string>): TextItem[] {
-  const items: TextItem[] = [];
+/**
+ * The quarter turn a text run is drawn at on the displayed page: 0 upright, 90 turned clockwise
+ * (reads downwards), 180 upside down, 270 turned counter-clockwise (reads upwards); null when it is
+ * drawn at some other angle. `m` is the run's matrix in display space (y down).
+ */
+export function quarterTurn(m: Matrix): 0 | 90 | 180 | 270 | null {
+  const angle = (Math.atan2(m[1], m[0]) * 180) / Math.PI;
+  const q = Math.round(angle / 90) * 90;
+  if (Math.abs(angle - q) > 5) return null;
+  return ((q + 360) % 360) as 0 | 90 | 180 | 270;
+}
+
+interface Run {
+  item: TextItem;
+  turn: 0 | 90 | 180 | 270 | null;
+  /** Characters, for weighing a page's directions. */
+  weight: number;
+}
+
+function textRuns(page: pdfjs.PDFPageProxy, raw: PdfjsTextItem[], view: Matrix, fonts: Map<string, string>): Run[] {
+  const runs: Run[] = [];
   const marks: (string | null)[] = [];
   for (const it of raw) {
     if (it.type === "beginMarkedContentProps" || it.type === "beginMarkedContent") marks.push(it.id ?? null);
@@ -90,20 +110,49 @@ function textItems(page: pdfjs.PDFPageProxy, raw: PdfjsTextItem[], view: Matrix,
     if (!(size > 0.5)) continue;
     const font = fontNameOf(page, it.fontName ?? "", fonts);
     const mcid = marks.findLast((id) => id !== null) ?? null;
-    items.push({
-      text: opaque ? "" : text,
-      x0: m[4],
-      x1: m[4] + width,
-      base: m[5],
-      size,
-      font,
-      bold: /bold|black|heavy|semibold|demi/i.test(font),
-      italic: /italic|oblique/i.test(font),
-      mcid,
-      opaque,
+    const turn = quarterTurn(m);
+    runs.push({
+      item: {
+        text: opaque ? "" : text,
+        ...extent(m, width, size, turn),
+        size,
+        font,
+        bold: /bold|black|heavy|semibold|demi/i.test(font),
+        italic: /italic|oblique/i.test(font),
+        mcid,
+        opaque,
+      },
+      turn,
+      weight: text.trim().length,
     });
   }
-  return items;
+  return runs;
+}
+
+/**
+ * Where a run lies on the page as the layout analysis sees it. An upright run is its baseline and
+ * its two ends. A run drawn at any other angle (a vertical column label, a page number set along
+ * the edge) is stood in for by its bounding box: ends at the box's sides, and a baseline placed so
+ * that the box's middle is where the analysis looks for an upright run's middle (base − 0.3 size).
+ */
+function extent(m: Matrix, width: number, size: number, turn: number | null): { x0: number; x1: number; base: number } {
+  if (turn === 0) return { x0: m[4], x1: m[4] + width, base: m[5] };
+  const len = Math.hypot(m[0], m[1]) || 1;
+  const along: [number, number] = [(m[0] / len) * width, (m[1] / len) * width];
+  const up: [number, number] = [(-m[2] / size) * 0.8 * size, (-m[3] / size) * 0.8 * size];
+  const xs = [m[4], m[4] + along[0], m[4] - up[0], m[4] + along[0] - up[0]];
+  const ys = [m[5], m[5] + along[1], m[5] - up[1], m[5] + along[1] - up[1]];
+  const mid = (Math.min(...ys) + Math.max(...ys)) / 2;
+  return { x0: Math.min(...xs), x1: Math.max(...xs), base: mid + 0.3 * size };
+}
+
+/** The quarter turn most of a page's text is drawn at (by characters), 0 when none dominates. */
+function dominantTurn(runs: readonly Run[]): 0 | 90 | 180 | 270 {
+  const weight = new Map<number, number>();
+  for (const r of runs) if (r.turn !== null) weight.set(r.turn, (weight.get(r.turn) ?? 0) + r.weight);
+  let best: 0 | 90 | 180 | 270 = 0;
+  for (const [turn, w] of weight) if (w > (weight.get(best) ?? 0)) best = turn as 0 | 90 | 180 | 270;
+  return best;
 }
 
 /**
@@ -127,10 +176,20 @@ function withinBudget(images: PageImage[], reading: Reading): { kept: PageImage[
 
 async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading): Promise<{ page: RawPage; transfer: ArrayBuffer[] }> {
   const page = await doc.getPage(n);
-  const viewport = page.getViewport({ scale: 1 });
-  const view = viewport.transform as unknown as Matrix;
+  // The operator list first: it loads the fonts whose names the text runs carry.
   const ops = await page.getOperatorList();
   const text = await page.getTextContent({ includeMarkedContent: true });
+  // A page whose text mostly runs sideways or upside down (a /Rotate the content does not make up
+  // for, or a table set turned on the sheet) is read turned so that its text runs left to right:
+  // rows are rows and columns columns again (ISO 32000-1 §8.3.2.3 and Table 30, /Rotate).
+  let viewport = page.getViewport({ scale: 1 });
+  let runs = textRuns(page, text.items, viewport.transform as unknown as Matrix, reading.fonts);
+  const turn = dominantTurn(runs);
+  if (turn !== 0) {
+    viewport = page.getViewport({ scale: 1, rotation: (page.rotate - turn + 360) % 360 });
+    runs = textRuns(page, text.items, viewport.transform as unknown as Matrix, reading.fonts);
+  }
+  const view = viewport.transform as unknown as Matrix;
   const image = (id: string): RawImage | null => {
     const store = id.startsWith("g_") ? page.commonObjs : page.objs;
     try {
@@ -148,10 +207,15 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading
       return null;
     }
   };
-  // pdfjs joins glyphs across gaps of up to 0.6 em: cut its runs where the glyphs jump (glyphs.ts).
-  const runs = textItems(page, text.items, view, reading.fonts);
   if (runs.length > MAX_PAGE_ITEMS) throw new PageLimit(n, runs.length);
-  const items = splitAtGaps(runs, glyphRuns(ops, pdfjs.OPS, view, metrics));
+  // pdfjs joins glyphs across gaps of up to 0.6 em: cut its runs where the glyphs jump (glyphs.ts);
+  // then drop the copies of overprinted text (overprint.ts).
+  const items = dropOverprints(
+    splitAtGaps(
+      runs.map((r) => r.item),
+      glyphRuns(ops, pdfjs.OPS, view, metrics),
+    ),
+  );
   if (items.length > MAX_PAGE_ITEMS) throw new PageLimit(n, items.length);
   page.cleanup();
   const { kept, omitted } = withinBudget(graphics.images, reading);

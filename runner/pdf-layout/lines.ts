@@ -31,7 +31,7 @@ export function segmentOf(items: TextItem[]): Segment {
   };
 }
 
-/** Items grouped by baseline, each line sorted left to right. */
+/** Items grouped by baseline, each line sorted left to right (scripts joined to their line). */
 export function groupLines(items: readonly TextItem[]): TextItem[][] {
   const sorted = [...items].sort((a, b) => a.base - b.base || a.x0 - b.x0);
   const lines: TextItem[][] = [];
@@ -49,7 +49,57 @@ export function groupLines(items: readonly TextItem[]): TextItem[][] {
     size = item.size;
   }
   if (current.length) lines.push(current);
-  return lines.map((l) => l.sort((a, b) => a.x0 - b.x0));
+  return joinScripts(lines).map((l) => l.sort((a, b) => a.x0 - b.x0));
+}
+
+/** Smaller type than this share of a run's size may be a superscript or subscript of it. */
+const SCRIPT_SIZE = 0.85;
+
+/**
+ * Whether `s` is a superscript or subscript of `t`: in smaller type, inside t's glyph band, and
+ * touching it ("R²", "x₁", "HCO₃⁻", a footnote mark "total³"). Such a run sits a third of an em off
+ * the baseline, far enough to land on a line of its own.
+ */
+function isScriptOf(s: TextItem, t: TextItem): boolean {
+  return (
+    !s.opaque &&
+    !t.opaque &&
+    s.size <= SCRIPT_SIZE * t.size &&
+    s.base - 0.8 * s.size >= t.base - 0.95 * t.size &&
+    s.base + 0.25 * s.size <= t.base + 0.55 * t.size &&
+    (touches(t.x1, s.x0, s, t) || touches(s.x1, t.x0, s, t))
+  );
+}
+
+/** Whether a run ending at `end` and the next starting at `start` touch: no gap wider than the script, little overlap. */
+function touches(end: number, start: number, script: TextItem, base: TextItem): boolean {
+  const gap = start - end;
+  return gap > -0.1 * base.size && gap < Math.min(0.3 * base.size, script.size);
+}
+
+/**
+ * Superscripts and subscripts moved onto the line of the run they belong to (see isScriptOf): a
+ * script touches its run on one of the nearest lines above or below its own. A script of a script
+ * ("HCO₃⁻" where "⁻" touches "₃") follows it.
+ */
+function joinScripts(lines: TextItem[][]): TextItem[][] {
+  const home = new Map<TextItem, number>();
+  lines.forEach((line, i) => line.forEach((item) => home.set(item, i)));
+  for (let i = 0; i < lines.length; i++) {
+    for (const s of lines[i]!) {
+      for (let j = Math.max(0, i - 2); j <= Math.min(lines.length - 1, i + 2); j++) {
+        if (j === i) continue;
+        const t = lines[j]!.find((cand) => isScriptOf(s, cand) && home.get(cand) === j);
+        if (t) {
+          home.set(s, j);
+          break;
+        }
+      }
+    }
+  }
+  const out: TextItem[][] = lines.map(() => []);
+  for (const [item, i] of home) out[i]!.push(item);
+  return out.filter((l) => l.length > 0);
 }
 
 /** A list marker: a bullet glyph, or a number or letter with a period or parenthesis. */

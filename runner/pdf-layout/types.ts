@@ -100,6 +100,8 @@ export interface Table {
   bottom: number;
   /** Column edges (cols + 1 values), for column widths. */
   colEdges: number[];
+  /** Read right to left (its text is in a right-to-left script): column 0 is the rightmost. */
+  rtl?: boolean;
 }
 
 export type ListKind = "bullet" | "number";

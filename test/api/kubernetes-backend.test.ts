@@ -21,7 +21,16 @@ import { kubernetesStores, type KubernetesStores } from "../../api/store/kuberne
 import { KubernetesTenantAdmin } from "../../api/store/kubernetes/tenant-admin.ts";
 import { loadConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
-import { LABELS, PDFJOB_ANNOTATIONS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import {
+  LABELS,
+  outputFileId,
+  outputTag,
+  PDFJOB_ANNOTATIONS,
+  PDFJOB_GROUP,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  type PdfJob,
+} from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { applyCrds, until } from "../e2e/support.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
@@ -247,6 +256,41 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     expect(next.data.map((j) => j.id)).not.toContain(listed.data[0]!.id);
     expect(await r.backend.countUnfinished("acme")).toBeGreaterThan(0);
   });
+  it("serves outputs from the cache and, on a replica that has not seen them yet, reads them through; keeps them per tenant", async () => {
+    const fileId = await upload(replicas[0]!, "acme");
+    const made = (await replicas[0]!.backend.submit(newJob("acme", fileId), null)) as { job: { id: string } };
+    const [pj] = (await pdfJobsOf("acme")).filter((p) => p.metadata.labels?.[LABELS.jobId] === made.job.id);
+    expect(pj!.metadata.labels?.[LABELS.outputTag]).toBe(outputTag(made.job.id));
+    const ids = [0, 1, 2].map((i) => outputFileId("acme", made.job.id, i));
+    const keys = ids.map((id) => `acme/${made.job.id}/${id}`);
+    for (const k of keys) await replicas[0]!.store.put(k, Readable.from([Buffer.from("pdf")]));
+    await finish(
+      pj!.metadata.name,
+      "Succeeded",
+      keys.map((key, i) => ({ key, filename: `p${i}.pdf`, contentType: "application/pdf", size: 3, sha256: "c".repeat(64) })),
+    );
+    // At once, through every replica, whether its watch has delivered the status or not.
+    const seen = await Promise.all(replicas.map((r) => r.backend.getFile("acme", ids[1]!)));
+    expect(seen.map((f) => f?.filename)).toEqual(["p1.pdf", "p1.pdf", "p1.pdf"]);
+    expect(await replicas[1]!.backend.getFile("globex", ids[1]!)).toBeNull();
+    expect(await replicas[1]!.backend.deleteFile("globex", ids[1]!)).toBe(false);
+    expect(await replicas[1]!.backend.deleteJob("globex", made.job.id)).toBe(false);
+    // Concurrent deletes of its outputs through three replicas all land (resourceVersion-guarded).
+    expect(await Promise.all(ids.map((id, i) => replicas[i]!.backend.deleteFile("acme", id)))).toEqual([true, true, true]);
+    const after = (await pdfJobsOf("acme")).find((p) => p.metadata.name === pj!.metadata.name)!;
+    expect(after.metadata.annotations?.[PDFJOB_ANNOTATIONS.deletedOutputs]?.split(",").sort()).toEqual([...ids].sort());
+    for (const k of keys) expect(await replicas[0]!.store.exists(k)).toBe(false);
+  });
+
+  it("measures a tenant's stored bytes for the quota: unexpired uploads, live outputs, not other tenants'", async () => {
+    const r = replicas[2]!;
+    const before = await r.backend.storedBytes("hooli");
+    const a = await upload(r, "hooli");
+    await upload(r, "globex");
+    const one = (await r.store.head(`hooli/${a}`))!.size;
+    expect(await r.backend.storedBytes("hooli")).toBe(before + one);
+  });
+
   describe("the idempotency contract", () => {
     // The same suite the embedded store runs (test/api/idempotency-store.test.ts), on PdfJob names.
     idempotencyContract("kubernetes (PdfJob names, 409 AlreadyExists as the lock)", () => {

@@ -39,6 +39,8 @@ class Receiver {
   readonly requests: Received[] = [];
   connections = 0;
   replies: Reply[] = [200];
+  /** Fixed replies by request path, before the script (two tenants' receivers on one host). */
+  byPath: Record<string, Reply> = {};
   readonly server: https.Server;
 
   constructor(key: Buffer, cert: Buffer) {
@@ -47,7 +49,7 @@ class Receiver {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         this.requests.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString("utf8") });
-        const reply = this.replies.length > 1 ? this.replies.shift()! : this.replies[0]!;
+        const reply = this.byPath[req.url ?? ""] ?? (this.replies.length > 1 ? this.replies.shift()! : this.replies[0]!);
         if (reply === "hang") return;
         if (typeof reply === "number") res.writeHead(reply).end("ok");
         else res.writeHead(reply.status, reply.location ? { location: reply.location } : {}).end(Buffer.alloc(reply.bodyBytes ?? 0, 0x61));
@@ -374,6 +376,32 @@ describe("webhook delivery", () => {
     ]);
     expect(receiver.requests).toHaveLength(2);
     expect(logLines.join("")).toContain("Opened webhook circuit");
+  });
+
+  it("should keep one tenant's failing receiver from deferring another tenant's deliveries to the same host", async () => {
+    const failing = tenant();
+    const healthy = tenant();
+    receiver.byPath = { "/failing": 503, "/healthy": 200 };
+    try {
+      const d = delivery({
+        schedule: [60_000],
+        concurrency: 1,
+        breaker: { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeoutMs: 60_000 },
+      });
+      const store = new WebhookStore(db);
+      const bad = [jobId(), jobId(), jobId()];
+      for (const j of bad) d.enqueue(failing.id, j, `${base}/failing`, "job.succeeded", jobSnapshot(j, `${base}/failing`));
+      d.start();
+      // The failing tenant's circuit for this host is open: its third delivery is deferred untried.
+      await waitFor(() => expect(store.latestForJob(bad[2]!)).toMatchObject({ status: "pending", attempts: 0 }));
+      await waitFor(() => expect(logLines.join("")).toContain("Opened webhook circuit"));
+      const good = [jobId(), jobId()];
+      for (const j of good) d.enqueue(healthy.id, j, `${base}/healthy`, "job.succeeded", jobSnapshot(j, `${base}/healthy`));
+      await waitFor(() => expect(good.map((j) => store.latestForJob(j)!.status)).toEqual(["delivered", "delivered"]));
+      expect(store.latestForJob(bad[2]!)).toMatchObject({ status: "pending", attempts: 0 });
+    } finally {
+      receiver.byPath = {};
+    }
   });
 
   it("should enqueue each event of a job once, and report no state for a job without deliveries", () => {

@@ -22,7 +22,7 @@
  *       the controller pod holds the leader Lease.
  *   node test/chart/live.ts job NAMESPACE FULLNAME URL DIR
  *       One real job through the release: a tenant and a key created with `folio tenants create`
- *       / `folio keys create` in the API pod's data directory (what `kubectl exec` does), a merge
+ *       / `folio keys create` in the API pod's container (`kubectl exec`: runc exec), a merge
  *       POSTed to URL over HTTPS (the API's own certificate verified), the output downloaded
  *       (pdfinfo: 2 pages), the controller's Job owned by the PdfJob, its runner pod run as the
  *       chart's runner ServiceAccount without a token, the webhook delivered to a receiver here
@@ -54,7 +54,7 @@ import { Webhook } from "standardwebhooks";
 import { loadOrCreateTls } from "../../api/tls.ts";
 import { LABELS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { FOLIO_COMMAND } from "../k8s/platform.ts";
+import { execInPod } from "../k8s/exec.ts";
 
 const env = (name: string): string => {
   const v = process.env[name];
@@ -343,11 +343,9 @@ async function onePager(text: string): Promise<Uint8Array> {
   return doc.save();
 }
 
-/** `folio ARGS --json` as `kubectl exec` into the API pod runs it: on the pod's data directory. */
-function folioInPod(dataDir: string, args: string[]): any {
-  const [node, ...script] = FOLIO_COMMAND;
-  const out = execFileSync(node!, [...script, ...args, "--json"], { env: { ...process.env, FOLIO_DATA_DIR: dataDir }, encoding: "utf8" });
-  return JSON.parse(out);
+/** `kubectl exec API_POD -- folio ARGS --json`: the admin command in the API's container. */
+function folioInPod(pod: V1Pod, args: string[]): any {
+  return JSON.parse(execInPod(env("FOLIO_KUBELET_DIR"), pod, ["folio", ...args, "--json"]));
 }
 
 interface Delivery {
@@ -391,14 +389,12 @@ async function startReceiver(
   };
 }
 
-async function apiDataDir(namespace: string, fullname: string): Promise<string | undefined> {
+/** A running API pod of the release. */
+async function apiPod(namespace: string, fullname: string): Promise<V1Pod | undefined> {
   const pods = (await core.listNamespacedPod({ namespace, labelSelector: "app.kubernetes.io/component=api" })).items.filter(
     (p) => p.status?.phase === "Running" && p.metadata?.name?.startsWith(`${fullname}-api-`),
   );
-  const pod = pods[0];
-  if (!pod) return undefined;
-  const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.name === "data")?.mountPath ?? "/var/lib/folio";
-  return join(env("FOLIO_KUBELET_DIR"), "pods", pod.metadata?.uid ?? "", "rootfs", ...mount.split("/").filter(Boolean));
+  return pods[0];
 }
 
 /** The finished job (polling GET /v1/jobs/{id} with Prefer: wait). */
@@ -461,12 +457,13 @@ async function runnerChecks(namespace: string, fullname: string, jobId: string):
 }
 
 async function job(namespace: string, fullname: string, base: string, dir: string): Promise<void> {
-  const dataDir = await apiDataDir(namespace, fullname);
-  if (!dataDir || !existsSync(dataDir)) return fail(`the API pod's data directory (${dataDir ?? "no running API pod"})`);
-  const tenant = folioInPod(dataDir, ["tenants", "create", "acme", "--plan", "business"]) as { tenant: string; webhook_secret: string };
-  const { key } = folioInPod(dataDir, ["keys", "create", "--tenant", "acme"]) as { key: string };
-  ok(`folio tenants create acme / folio keys create in the API pod's data directory (${tenant.tenant}, key ${key.slice(0, 8)}…)`);
-  const ca = readFileSync(join(dataDir, "tls-cert.pem"));
+  const pod = await apiPod(namespace, fullname);
+  if (!pod) return fail("no running API pod");
+  const tenant = folioInPod(pod, ["tenants", "create", "acme", "--plan", "business"]) as { tenant: string; webhook_secret: string };
+  const { key } = folioInPod(pod, ["keys", "create", "--tenant", "acme"]) as { key: string };
+  ok(`folio tenants create acme / folio keys create in the API pod's container (${tenant.tenant}, key ${key.slice(0, 8)}…)`);
+  const dataDir = pod.spec?.containers[0]?.env?.find((e) => e.name === "FOLIO_DATA_DIR")?.value ?? "/var/lib/folio";
+  const ca = Buffer.from(execInPod(env("FOLIO_KUBELET_DIR"), pod, ["cat", `${dataDir}/tls-cert.pem`]));
   const receiver = await startReceiver(dir, () => tenant.webhook_secret);
   try {
     const form = new FormData();

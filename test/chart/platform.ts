@@ -10,11 +10,12 @@
  * - the OwnerReferencesPermissionEnforcement admission plugin (as on OpenShift): an owner
  *   reference with blockOwnerDeletion — the controller's Jobs, the API's Secrets — is admitted only
  *   from who may update the owner's finalizers, so the chart's RBAC is tested for it;
- * - the chart's images mapped to local processes (test/chart/images.ts, read from the
- *   Dockerfiles) under the test registry `folio.test`: `folio.test/folio/api` runs `folio serve`
- *   (or the pod's command: `folio controller`, the `helm test` pod's `node -e …`),
- *   `folio.test/folio/runner` runs `folio runner --pod`. Other images (the chart's defaults,
- *   registry.example.com) stay Pending with ErrImagePull: admitted, not run;
+ * - the images `make images` built, also under the test registry `folio.test`
+ *   (test/chart/images.ts): `folio.test/folio/api` runs `folio serve` (or the pod's command:
+ *   `folio controller`, the `helm test` pod's `node -e …`), `folio.test/folio/runner` runs
+ *   `folio runner --pod`, each as a runc container. Other images (the chart's defaults,
+ *   registry.example.com) stay Pending with ErrImagePull: admitted, not run; runner pods reach
+ *   only the MinIO below (the chart's NetworkPolicy, as the local kubelet enforces it);
  * - MinIO (test/s3/server.ts, the binary cached in ~/.cache/folio-s3) for the live release.
  *
  * Writes KUBECONFIG, FOLIO_K8S_SERVER, FOLIO_K8S_DIR, FOLIO_KUBELET_DIR (where pods' volumes
@@ -24,9 +25,9 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CONTROLLERS } from "../k8s/control-plane.ts";
-import { DEFAULT_IMAGES, startPlatform, type Platform } from "../k8s/platform.ts";
+import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { chartImages } from "./images.ts";
+import { chartImageAliases } from "./images.ts";
 
 const EXTRA_CONTROLLERS = ["deployment-controller", "replicaset-controller", "disruption-controller"];
 /** The API server's defaults plus these (control-plane.ts enables NodeRestriction; the last flag wins). */
@@ -56,11 +57,12 @@ async function main(): Promise<number> {
     platform = await startPlatform({
       log,
       keepDir: values.keep,
-      images: [...chartImages(), ...DEFAULT_IMAGES],
+      aliases: chartImageAliases(),
       apiserverArgs: [`--enable-admission-plugins=${ADMISSION_PLUGINS.join(",")}`],
       // The last --controllers flag wins (control-plane.ts appends these after its own).
       controllerManagerArgs: [`--controllers=${[...CONTROLLERS, ...EXTRA_CONTROLLERS].join(",")}`],
     });
+    platform.allowObjectStore(s3.endpoint);
     const cp = platform.controlPlane;
     log(`ready in ${Date.now() - started} ms (Kubernetes ${cp.versions.kubernetes}; logs in ${cp.dir})`);
     const env = {

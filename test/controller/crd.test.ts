@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { accessRequestCrd, crdYaml, pdfJobCrd, re2, structuralOf, tenantCrd, toStructural, toYaml } from "../../controller/crd.ts";
 import { CRD_FILE, CRD_FILES } from "../../controller/gen-crd.ts";
+import { INPUT_KEYS_RULE, SECRET_REF_RULE } from "../../core/schemas/pdfjob.ts";
 
 type Json = Record<string, any>;
 
@@ -74,7 +75,11 @@ describe("the PdfJob CRD", () => {
   });
 
   it("should make spec immutable with a CEL rule", () => {
-    expect(schema().properties.spec["x-kubernetes-validations"]).toEqual([{ rule: "self == oldSelf", message: "spec is immutable" }]);
+    expect(schema().properties.spec["x-kubernetes-validations"]).toEqual([
+      { rule: "self == oldSelf", message: "spec is immutable" },
+      { rule: INPUT_KEYS_RULE, message: expect.stringContaining("tenant's prefix") },
+    ]);
+    expect(schema()["x-kubernetes-validations"]).toEqual([{ rule: SECRET_REF_RULE, message: expect.stringContaining("own Secret") }]);
   });
 
   it("should be structural: a type on every node, no references or combinators", () => {

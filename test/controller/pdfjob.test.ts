@@ -82,6 +82,7 @@ describe("spec validation", () => {
     split: { mode: "ranges", ranges: "1-3,4-" },
     convert: { to: "pdf" },
     protect: { user_password: "open sesame", owner_password: "admin", encryption: "aes-128", permissions: { print: "low" } },
+    edit: { steps: [{ type: "rotate", angle: 90 }, { type: "unlock" }], password: "opens the input" },
   };
 
   it.each(Object.keys(requests) as Operation[])("should accept the API's parsed %s options with the passwords removed", (op) => {

@@ -95,6 +95,7 @@ describe("the public API in Kubernetes mode", () => {
   beforeAll(async () => {
     ({ dir, cleanup } = await tmpDir("folio-e2e-api-"));
     [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
+    platform.allowObjectStore(s3.endpoint);
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     await applyCrds(kc);

@@ -71,6 +71,7 @@ describe("the PdfJob controller on a real control plane", () => {
   beforeAll(async () => {
     ({ dir, cleanup } = await tmpDir("folio-e2e-"));
     [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
+    platform.allowObjectStore(s3.endpoint);
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);

@@ -276,6 +276,7 @@ describe("controller fail-over on a real control plane", () => {
   beforeAll(async () => {
     ({ dir, cleanup } = await tmpDir("folio-failover-"));
     [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
+    platform.allowObjectStore(s3.endpoint);
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);

@@ -1,6 +1,6 @@
 /**
  * What the end-to-end suites share: polling, the CRD applied and established, and the runner Job
- * template that points runner pods (run by the local kubelet as `folio runner --pod`) at MinIO.
+ * template that points runner pods (containers of the runner image on the local kubelet) at MinIO.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -13,6 +13,7 @@ import type { JobTemplateOptions } from "../../controller/job-template.ts";
 import { newId } from "../../core/ids.ts";
 import { PDFJOB_GROUP, PDFJOB_PLURAL, type PdfJobInput } from "../../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
+import { runnerImage } from "../k8s/images.ts";
 import type { S3Server } from "../s3/server.ts";
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -72,16 +73,15 @@ export async function applyCrds(kc: KubeConfig): Promise<void> {
   }
 }
 
-/** The controller's Job template for the local kubelet's runner image, with MinIO's credentials. */
+/** The controller's Job template: the runner image `make images` built, with MinIO's credentials. */
 export function runnerTemplate(s3: S3Server): JobTemplateOptions {
   return {
-    image: "folio/runner:e2e",
+    image: runnerImage(),
     imagePullPolicy: "Never",
     storage: { bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true },
     env: [
       { name: "AWS_ACCESS_KEY_ID", value: s3.accessKeyId },
       { name: "AWS_SECRET_ACCESS_KEY", value: s3.secretAccessKey },
-      { name: "PATH", value: process.env.PATH ?? "/usr/bin:/bin" },
     ],
   };
 }

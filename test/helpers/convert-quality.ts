@@ -20,6 +20,7 @@ import { inflateRawSync } from "node:zlib";
 import ExcelJS from "exceljs";
 import type { Heading, TruthCell } from "../fixtures/pdf-office-corpus.ts";
 import { wordRecall } from "./tools.ts";
+import { displayText } from "./xlsx-display.ts";
 
 const execFileP = promisify(execFile);
 
@@ -554,6 +555,8 @@ export function docxQuality(
 export interface GotCell {
   type: "number" | "date" | "text";
   value: number | string;
+  /** The text the workbook shows: the value through its number format (readXlsx sets it). */
+  display?: string;
 }
 
 /** One exceljs cell value as a typed cell (dates as "YYYY-MM-DD"), or undefined when empty. */
@@ -570,6 +573,15 @@ export function typedCell(v: ExcelJS.CellValue): GotCell | undefined {
   return undefined;
 }
 
+/** What a typed cell shows: a number or date through the cell's number format, else its text. */
+function shownText(cell: ExcelJS.Cell, got: GotCell): string {
+  const v = cell.value;
+  const raw = v !== null && typeof v === "object" && !(v instanceof Date) && "result" in v ? v.result : v;
+  if (got.type === "number" && typeof raw === "number") return displayText(raw, cell.numFmt);
+  if (got.type === "date" && raw instanceof Date) return displayText(raw, cell.numFmt);
+  return String(got.value);
+}
+
 /** The sheets of an XLSX as typed grids, in workbook order. */
 export async function readXlsx(file: string): Promise<{ name: string; grid: (GotCell | undefined)[][] }[]> {
   const wb = new ExcelJS.Workbook();
@@ -578,7 +590,10 @@ export async function readXlsx(file: string): Promise<{ name: string; grid: (Got
     const grid: (GotCell | undefined)[][] = [];
     ws.eachRow({ includeEmpty: true }, (row, r) => {
       const cells: (GotCell | undefined)[] = [];
-      row.eachCell({ includeEmpty: true }, (cell, c) => (cells[c - 1] = typedCell(cell.value)));
+      row.eachCell({ includeEmpty: true }, (cell, c) => {
+        const got = typedCell(cell.value);
+        cells[c - 1] = got && { ...got, display: shownText(cell, got) };
+      });
       grid[r - 1] = Array.from(cells);
     });
     return { name: ws.name, grid: Array.from(grid, (r) => r ?? []) };

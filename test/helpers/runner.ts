@@ -9,6 +9,7 @@ import { createLogger } from "../../core/logger.ts";
 import type { RunnerResult } from "../../core/schemas/job.ts";
 import { createSoffice } from "../../runner/engines/libreoffice.ts";
 import type { SofficeProvider } from "../../runner/engines/libreoffice.ts";
+import type { BrowserProvider } from "../../runner/engines/browsers.ts";
 import { runSpec } from "../../runner/run.ts";
 
 export const testConfig: Config = loadConfig({ FOLIO_LOG_LEVEL: "silent" });
@@ -26,7 +27,13 @@ export async function runOp(
   options: Record<string, unknown>,
   inputs: (string | OpInput)[],
   outDir: string,
-  extra: { limits?: Record<string, number>; soffice?: SofficeProvider; config?: Config; output_filename?: string } = {},
+  extra: {
+    limits?: Record<string, number>;
+    soffice?: SofficeProvider;
+    browsers?: BrowserProvider;
+    config?: Config;
+    output_filename?: string;
+  } = {},
 ): Promise<RunnerResult | JobError> {
   const config = extra.config ?? testConfig;
   const soffice = extra.soffice ?? createSoffice(config, log, 0);
@@ -42,7 +49,7 @@ export async function runOp(
         ...(extra.limits ? { limits: extra.limits } : {}),
         ...(extra.output_filename ? { output_filename: extra.output_filename } : {}),
       },
-      { config, log, soffice },
+      { config, log, soffice, ...(extra.browsers ? { browsers: extra.browsers } : {}) },
     );
   } catch (err) {
     if (err instanceof JobError) return err;

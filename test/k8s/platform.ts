@@ -1,40 +1,35 @@
 /**
- * The whole test platform in one call: the control plane plus the local kubelet, with Folio's
- * images mapped to the checkout (the runner image runs `node bin/folio.ts`, no build needed).
- * This is what the e2e suite's vitest globalSetup, start.ts and smoke.ts use.
+ * The whole test platform in one call: the control plane plus the local kubelet, whose node has
+ * the images `make images` built (dist/images/*.oci.tar) and runs every pod from them with runc.
+ * This is what the e2e suites, start.ts, smoke.ts, the chart test and bench-k8s use.
+ *
+ * Runner pods (labelled as controller/job-template.ts labels them, which is what the chart's
+ * NetworkPolicy selects) get a network of their own that reaches only the object store the
+ * test names with `allowObjectStore()`: nothing at all until it does.
  */
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "./control-plane.ts";
-import type { ImageMapping } from "./kubelet/images.ts";
-import { LocalKubelet } from "./kubelet/kubelet.ts";
+import { imageCatalogue } from "./images.ts";
+import { LocalKubelet, type EgressPolicy } from "./kubelet/kubelet.ts";
 import { loadKubeConfig } from "./kubeconfig.ts";
-import { REPO_ROOT } from "./versions.ts";
+import type { Endpoint } from "./runtime/egress.ts";
 
-/** The local command behind `bin/folio.ts`: Node 24 runs the TypeScript sources directly. */
-export const FOLIO_COMMAND: readonly string[] = [process.execPath, join(REPO_ROOT, "bin", "folio.ts")];
-
-/**
- * The default image mapping. `folio/runner` (by tag or digest) stands for docker/runner.Dockerfile:
- * ENTRYPOINT `folio`, CMD `runner --pod`, WORKDIR and HOME /tmp; `folio-test/shell` is a plain
- * shell for platform tests. Tests using other image names pass their own `images`.
- */
-const RUNNER_IMAGE = { entrypoint: FOLIO_COMMAND, cmd: ["runner", "--pod"], workingDir: "/tmp", env: { HOME: "/tmp" } };
-export const DEFAULT_IMAGES: readonly ImageMapping[] = [
-  { image: "folio/runner:*", ...RUNNER_IMAGE },
-  { image: "folio/runner@*", ...RUNNER_IMAGE },
-  { image: "folio-test/shell:*", entrypoint: ["sh", "-c"], cmd: ["true"] },
-];
-
-/** `command: [folio, ...]` in a pod spec (the controller's Jobs set it) runs the checkout's CLI too. */
-export const DEFAULT_COMMANDS: Readonly<Record<string, readonly string[]>> = {
-  folio: FOLIO_COMMAND,
-  "/usr/local/bin/folio": FOLIO_COMMAND,
+/** The labels of runner pods (controller/job-template.ts) that the chart's NetworkPolicy selects. */
+export const RUNNER_POD_LABELS: Readonly<Record<string, string>> = {
+  "app.kubernetes.io/managed-by": "folio",
+  "app.kubernetes.io/component": "runner",
 };
 
+/** An http(s) URL's host and port. */
+export function endpointOf(url: string): Endpoint {
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port || (u.protocol === "https:" ? 443 : 80)) };
+}
+
 export interface PlatformOptions extends ControlPlaneOptions {
-  readonly images?: readonly ImageMapping[];
-  readonly commands?: Readonly<Record<string, readonly string[]>>;
+  /** More names the built images answer to (`folio.test/folio/api:0.1.0`), by docker/images.txt name. */
+  readonly aliases?: Readonly<Record<string, readonly string[]>>;
   /** The node's pod capacity (LocalKubeletOptions.maxPods): a backlog then waits unscheduled. */
   readonly maxPods?: number;
   /** Start the control plane alone (for a test that runs its own kubelet). */
@@ -47,6 +42,8 @@ export interface Platform {
   readonly kubelet: LocalKubelet | undefined;
   /** The admin kubeconfig: what tests, kubectl and the Folio controller use. */
   readonly kubeconfig: string;
+  /** Lets runner pods reach this object store (its endpoint URL), and nothing else. */
+  allowObjectStore(url: string): void;
   stop(): Promise<void>;
 }
 
@@ -68,7 +65,16 @@ async function untaintReadyNode(kubeconfig: string, nodeName: string): Promise<v
 
 /** Starts the control plane (building it first if the cache is empty) and the local kubelet. */
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
+  const images = opts.withoutKubelet
+    ? []
+    : imageCatalogue().map((i) => {
+        if (!existsSync(i.archive))
+          throw new Error(`${i.archive} is missing: run "make images" (the local kubelet runs pods from the built images)`);
+        return { archive: i.archive, aliases: opts.aliases?.[i.name] ?? [] };
+      });
   const controlPlane = await startControlPlane(opts);
+  const runnerEgress: Endpoint[] = [];
+  const egress: EgressPolicy[] = [{ matchLabels: RUNNER_POD_LABELS, allow: runnerEgress }];
   let kubelet: LocalKubelet | undefined;
   try {
     if (!opts.withoutKubelet) {
@@ -77,8 +83,9 @@ export async function startPlatform(opts: PlatformOptions = {}): Promise<Platfor
         nodeKubeconfig: controlPlane.kubeconfigs.node,
         schedulerKubeconfig: controlPlane.kubeconfigs.scheduler,
         kubeletVersion: controlPlane.versions.kubernetes,
-        images: opts.images ?? DEFAULT_IMAGES,
-        commands: opts.commands ?? DEFAULT_COMMANDS,
+        images,
+        apiServer: endpointOf(controlPlane.server),
+        egress,
         ...(opts.maxPods === undefined ? {} : { maxPods: opts.maxPods }),
         ...(opts.log ? { log: opts.log } : {}),
       });
@@ -93,6 +100,9 @@ export async function startPlatform(opts: PlatformOptions = {}): Promise<Platfor
     controlPlane,
     kubelet,
     kubeconfig: controlPlane.kubeconfigs.admin,
+    allowObjectStore(url: string): void {
+      runnerEgress.push(endpointOf(url));
+    },
     async stop(): Promise<void> {
       await kubelet?.stop();
       await controlPlane.stop();

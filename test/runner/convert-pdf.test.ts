@@ -180,7 +180,8 @@ describe("convert PDF → XLSX", () => {
   it("puts the sheet's table in a worksheet with numbers and dates as typed cells", async () => {
     const out = file("xlsx-out");
     const res = ok(await runOp("convert", { to: "xlsx" }, [file("sales.pdf")], out));
-    expect(res.figures).toMatchObject({ tables: 1, sheets: 1 });
+    // The table's sheet, and the "Text" sheet with Calc's page header and footer (issue #13: no text left out).
+    expect(res.figures).toMatchObject({ tables: 1, sheets: 2 });
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path.join(out, "sales.xlsx"));
     const ws = wb.worksheets[0]!;
@@ -195,10 +196,15 @@ describe("convert PDF → XLSX", () => {
   it("cuts a date from the next cell's text drawn close to it, and joins a table cut by a page break", async () => {
     const out = file("xlsx-tricky");
     const res = ok(await runOp("convert", { to: "xlsx" }, [file("tricky.pdf")], out));
-    expect(res.figures).toMatchObject({ tables: 2, sheets: 2 });
+    expect(res.figures).toMatchObject({ tables: 2, sheets: 3 });
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path.join(out, "tricky.xlsx"));
-    const [dates, ruled] = wb.worksheets;
+    const [dates, ruled, text] = wb.worksheets;
+    // The text outside the tables is in the "Text" sheet, in reading order, with its page numbers.
+    expect(text!.name).toBe("Text");
+    const lines = text!.getSheetValues().flatMap((row) => (Array.isArray(row) ? [row.slice(1)] : []));
+    expect(lines).toContainEqual([1, "Shipments by product"]);
+    expect(lines).toContainEqual([3, "The text after the table."]);
     expect(dates!.getRow(2).values).toEqual([undefined, "Osprey Sail", new Date(Date.UTC(2024, 4, 30)), "East"]);
     expect(dates!.getCell("B5").value).toEqual(new Date(Date.UTC(2023, 0, 24)));
     expect(dates!.getCell("C4").value).toBe("Central");

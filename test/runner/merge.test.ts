@@ -2,7 +2,7 @@
  * merge on the real engines: page identity and order checked with poppler-rendered page hashes,
  * bookmarks checked with pdf.js, validity with qpdf --check.
  */
-import { copyFile, mkdir, readdir } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -188,6 +188,38 @@ describe("merge", () => {
     const res = await runOp("merge", {}, [f.alpha!, { path: f.beta!, pages: "2-9" }], out());
     expect(errorCode(res)).toBe("invalid_page_range");
     expect((res as Error).message).toMatch(/beta\.pdf.*page 9 is outside the document, which has 5 pages/);
+  });
+
+  it("should write the bookmarks of a 7,399-page merge whose page tree spans the reader's old 64 KiB window (issue #10)", async () => {
+    // A 30-page input with bookmarks, its range repeated 243 times, then 18 copies and one page of
+    // another: qpdf writes the page-tree root so that "/Type /Pages >>" straddles 64 KiB, where
+    // the outline writer used to fail with "expected a name key at 65536".
+    const big = ok(await runOp("merge", {}, [f.book!, f.book!, f.book!, f.book!, f.book!], out())).outputs[0]!.path;
+    const rep = (n: number): string => Array<string>(n).fill("1-").join(",");
+    const res = ok(
+      await runOp(
+        "merge",
+        {},
+        [
+          { path: big, pages: rep(243) },
+          { path: f.book!, pages: rep(18) },
+          { path: f.book!, pages: "1" },
+        ],
+        out(),
+      ),
+    );
+    const merged = res.outputs[0]!.path;
+    expect(res.figures).toMatchObject({ pages: 7399, bookmarks: 6 * 5 + 6 + 1 });
+    expect(await qpdfCheck(merged)).toBe(true);
+    // The case is still the one of the issue: the page-tree root runs across offset 65,536 from its start.
+    const text = (await readFile(merged)).toString("latin1");
+    const rootNode = /\/Pages (\d+) 0 R \/Type \/Catalog/.exec(text)![1];
+    const start = text.indexOf(`\n${rootNode} 0 obj\n`) + 1;
+    const end = text.indexOf(">>\nendobj", start) + 2;
+    expect(text.lastIndexOf("]", end) - start).toBeLessThan(65_536);
+    expect(end - start).toBeGreaterThan(65_536);
+    const marks = await readBookmarks(merged);
+    expect(marks.filter((b) => b.depth === 0).map((b) => b.page)).toEqual([1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 7291, 7294, 7399]);
   });
 
   it("should refuse more inputs than max_merge_files with limit_exceeded", async () => {

@@ -32,6 +32,15 @@ describe("sniffing by bytes, never by name", () => {
     ["an OLE2 file named .xls", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), "sheet.XLS", "xls"],
     ["an OLE2 file named .ppt", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), "deck.ppt", "ppt"],
     ["an OLE2 file with any other name is taken as DOC", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), undefined, "doc"],
+    ["a PNG named .pdf", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), "a.pdf", "png"],
+    ["a JPEG", Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]), "a.png", "jpeg"],
+    ["a little-endian TIFF", Buffer.from("II*\0\x08\0\0\0", "latin1"), undefined, "tiff"],
+    ["a big-endian TIFF", Buffer.from("MM\0*\0\0\0\x08", "latin1"), undefined, "tiff"],
+    ["HTML by its doctype, whatever its name", Buffer.from("\uFEFF  <!-- hi -->\n<!DOCTYPE html><p>x"), "a.txt", "html"],
+    ["HTML by its html tag", Buffer.from("<html lang=en><body>x</body></html>"), undefined, "html"],
+    ["an HTML fragment named .html", Buffer.from("<p>Hello, <b>world</b></p>"), "frag.HTML", "html"],
+    ["Markdown named .md", Buffer.from("# Title\n\nSome *text*, a ü and a 💡"), "readme.md", "markdown"],
+    ["an ordinary zip (a web page with its assets)", zipEntry("index.html", "<p>hi</p>"), "a.docx", "zip"],
   ])("recognises %s", (_what, bytes, name, kind) => {
     expect(sniff(bytes, name)).toBe(kind);
   });
@@ -40,10 +49,11 @@ describe("sniffing by bytes, never by name", () => {
     ["plain text named .pdf", Buffer.from("hello, I am not a PDF"), "evil.pdf"],
     ["an empty file", Buffer.alloc(0), "a.pdf"],
     ["a PDF header past the first KiB", Buffer.concat([Buffer.alloc(2000, 0x20), Buffer.from("%PDF-1.4")]), "a.pdf"],
-    ["an ordinary zip", zipEntry("readme.txt", "hi"), "a.docx"],
     ["an OpenDocument drawing (not accepted)", zipEntry("mimetype", "application/vnd.oasis.opendocument.graphics"), "a.odt"],
     ["an ODT template look-alike", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-template"), "a.odt"],
-    ["a PNG", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), "a.pdf"],
+    ["binary junk named .html", Buffer.from([0x00, 0x01, 0x02, 0x3c, 0x68]), "a.html"],
+    ["text that is not UTF-8, named .md", Buffer.from([0x23, 0x20, 0xc3, 0x28, 0x41, 0x42, 0x43, 0x44]), "a.md"],
+    ["plain text named .txt", Buffer.from("just words"), "notes.txt"],
   ])("refuses %s", (_what, bytes, name) => {
     expect(sniff(bytes, name)).toBeNull();
   });

@@ -110,6 +110,10 @@ export class TenantCache implements KeyAuthenticator {
     return { id: t.metadata.name, name: t.metadata.name, plan: t.spec.plan, suspended: t.spec.suspended === true };
   }
 
+  keyById(keyId: string): { key_id: string } | undefined {
+    return this.#secrets.byIndex("keyId", keyId).length ? { key_id: keyId } : undefined;
+  }
+
   authenticate(presented: string, now = Date.now()): { tenant: TenantInfo; keyId: string } | null {
     let secret: V1Secret | undefined;
     const keyId = matchKey(presented, (id) => {

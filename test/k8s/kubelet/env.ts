@@ -6,10 +6,12 @@
  */
 import type { V1ConfigMap, V1Container, V1EnvVar, V1Pod, V1Secret } from "@kubernetes/client-node";
 
-/** Reads the objects a pod references; undefined means 404. */
+/** Reads the objects a pod references (undefined means 404), and its service account's tokens. */
 export interface ObjectSource {
   secret(namespace: string, name: string): Promise<V1Secret | undefined>;
   configMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
+  /** A token of the pod's ServiceAccount bound to the pod (TokenRequest), for a projected volume. */
+  token(pod: V1Pod, audience: string | undefined, expirationSeconds: number): Promise<string>;
 }
 
 /**
@@ -37,7 +39,7 @@ const secretValue = (secret: V1Secret, key: string): string | undefined => {
 };
 
 /** The downward API fields a fieldRef may name (the same set the API server validates). */
-function fieldValue(pod: V1Pod, path: string): string {
+export function fieldValue(pod: V1Pod, path: string): string {
   const labelOrAnnotation = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
   if (labelOrAnnotation) {
     const map = labelOrAnnotation[1] === "labels" ? pod.metadata?.labels : pod.metadata?.annotations;

@@ -1,8 +1,6 @@
 /**
- * Image → local command mapping: how the local kubelet "runs" a container image without a
- * container runtime. A mapping stands for an image's ENTRYPOINT and CMD; the container's
- * command/args then combine with them exactly as the Kubernetes API documents
- * (https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/):
+ * A container's process from its image's config and the pod spec, as the kubelet and containerd
+ * combine them (https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/):
  *
  *   command  args   runs
  *   -        -      ENTRYPOINT + CMD
@@ -10,63 +8,57 @@
  *   set      -      command           (CMD ignored)
  *   set      set    command + args
  *
- * `commands` translates in-image executables (argv[0], e.g. `folio` or `/usr/local/bin/folio`)
- * to local argv prefixes, so a Job that sets `command: [folio, runner, ...]` still runs the
- * checkout's runner. Anything else in argv[0] (sh, sleep) is looked up on the kubelet's PATH.
+ * `$(VAR)` references in command and args expand against the container's environment (the API
+ * does this, not a shell). The environment is the image's ENV, then HOSTNAME and the kubelet's
+ * service variables, then the pod's env (later wins); the working directory is the container's
+ * workingDir, else the image's WORKDIR, else "/". Pure.
  */
+import type { ImageConfig } from "../runtime/image-store.ts";
 import { expandReferences } from "./env.ts";
 
-/** One image (or image prefix) and the local process standing for it. */
-export interface ImageMapping {
-  /** An image reference; a trailing `*` matches any suffix (`folio/runner:*`). */
-  readonly image: string;
-  /** The image's ENTRYPOINT as a local argv (`[process.execPath, "<repo>/bin/folio.ts"]`). */
-  readonly entrypoint: readonly string[];
-  /** The image's CMD; replaced by the container's args. */
-  readonly cmd?: readonly string[];
-  /** The image's ENV, under the container's own env; container paths, translated like env. */
-  readonly env?: Readonly<Record<string, string>>;
-  /** The image's WORKDIR, a container path (translated); the container's workingDir overrides it. */
-  readonly workingDir?: string;
-}
-
-/** Which mapping serves `image`: the first exact match, else the longest matching prefix. */
-export function findMapping(mappings: readonly ImageMapping[], image: string): ImageMapping | undefined {
-  const exact = mappings.find((m) => !m.image.endsWith("*") && m.image === image);
-  if (exact) return exact;
-  return mappings
-    .filter((m) => m.image.endsWith("*") && image.startsWith(m.image.slice(0, -1)))
-    .sort((a, b) => b.image.length - a.image.length)[0];
-}
-
-/** The container fields the argv depends on (a subset of V1Container). */
+/** The container fields the process depends on (a subset of V1Container). */
 export interface CommandSource {
   readonly image?: string;
   readonly command?: readonly string[];
   readonly args?: readonly string[];
+  readonly workingDir?: string;
 }
 
-/**
- * The local argv for a container: ENTRYPOINT/CMD/command/args combined as the table above says,
- * `$(VAR)` references expanded against the container's environment (the API does this in
- * command and args, not a shell), container paths rewritten by `translate` (only in what the
- * pod spec supplied: the mapping is local already), then argv[0] translated through `commands`.
- */
+/** The argv: ENTRYPOINT/CMD/command/args combined as the table above says, references expanded. */
 export function resolveArgv(
   container: CommandSource,
-  mapping: ImageMapping,
+  image: Pick<ImageConfig, "entrypoint" | "cmd">,
   env: Readonly<Record<string, string>>,
-  commands: Readonly<Record<string, readonly string[]>> = {},
-  translate: (s: string) => string = (s) => s,
 ): string[] {
   const fromSpec = (list: readonly string[] | undefined): string[] | undefined =>
-    list?.length ? list.map((s) => translate(expandReferences(s, env))) : undefined;
+    list?.length ? list.map((s) => expandReferences(s, env)) : undefined;
   const command = fromSpec(container.command);
   const args = fromSpec(container.args);
-  const argv = command ? [...command, ...(args ?? [])] : [...mapping.entrypoint, ...(args ?? mapping.cmd ?? [])];
-  const [first, ...rest] = argv;
-  if (first === undefined)
-    throw new Error(`image ${container.image ?? "?"}: no command (the mapping has no entrypoint and the container sets none)`);
-  const local = command ? commands[first] : undefined;
-  return local ? [...local, ...rest] : argv;
+  const argv = command ? [...command, ...(args ?? [])] : [...image.entrypoint, ...(args ?? image.cmd)];
+  if (argv.length === 0)
+    throw new Error(`image ${container.image ?? "?"}: no command specified (no ENTRYPOINT or CMD, and the container sets none)`);
+  return argv;
+}
+
+/** KEY=VALUE list → record (the first `=` separates). */
+export function envRecord(list: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of list) {
+    const i = kv.indexOf("=");
+    if (i > 0) out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
+}
+
+/** The container's environment: image ENV, then `kubelet` (HOSTNAME, service variables), then the pod's. */
+export function containerEnv(
+  image: Pick<ImageConfig, "env">,
+  kubelet: Readonly<Record<string, string>>,
+  pod: Readonly<Record<string, string>>,
+): Record<string, string> {
+  return { ...envRecord(image.env), ...kubelet, ...pod };
+}
+
+export function workingDir(container: CommandSource, image: Pick<ImageConfig, "workingDir">): string {
+  return container.workingDir || image.workingDir || "/";
 }

@@ -1,23 +1,33 @@
 /**
- * The local kubelet: one fake Node whose "containers" are local processes (issue #4, "The test
- * platform comes first"). It authenticates as the node (system:node:<name>, so the Node
+ * The local kubelet: one Node (this host) whose containers run from their images with runc
+ * (issues #4 and #11; the runtime is test/k8s/runtime/). It authenticates as the node (system:node:<name>, so the Node
  * authorizer and NodeRestriction confine it exactly as they confine a real kubelet: it can read
  * only the Secrets of pods bound to it) and, since no scheduler runs, binds unscheduled pods to
  * itself through pods/binding with the scheduler's identity. Everything is level-based: every
  * watch event and every resync calls `sync(pod)`, which decides from the object alone.
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from "@kubernetes/client-node";
 import { loadKubeConfig } from "../kubeconfig.ts";
+import type { Endpoint } from "../runtime/egress.ts";
+import type { ContainerExit } from "../runtime/runc.ts";
+import { ContainerRuntime } from "../runtime/runtime.ts";
 import type { ObjectSource } from "./env.ts";
-import type { ImageMapping } from "./images.ts";
 import { registerNode, startHeartbeat } from "./node.ts";
 import { PodInformer } from "./pod-informer.ts";
 import { isTerminal } from "./pod-status.ts";
 import { PodWorker, type WorkerContext } from "./pod-worker.ts";
-import type { ProcessExit } from "./process.ts";
+
+/**
+ * Pods whose network is an allow-list (egress.ts) — what the chart's NetworkPolicy does for the
+ * runner pods on a cluster: pods with all of `matchLabels` reach only `allow`.
+ */
+export interface EgressPolicy {
+  readonly matchLabels: Readonly<Record<string, string>>;
+  readonly allow: readonly Endpoint[];
+}
 
 export interface LocalKubeletOptions {
   readonly nodeName: string;
@@ -27,12 +37,12 @@ export interface LocalKubeletOptions {
   readonly schedulerKubeconfig: string;
   /** Reported as the Node's kubeletVersion (the control plane's version). */
   readonly kubeletVersion: string;
-  /** Image → local process; see images.ts. */
-  readonly images: readonly ImageMapping[];
-  /** In-image executables → local argv prefixes (`{ folio: [node, bin/folio.ts] }`). */
-  readonly commands?: Readonly<Record<string, readonly string[]>>;
-  /** Kubelet environment variables every container inherits (the image's ENV stand-in). */
-  readonly inheritEnv?: readonly string[];
+  /** OCI archives the node has (`make images`), each with the extra names it answers to. */
+  readonly images: readonly { readonly archive: string; readonly aliases?: readonly string[] }[];
+  /** Where pods reach the API server: KUBERNETES_SERVICE_HOST/PORT in every container. */
+  readonly apiServer?: Endpoint;
+  /** Pods whose network is restricted (the runner pods, to the object store). */
+  readonly egress?: readonly EgressPolicy[];
   /**
    * At most this many unfinished pods on the node (a node's pod capacity, as the scheduler
    * respects it); the rest stay unscheduled until a place frees up. Unlimited by default.
@@ -48,12 +58,15 @@ export interface LocalPodView {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
-  /** The pod's directory (rootfs with its volumes, home); removed once the pod is gone from the API. */
+  /** The pod's directory (volumes, bundle); removed once the pod is gone from the API. */
   readonly dir: string;
   /** stdout and stderr; kept until the kubelet stops. */
   readonly logFile: string;
+  /** The runc container id, once started. */
+  readonly containerId?: string;
+  /** Host pid of the container's runc (the parent of its PID 1), once started; gone with the container. */
   readonly pid?: number;
-  readonly exit?: ProcessExit;
+  readonly exit?: ContainerExit;
 }
 
 const strategic = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch);
@@ -77,6 +90,7 @@ export class LocalKubelet {
   /** Unscheduled pods, watched as the scheduler, which is the identity that may bind them. */
   readonly #unscheduled: PodInformer;
   readonly #ownsRoot: boolean;
+  readonly runtime: ContainerRuntime;
   readonly #log: (line: string) => void;
   #heartbeat: { stop: () => void } | undefined;
   #stopped = false;
@@ -87,6 +101,7 @@ export class LocalKubelet {
     this.#ownsRoot = opts.rootDir === undefined;
     this.rootDir = opts.rootDir ?? mkdtempSync(join(tmpdir(), "folio-kubelet-"));
     this.#log = opts.log ?? ((): void => undefined);
+    this.runtime = new ContainerRuntime({ rootDir: this.rootDir, log: this.#log });
     const kc = loadKubeConfig(opts.nodeKubeconfig);
     this.#core = kc.makeApiClient(CoreV1Api);
     this.#scheduler = loadKubeConfig(opts.schedulerKubeconfig).makeApiClient(CoreV1Api);
@@ -114,13 +129,14 @@ export class LocalKubelet {
   }
 
   readonly #killAll = (): void => {
-    for (const worker of this.#workers.values()) worker.process?.kill("SIGKILL");
+    for (const worker of this.#workers.values()) worker.container?.killSync();
   };
 
   /** Registers the Node, starts its heartbeats and the pod informer. */
   static async start(opts: LocalKubeletOptions): Promise<LocalKubelet> {
     const kubelet = new LocalKubelet(opts);
     try {
+      for (const image of opts.images) await kubelet.runtime.images.load(image.archive, image.aliases ?? []);
       const kc = loadKubeConfig(opts.nodeKubeconfig);
       const uid = await registerNode(kc, opts.nodeName, opts.kubeletVersion);
       kubelet.#heartbeat = await startHeartbeat(kc, opts.nodeName, uid, kubelet.#log);
@@ -142,7 +158,7 @@ export class LocalKubelet {
       uid,
       dir: worker.dir,
       logFile: worker.logFile,
-      ...(worker.process ? { pid: worker.process.pid } : {}),
+      ...(worker.container ? { containerId: worker.container.id, pid: worker.container.pid } : {}),
       ...(worker.exit ? { exit: worker.exit } : {}),
     }));
   }
@@ -157,9 +173,10 @@ export class LocalKubelet {
     const exits: Promise<unknown>[] = [];
     for (const worker of this.#workers.values()) {
       worker.vanish();
-      if (worker.process) exits.push(worker.process.exited);
+      if (worker.container) exits.push(worker.container.exited);
     }
     await Promise.all(exits);
+    this.runtime.close();
     if (this.#ownsRoot) rmSync(this.rootDir, { recursive: true, force: true });
   }
 
@@ -245,7 +262,7 @@ export class LocalKubelet {
     if (!worker) return;
     this.#workers.delete(uid);
     worker.vanish();
-    const exited = worker.process?.exited ?? Promise.resolve();
+    const exited = worker.container?.exited ?? Promise.resolve();
     void exited.then(() => {
       rmSync(worker.dir, { recursive: true, force: true });
     });
@@ -292,12 +309,26 @@ export class LocalKubelet {
   }
 
   #context(): WorkerContext {
-    const inherit = this.#opts.inheritEnv ?? ["PATH", "LANG", "LC_ALL", "TZ"];
-    const baseEnv = Object.fromEntries(inherit.flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
+    const api = this.#opts.apiServer;
+    const policies = this.#opts.egress ?? [];
     return {
-      images: this.#opts.images,
-      commands: this.#opts.commands ?? {},
-      baseEnv,
+      runtime: this.runtime,
+      // The variables the kubelet always sets for the default/kubernetes Service (enableServiceLinks
+      // or not), pointing where this node reaches the API server.
+      serviceEnv: api
+        ? {
+            KUBERNETES_SERVICE_HOST: api.host,
+            KUBERNETES_SERVICE_PORT: String(api.port),
+            KUBERNETES_SERVICE_PORT_HTTPS: String(api.port),
+            KUBERNETES_PORT: `tcp://${api.host}:${api.port}`,
+          }
+        : {},
+      egressFor: (pod) => {
+        const labels = pod.metadata?.labels ?? {};
+        const hit = policies.filter((p) => Object.entries(p.matchLabels).every(([k, v]) => labels[k] === v));
+        return hit.length ? hit.flatMap((p) => p.allow) : undefined;
+      },
+      nodeMemoryBytes: totalmem(),
       source: this.#source(),
       patchStatus: (pod, patch) => this.#patchStatus(pod, patch),
       deleteNow: (pod) => this.#deleteNow(pod),
@@ -318,6 +349,24 @@ export class LocalKubelet {
     return {
       secret: (namespace, name) => read(() => this.#core.readNamespacedSecret({ name, namespace })),
       configMap: (namespace, name) => read(() => this.#core.readNamespacedConfigMap({ name, namespace })),
+      // TokenRequest bound to the pod, as the node (the Node authorizer allows only the pod's own
+      // ServiceAccount, and only while the pod is bound here).
+      token: async (pod, audience, expirationSeconds) => {
+        const { name = "", namespace = "default", uid } = pod.metadata ?? {};
+        const sa = pod.spec?.serviceAccountName ?? "default";
+        const tr = await this.#core.createNamespacedServiceAccountToken({
+          name: sa,
+          namespace,
+          body: {
+            spec: {
+              audiences: audience ? [audience] : [],
+              expirationSeconds,
+              boundObjectRef: { apiVersion: "v1", kind: "Pod", name, ...(uid ? { uid } : {}) },
+            },
+          },
+        });
+        return tr.status?.token ?? "";
+      },
     };
   }
 }

@@ -32,9 +32,13 @@ export interface PodRuntimeStatus {
   readonly state: ContainerState;
   readonly startTime: Date;
   readonly containerID?: string;
-  /** Pod-level reason and message (DeadlineExceeded is the one the kubelet sets). */
+  /** `<repository>@sha256:…` of the image the container runs. */
+  readonly imageID?: string;
+  /** Pod-level reason and message (DeadlineExceeded, Evicted). */
   readonly reason?: string;
   readonly message?: string;
+  /** The kubelet ended the pod (eviction): condition DisruptionTarget, reason TerminationByKubelet. */
+  readonly disruption?: boolean;
 }
 
 /** The host and pod address the local kubelet reports: every process shares the loopback. */
@@ -80,6 +84,7 @@ export function statusPatch(pod: V1Pod, s: PodRuntimeStatus, now: Date = new Dat
     condition(pod, "Initialized", true, now),
     condition(pod, "Ready", running, now, running ? undefined : notReady, running ? undefined : notReadyMessage),
     condition(pod, "ContainersReady", running, now, running ? undefined : notReady, running ? undefined : notReadyMessage),
+    ...(s.disruption ? [condition(pod, "DisruptionTarget", true, now, "TerminationByKubelet", s.message)] : []),
   ];
   return {
     // The kubelet's status manager puts the UID in every patch: a pod deleted and recreated
@@ -100,7 +105,7 @@ export function statusPatch(pod: V1Pod, s: PodRuntimeStatus, now: Date = new Dat
         {
           name,
           image: container?.image ?? "",
-          imageID: `folio-local://${container?.image ?? ""}`,
+          imageID: s.imageID ?? "",
           ...(s.containerID ? { containerID: s.containerID } : {}),
           ready: running,
           started: running,

@@ -1,27 +1,42 @@
 /**
  * One pod's life on the local kubelet, in the order pkg/kubelet's pod workers follow:
- * Pending (ContainerCreating, or CreateContainerConfigError / ErrImagePull while a reference is
- * missing, retried) → Running → terminated with exit code, reason and termination message →
- * phase Succeeded or Failed (restartPolicy Never). Deletion with a grace period sends SIGTERM,
- * then SIGKILL once the period (at least the kubelet's 2 s minimum) has passed; once the process
- * is gone and the terminal status is written, the pod is deleted with grace 0 so the API server
- * removes it. Pod-level activeDeadlineSeconds is enforced here too (reason DeadlineExceeded).
+ * Pending (ContainerCreating while the image is unpacked and the volumes set up; ErrImagePull for
+ * an image the node does not have; CreateContainerConfigError while a reference is missing or the
+ * securityContext cannot be honoured — retried) → Running (a runc container from the image) →
+ * terminated with exit code, reason (Completed, Error, OOMKilled, StartError) and termination
+ * message → phase Succeeded or Failed (restartPolicy Never). Deletion with a grace period sends
+ * SIGTERM to the container's PID 1, then SIGKILL once the period (at least the kubelet's 2 s
+ * minimum) has passed; once the container is gone and the terminal status written, the pod is
+ * deleted with grace 0 so the API server removes it. Pod-level activeDeadlineSeconds is enforced
+ * here (reason DeadlineExceeded), and emptyDir sizeLimit the way the eviction manager does it
+ * (reason Evicted, with a DisruptionTarget condition).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { V1Pod } from "@kubernetes/client-node";
+import type { Endpoint } from "../runtime/egress.ts";
+import type { ContainerRuntime, StartedContainer } from "../runtime/runtime.ts";
+import { cgroupResources } from "../runtime/resources.ts";
+import type { ContainerExit } from "../runtime/runc.ts";
+import { effectiveSecurity, SecurityContextError } from "../runtime/security.ts";
 import { resolveEnv, type ObjectSource } from "./env.ts";
-import { findMapping, resolveArgv, type ImageMapping } from "./images.ts";
-import { readTerminationMessage, startProcess, type LocalProcess, type ProcessExit, type ProcessSpec } from "./process.ts";
+import { containerEnv, resolveArgv, workingDir } from "./images.ts";
 import { apiTime, statusPatch, terminatedReason, wasStarted, type ContainerState, type PodRuntimeStatus } from "./pod-status.ts";
-import { prepareVolumes, translatePaths } from "./volumes.ts";
+import { readTerminationMessage } from "./termination.ts";
+import { prepareVolumes, type LimitedDir } from "./volumes.ts";
+
+const sh = promisify(execFile);
 
 /** What a worker needs from the kubelet. */
 export interface WorkerContext {
-  readonly images: readonly ImageMapping[];
-  readonly commands: Readonly<Record<string, readonly string[]>>;
-  /** Environment every container starts with (the image's ENV stands in for it: PATH, LANG). */
-  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly runtime: ContainerRuntime;
+  /** The environment the kubelet adds to every container (HOSTNAME aside): the API server's service variables. */
+  readonly serviceEnv: Readonly<Record<string, string>>;
+  /** The endpoints a pod may reach, when its network is restricted (see egress.ts); undefined: the host's network. */
+  readonly egressFor: (pod: V1Pod) => readonly Endpoint[] | undefined;
+  readonly nodeMemoryBytes: number;
   readonly source: ObjectSource;
   /** Strategic-merge patch of pods/status; false when the pod is gone (stop working on it). */
   readonly patchStatus: (pod: V1Pod, patch: Record<string, unknown>) => Promise<boolean>;
@@ -30,18 +45,31 @@ export interface WorkerContext {
   readonly log: (line: string) => void;
 }
 
-/** A container ready to start. */
-interface PreparedSpec {
-  readonly process: ProcessSpec;
+interface Prepared {
+  readonly start: () => Promise<StartedContainer>;
   readonly terminationLog: string;
-  readonly rootfs: string;
+  readonly limited: readonly LimitedDir[];
+  readonly imageID: string;
 }
 
 /** The kubelet never gives a container less than this to stop (minimumGracePeriodInSeconds). */
 const MIN_GRACE_SECONDS = 2;
 const RETRY_MS = 1000;
+/** How often emptyDir usage is measured (the kubelet's housekeeping is every 10 s). */
+const EVICTION_CHECK_MS = 1000;
 
 const isDeleting = (pod: V1Pod): boolean => Boolean(pod.metadata?.deletionTimestamp);
+
+/** An image the node does not have: what a failed pull reports (the pod stays Pending). */
+class ImageNotPresent extends Error {
+  override readonly name = "ImageNotPresent";
+}
+
+/** Bytes under `dir` (du, as the kubelet's fsquota-less measurement does). */
+async function usage(dir: string): Promise<number> {
+  const { stdout } = await sh("du", ["-sb", dir]).catch(() => ({ stdout: "0" }));
+  return Number(stdout.split(/\s/)[0]) || 0;
+}
 
 /** The running side of one pod (by UID). */
 export class PodWorker {
@@ -49,9 +77,9 @@ export class PodWorker {
   #pod: V1Pod;
   readonly #ctx: WorkerContext;
   readonly #startTime = new Date();
-  #proc: LocalProcess | undefined;
-  #exit: ProcessExit | undefined;
-  #stopReason: { reason: string; message: string } | undefined;
+  #container: StartedContainer | undefined;
+  #exit: ContainerExit | undefined;
+  #stopReason: { reason: string; message: string; disruption?: boolean } | undefined;
   #terminating = false;
   #finished = false;
   #deleting = false;
@@ -68,11 +96,11 @@ export class PodWorker {
     this.#ctx = ctx;
   }
 
-  /** The process, once started (tests use its pid and log). */
-  get process(): LocalProcess | undefined {
-    return this.#proc;
+  /** The container, once started (tests use its id, pid and log). */
+  get container(): StartedContainer | undefined {
+    return this.#container;
   }
-  get exit(): ProcessExit | undefined {
+  get exit(): ContainerExit | undefined {
     return this.#exit;
   }
   /** The terminal status is written: the pod no longer takes a place on the node. */
@@ -99,7 +127,7 @@ export class PodWorker {
   vanish(): void {
     this.#terminating = true;
     this.#wake?.();
-    this.#proc?.kill("SIGKILL");
+    this.#container?.kill("SIGKILL");
   }
 
   #name(): string {
@@ -110,7 +138,7 @@ export class PodWorker {
     return this.#ctx.patchStatus(this.#pod, statusPatch(this.#pod, { ...s, startTime: this.#startTime }));
   }
 
-  #terminate(graceSeconds: number, reason?: { reason: string; message: string }): void {
+  #terminate(graceSeconds: number, reason?: { reason: string; message: string; disruption?: boolean }): void {
     if (this.#terminating) return;
     this.#terminating = true;
     this.#stopReason = reason;
@@ -119,71 +147,69 @@ export class PodWorker {
   }
 
   #signal(graceSeconds: number): void {
-    if (!this.#proc) return;
-    this.#proc.kill("SIGTERM");
-    const proc = this.#proc;
-    this.#timers.push(
-      setTimeout(
-        () => {
-          proc.kill("SIGKILL");
-        },
-        Math.max(MIN_GRACE_SECONDS, graceSeconds) * 1000,
-      ),
-    );
+    const container = this.#container;
+    if (!container) return;
+    if (graceSeconds <= 0) {
+      container.kill("SIGKILL");
+      return;
+    }
+    container.kill("SIGTERM");
+    this.#timers.push(setTimeout(() => container.kill("SIGKILL"), Math.max(MIN_GRACE_SECONDS, graceSeconds) * 1000));
   }
 
   async #run(): Promise<void> {
+    const lost = {
+      exitCode: 137,
+      reason: "ContainerStatusUnknown",
+      message: "The container could not be located when the pod was terminated",
+    };
     if (wasStarted(this.#pod)) {
-      // A container this kubelet started before it restarted: the process is lost, which the
-      // kubelet reports as ContainerStatusUnknown (exit 137) and a Failed pod.
-      await this.#finish({
-        exitCode: 137,
-        reason: "ContainerStatusUnknown",
-        message: "The container could not be located when the pod was terminated",
-      });
+      // A container this kubelet started before it restarted: it is lost, which the kubelet
+      // reports as ContainerStatusUnknown (exit 137) and a Failed pod.
+      await this.#finish(lost);
       return;
     }
     if (!(await this.#patch({ phase: "Pending", state: { waiting: { reason: "ContainerCreating" } } }))) return;
-    const spec = await this.#prepareUntilReady();
-    if (!spec) {
-      await this.#finish({
-        exitCode: 137,
-        reason: "ContainerStatusUnknown",
-        message: "The container could not be located when the pod was terminated",
-      });
+    const prepared = await this.#prepareUntilReady();
+    if (!prepared) {
+      await this.#finish(lost);
       return;
     }
+    let container: StartedContainer;
     try {
-      this.#proc = await startProcess(spec.process);
+      container = await prepared.start();
     } catch (err) {
-      // What containerd reports when the entrypoint cannot be executed.
       await this.#finish({ exitCode: 128, reason: "StartError", message: err instanceof Error ? err.message : String(err) });
       return;
     }
-    const containerID = `folio-local://${this.#proc.pid}`;
-    this.#ctx.log(`pod ${this.#name()}: started ${spec.process.argv.join(" ")} (pid ${this.#proc.pid})`);
-    await this.#patch({ phase: "Running", containerID, state: { running: { startedAt: apiTime(this.#proc.startedAt) } } });
+    this.#container = container;
+    const containerID = `runc://${container.id}`;
+    this.#ctx.log(`pod ${this.#name()}: started container ${container.id}${container.isolated ? " (egress restricted)" : ""}`);
+    await this.#patch({
+      phase: "Running",
+      containerID,
+      imageID: prepared.imageID,
+      state: { running: { startedAt: apiTime(container.startedAt) } },
+    });
     this.#armActiveDeadline();
+    this.#watchEmptyDirs(prepared.limited);
     if (this.#terminating) this.#signal(this.#pod.metadata?.deletionGracePeriodSeconds ?? 0);
-    const exit = await this.#proc.exited;
+    const exit = await container.exited;
     this.#exit = exit;
     for (const t of this.#timers) clearTimeout(t);
-    const container = this.#pod.spec?.containers[0];
-    // Paths the process reports are local; the API should see the container's (rootfs → "/").
-    const message = readTerminationMessage(
-      spec.terminationLog,
-      this.logFile,
-      container?.terminationMessagePolicy,
-      exit.exitCode,
-    ).replaceAll(`${spec.rootfs}/`, "/");
-    this.#ctx.log(`pod ${this.#name()}: exited with ${exit.exitCode}${exit.signal ? ` (${exit.signal})` : ""}`);
+    const c = this.#pod.spec?.containers[0];
+    const message =
+      exit.startError ?? readTerminationMessage(prepared.terminationLog, this.logFile, c?.terminationMessagePolicy, exit.exitCode);
+    const reason = exit.startError ? "StartError" : exit.oomKilled ? "OOMKilled" : terminatedReason(exit.exitCode);
+    this.#ctx.log(`pod ${this.#name()}: container exited with ${exit.exitCode} (${reason})`);
     await this.#finish({
       exitCode: exit.exitCode,
-      reason: terminatedReason(exit.exitCode),
+      reason,
       message,
-      startedAt: this.#proc.startedAt,
+      startedAt: container.startedAt,
       finishedAt: exit.finishedAt,
       containerID,
+      imageID: prepared.imageID,
     });
   }
 
@@ -195,6 +221,7 @@ export class PodWorker {
     startedAt?: Date;
     finishedAt?: Date;
     containerID?: string;
+    imageID?: string;
   }): Promise<void> {
     const state: ContainerState = {
       terminated: {
@@ -207,7 +234,13 @@ export class PodWorker {
       },
     };
     const phase = t.exitCode === 0 && !this.#stopReason ? "Succeeded" : "Failed";
-    await this.#patch({ phase, state, ...(t.containerID ? { containerID: t.containerID } : {}), ...(this.#stopReason ?? {}) });
+    await this.#patch({
+      phase,
+      state,
+      ...(t.containerID ? { containerID: t.containerID } : {}),
+      ...(t.imageID ? { imageID: t.imageID } : {}),
+      ...(this.#stopReason ?? {}),
+    });
     this.#finished = true;
     if (isDeleting(this.#pod)) this.#deleteOnce();
   }
@@ -239,16 +272,41 @@ export class PodWorker {
     );
   }
 
-  /** Builds the process spec, retrying while a reference is missing, until started or deleted. */
-  async #prepareUntilReady(): Promise<PreparedSpec | undefined> {
+  /**
+   * The eviction manager's emptyDir check (pkg/kubelet/eviction: localStorageEviction): a volume
+   * over its sizeLimit evicts the pod at once (grace 0), reason Evicted, with the DisruptionTarget
+   * condition the kubelet adds (reason TerminationByKubelet).
+   */
+  #watchEmptyDirs(limited: readonly LimitedDir[]): void {
+    if (limited.length === 0) return;
+    let checking = false;
+    const timer = setInterval(() => {
+      if (checking || this.#terminating) return;
+      checking = true;
+      void (async () => {
+        for (const v of limited) {
+          if ((await usage(v.dir)) > v.limitBytes) {
+            const message = `Usage of EmptyDir volume "${v.name}" exceeds the limit "${v.limit}". `;
+            this.#ctx.log(`pod ${this.#name()}: evicted: ${message}`);
+            this.#terminate(0, { reason: "Evicted", message, disruption: true });
+            return;
+          }
+        }
+      })().finally(() => (checking = false));
+    }, EVICTION_CHECK_MS);
+    this.#timers.push(timer);
+  }
+
+  /** Builds the container, retrying while a reference is missing, until started or deleted. */
+  async #prepareUntilReady(): Promise<Prepared | undefined> {
     let reported = "";
     while (!this.#terminating) {
       try {
-        const spec = await this.#prepare();
-        return this.#terminating ? undefined : spec;
+        const prepared = await this.#prepare();
+        return this.#terminating ? undefined : prepared;
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        const reason = err instanceof ImageNotMappedError ? "ErrImagePull" : "CreateContainerConfigError";
+        const reason = err instanceof ImageNotPresent ? "ErrImagePull" : "CreateContainerConfigError";
         if (message !== reported) {
           reported = message;
           this.#ctx.log(`pod ${this.#name()}: ${reason}: ${message}`);
@@ -263,42 +321,63 @@ export class PodWorker {
     return undefined;
   }
 
-  async #prepare(): Promise<PreparedSpec> {
+  async #prepare(): Promise<Prepared> {
     const pod = this.#pod;
     const containers = pod.spec?.containers ?? [];
     const container = containers[0];
     if (!container || containers.length > 1 || pod.spec?.initContainers?.length) {
       throw new Error("the local kubelet runs pods with exactly one container and no init containers");
     }
-    const mapping = findMapping(this.#ctx.images, container.image ?? "");
-    if (!mapping)
-      throw new ImageNotMappedError(`no local command is mapped for image "${container.image ?? ""}" (LocalKubelet images option)`);
-    mkdirSync(join(this.dir, "home"), { recursive: true });
-    const apiEnv = await resolveEnv(pod, container, this.#ctx.source);
-    const { mounts, terminationMessageFile, rootfs } = await prepareVolumes(pod, container, this.dir, this.#ctx.source, (m) => {
-      this.#ctx.log(`pod ${this.#name()}: ${m}`);
-    });
-    const tmp = mounts.find((m) => m.containerPath.replace(/\/+$/, "") === "/tmp");
-    const env: Record<string, string> = {
-      ...this.#ctx.baseEnv,
-      HOSTNAME: pod.metadata?.name ?? "",
-      // A runtime's defaults, never the kubelet user's: its own home, and /tmp when mounted.
-      HOME: join(this.dir, "home"),
-      ...(tmp ? { TMPDIR: tmp.hostPath } : {}),
+    const { runtime } = this.#ctx;
+    const loaded = runtime.images.find(container.image ?? "");
+    if (!loaded) throw new ImageNotPresent(`image "${container.image ?? ""}" is not present on the node (load it: ImageStore.load)`);
+    const image = await runtime.images.unpack(loaded);
+    const readImageFile = (f: string): string => {
+      try {
+        return readFileSync(join(image.rootfs, f), "utf8");
+      } catch {
+        return "";
+      }
     };
-    // The image's ENV, then the pod's: container values, so container paths are rewritten.
-    for (const [k, v] of [...Object.entries(mapping.env ?? {}), ...Object.entries(apiEnv)]) env[k] = translatePaths(v, mounts);
-    const argv = resolveArgv(container, mapping, apiEnv, this.#ctx.commands, (a) => translatePaths(a, mounts));
-    // The container's workingDir, else the image's WORKDIR (both container paths), else "/":
-    // here the pod's rootfs.
-    const wanted = container.workingDir ?? mapping.workingDir;
-    const cwd = wanted ? translatePaths(wanted, mounts) : rootfs;
-    if (!existsSync(cwd)) throw new Error(`workingDir ${wanted ?? ""} is neither under a volume mount nor a local directory`);
-    return { process: { argv, env, cwd, logFile: this.logFile }, terminationLog: terminationMessageFile, rootfs };
+    let security;
+    try {
+      security = effectiveSecurity(pod.spec?.securityContext, container, image.config.user, {
+        passwd: readImageFile("etc/passwd"),
+        group: readImageFile("etc/group"),
+      });
+    } catch (err) {
+      if (err instanceof SecurityContextError) throw new Error(err.message);
+      throw err;
+    }
+    const apiEnv = await resolveEnv(pod, container, this.#ctx.source);
+    mkdirSync(this.dir, { recursive: true });
+    const volumes = await prepareVolumes(pod, container, this.dir, this.#ctx.source);
+    const hostname = pod.spec?.hostname ?? pod.metadata?.name ?? "";
+    const env = containerEnv(image.config, { HOSTNAME: hostname, ...this.#ctx.serviceEnv }, apiEnv);
+    const argv = resolveArgv(container, image.config, env);
+    const resources = cgroupResources(container, this.#ctx.nodeMemoryBytes);
+    const egress = this.#ctx.egressFor(pod);
+    const id = `${pod.metadata?.uid ?? "pod"}-${container.name}`;
+    const repo = (loaded.names[0] ?? "").replace(/:[^/]*$/, "");
+    return {
+      terminationLog: volumes.terminationMessageFile,
+      limited: volumes.limited,
+      imageID: `${repo}@${image.digest}`,
+      start: () =>
+        runtime.start({
+          id,
+          bundle: join(this.dir, "bundle"),
+          image,
+          argv,
+          env,
+          cwd: workingDir(container, image.config),
+          hostname,
+          security,
+          mounts: volumes.mounts,
+          resources,
+          ...(egress ? { egress } : {}),
+          logFile: this.logFile,
+        }),
+    };
   }
-}
-
-/** No image mapping: the local stand-in for a failed image pull (the pod stays Pending). */
-class ImageNotMappedError extends Error {
-  override readonly name = "ImageNotMappedError";
 }

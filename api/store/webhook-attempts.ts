@@ -1,0 +1,85 @@
+/**
+ * Every webhook attempt of embedded mode (time, HTTP status, latency, next retry), for the job
+ * page, and "redeliver": a finished delivery made due again with the same `webhook-id`, so a
+ * receiver that already processed it can tell (Standard Webhooks: the id is the idempotency key).
+ */
+import { migrateDashboard } from "./dashboard-schema.ts";
+import { sql, type Db } from "./db.ts";
+
+export interface WebhookAttempt {
+  delivery_id: string;
+  job_id: string;
+  tenant_id: string;
+  at: number;
+  status_code: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  next_attempt_at: number | null;
+}
+
+export interface DeliverySummary {
+  id: string;
+  event_type: string;
+  url: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number | null;
+}
+
+export interface WebhookAttempts {
+  record(a: WebhookAttempt): void;
+  forJob(tenantId: string, jobId: string): { deliveries: DeliverySummary[]; attempts: WebhookAttempt[] };
+  /** Makes the tenant's delivery due now; false when it is unknown or still being retried. */
+  redeliver(tenantId: string, deliveryId: string, now?: number): boolean;
+  /** Deliveries waiting for an attempt (pending or failing), for the service health page. */
+  backlog(): number;
+  purge(before: number): void;
+}
+
+export class SqliteWebhookAttempts implements WebhookAttempts {
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+    migrateDashboard(db);
+  }
+
+  record(a: WebhookAttempt): void {
+    sql(
+      this.db,
+      `INSERT INTO webhook_attempts (delivery_id, job_id, tenant_id, at, status_code, latency_ms, error, next_attempt_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(a.delivery_id, a.job_id, a.tenant_id, a.at, a.status_code, a.latency_ms, a.error, a.next_attempt_at);
+  }
+
+  forJob(tenantId: string, jobId: string): { deliveries: DeliverySummary[]; attempts: WebhookAttempt[] } {
+    const deliveries = sql(
+      this.db,
+      `SELECT id, event_type, url, status, attempts, next_attempt_at FROM webhook_deliveries
+         WHERE tenant_id = ? AND job_id = ? ORDER BY created_at, rowid`,
+    ).all(tenantId, jobId) as unknown as DeliverySummary[];
+    const attempts = sql(this.db, "SELECT * FROM webhook_attempts WHERE tenant_id = ? AND job_id = ? ORDER BY at, id").all(
+      tenantId,
+      jobId,
+    ) as unknown as WebhookAttempt[];
+    return { deliveries, attempts };
+  }
+
+  redeliver(tenantId: string, deliveryId: string, now = Date.now()): boolean {
+    return (
+      sql(
+        this.db,
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, last_error = NULL
+           WHERE id = ? AND tenant_id = ? AND status IN ('delivered', 'gave_up')`,
+      ).run(now, deliveryId, tenantId).changes > 0
+    );
+  }
+
+  backlog(): number {
+    return (sql(this.db, "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status IN ('pending', 'failing')").get() as { n: number }).n;
+  }
+
+  purge(before: number): void {
+    sql(this.db, "DELETE FROM webhook_attempts WHERE at < ?").run(before);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Headless Chromium (Debian's `chromium` package), one browser process tree driven over its
+ * DevTools pipe (cdp.ts). Flags, and why:
+ *  - --headless --no-sandbox --disable-gpu: a server without a display or GPU. Chromium's own
+ *    sandbox needs user namespaces it is not given in a container; the job's sandbox is the
+ *    runner's (a pod, or bubblewrap in embedded mode), and each job gets a fresh browser context.
+ *  - --disable-background-networking --disable-component-update --disable-sync --no-first-run
+ *    --disable-quic: no traffic of the browser's own (on this network it is refused outright).
+ *  - --proxy-server to a port nothing serves, bypass list "<-loopback>": a context without the
+ *    job's fetch proxy (fetch-proxy.ts) reaches nothing, loopback included.
+ *  - --force-webrtc-ip-handling-policy=disable_non_proxied_udp: WebRTC's UDP would not go through
+ *    the proxy, so a page cannot use it to reach an address.
+ *  - --js-flags=--max-old-space-size: a script that allocates without bound crashes its renderer
+ *    instead of the machine; the pool also watches the tree's memory.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, readdir, rm } from "node:fs/promises";
+import path from "node:path";
+import type { Readable, Writable } from "node:stream";
+import { CdpConnection } from "./cdp.ts";
+
+export interface ChromiumOptions {
+  chromium: string;
+  /** Parent of the profile directory (FOLIO_TMP_DIR). */
+  tmpDir: string;
+  /** V8 heap limit of a renderer, in MB. */
+  heapMb: number;
+  startTimeoutMs?: number;
+}
+
+const BASE_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+  "--no-default-browser-check",
+  "--disable-extensions",
+  "--disable-default-apps",
+  "--disable-dev-shm-usage",
+  "--mute-audio",
+  "--hide-scrollbars",
+  "--font-render-hinting=none",
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+  "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
+  // Port 9 (discard) on loopback: a context without the job's proxy gets connection refused.
+  "--proxy-server=http://127.0.0.1:9",
+  "--proxy-bypass-list=<-loopback>",
+  "--remote-debugging-pipe",
+];
+
+/**
+ * Memory of a process and all its descendants, in MB (Linux /proc): the proportional set size
+ * (smaps_rollup's Pss), so that pages the browser's processes share are counted once, not once
+ * per process as VmRSS would; VmRSS where Pss cannot be read.
+ */
+export async function treeRssMb(pid: number): Promise<number> {
+  let kb = 0;
+  const queue = [pid];
+  const seen = new Set<number>();
+  while (queue.length) {
+    const p = queue.shift()!;
+    if (seen.has(p)) continue;
+    seen.add(p);
+    try {
+      const rollup = await readFile(`/proc/${p}/smaps_rollup`, "utf8").catch(() => "");
+      const pss = /^Pss:\s+(\d+)/m.exec(rollup)?.[1];
+      kb += Number(pss ?? /VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${p}/status`, "utf8"))?.[1] ?? 0);
+      for (const task of await readdir(`/proc/${p}/task`)) {
+        const kids = await readFile(`/proc/${p}/task/${task}/children`, "utf8").catch(() => "");
+        for (const k of kids.split(" ").filter(Boolean)) queue.push(Number(k));
+      }
+    } catch {
+      /* the process ended meanwhile */
+    }
+  }
+  return kb / 1024;
+}
+
+export class ChromiumInstance {
+  readonly cdp: CdpConnection;
+  readonly pid: number;
+  jobs = 0;
+  private readonly child: ChildProcess;
+  private readonly profile: string;
+  private exited = false;
+  /** The last lines Chromium printed on stderr, for logs when it fails. */
+  readonly stderrTail: string[] = [];
+
+  private constructor(child: ChildProcess, profile: string) {
+    this.child = child;
+    this.profile = profile;
+    this.pid = child.pid!;
+    this.cdp = new CdpConnection(child.stdio[4] as Readable, child.stdio[3] as Writable);
+    child.on("exit", () => {
+      this.exited = true;
+    });
+    (child.stderr as Readable).on("data", (b: Buffer) => {
+      this.stderrTail.push(...b.toString("utf8").split("\n").filter(Boolean));
+      this.stderrTail.splice(0, Math.max(0, this.stderrTail.length - 20));
+    });
+  }
+
+  /** Starts a browser and waits until it answers on its pipe. */
+  static async launch(opts: ChromiumOptions): Promise<ChromiumInstance> {
+    const profile = path.join(opts.tmpDir, `folio-chromium-${process.pid}-${randomBytes(4).toString("hex")}`);
+    await mkdir(profile, { recursive: true, mode: 0o700 });
+    const args = [...BASE_FLAGS, `--user-data-dir=${profile}`, `--js-flags=--max-old-space-size=${opts.heapMb}`, "about:blank"];
+    // Its own process group, so that a kill reaches the renderers and the GPU/utility processes too.
+    const child = spawn(opts.chromium, args, { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true });
+    const instance = new ChromiumInstance(child, profile);
+    const failed = new Promise<never>((_, reject) => {
+      child.once("error", (e) => reject(e));
+      child.once("exit", (code) =>
+        reject(new Error(`chromium exited (${code}) while starting: ${instance.stderrTail.slice(-3).join(" | ")}`)),
+      );
+    });
+    const timeout = AbortSignal.timeout(opts.startTimeoutMs ?? 30_000);
+    try {
+      await Promise.race([
+        instance.cdp.send("Browser.getVersion"),
+        failed,
+        new Promise<never>((_, reject) => timeout.addEventListener("abort", () => reject(new Error("chromium did not start in time")))),
+      ]);
+    } catch (err) {
+      instance.kill();
+      await rm(profile, { recursive: true, force: true });
+      throw err;
+    }
+    return instance;
+  }
+
+  get alive(): boolean {
+    return !this.exited && !this.cdp.closed;
+  }
+
+  rssMb(): Promise<number> {
+    return treeRssMb(this.pid);
+  }
+
+  /** Kills the whole process group at once. */
+  kill(): void {
+    try {
+      process.kill(-this.pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  }
+
+  /** Asks the browser to close, kills it if it does not within 2 s, and removes its profile. */
+  async close(): Promise<void> {
+    if (this.alive) {
+      const gone = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+      void this.cdp.send("Browser.close").catch(() => undefined);
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 2000).unref())]);
+    }
+    this.kill();
+    await rm(this.profile, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The directions of convert that issue #15 adds, routed before convert.ts's own (Office → PDF,
+ * PDF → DOCX/XLSX): images ↔ PDF (convert-images.ts), HTML/Markdown/URL → PDF (convert-html.ts),
+ * PDF/A (convert-pdfa.ts), and the `ocr: "auto"` hook in front of PDF → DOCX/XLSX. Returns null
+ * when the request is one of convert.ts's.
+ */
+import { JobError } from "../../core/errors.ts";
+import type { ConvertOptions } from "../../core/schemas/convert-options.ts";
+import { IMAGE_KINDS, type DocKind } from "../../core/sniff.ts";
+import type { OpContext, OpResult } from "./types.ts";
+
+/** Inputs rendered by Chromium: a page, Markdown, or a zip of a page and its assets. */
+const WEB_KINDS: readonly DocKind[] = ["html", "markdown", "zip"];
+
+export async function convertMore(ctx: OpContext<ConvertOptions>): Promise<OpResult | null> {
+  const to = ctx.options.to;
+  const first = ctx.inputs[0];
+  const images = ctx.inputs.length > 0 && ctx.inputs.every((i) => IMAGE_KINDS.includes(i.kind));
+  if (ctx.inputs.length > 1 && !images) {
+    throw new JobError("unsupported_input", "convert takes one document, or several images to make one PDF.");
+  }
+  if (images) {
+    if (to !== "pdf") throw new JobError("unsupported_input", 'Images can only be converted to PDF ("to": "pdf").');
+    return (await import("./convert-images.ts")).imagesToPdf(ctx);
+  }
+  if (first?.kind === "pdf" && (to === "png" || to === "jpeg")) return (await import("./convert-images.ts")).pdfToImages(ctx, to);
+  const web = ctx.options.url !== undefined || (first !== undefined && WEB_KINDS.includes(first.kind));
+  if (web) {
+    if (to !== "pdf") throw new JobError("unsupported_input", `A web page can only be converted to PDF ("to": "pdf"), not ${to}.`);
+    return (await import("./convert-html.ts")).htmlToPdf(ctx);
+  }
+  if (to === "png" || to === "jpeg") throw new JobError("unsupported_input", `Only a PDF can be converted to ${to.toUpperCase()}.`);
+  return null;
+}

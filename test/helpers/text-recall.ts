@@ -1,0 +1,126 @@
+/**
+ * Word recall against an independent extractor's text (poppler's pdftotext), robust to the ways two
+ * faithful extractions of one page legitimately differ, and strict about the ways a conversion loses
+ * text:
+ *  - both texts are NFKC-normalised (a ligature "ﬁ" is "fi", a full-width "＜" is "<") and lower-cased;
+ *  - a word is a run of letters and digits; in scripts written without spaces (CJK ideographs, kana,
+ *    hangul) every character is a word, so a different line breaking is not a different text;
+ *  - a word hyphenated at a line end in the reference ("well-⏎known") is found as either its two
+ *    halves or the joined word: reflowing a paragraph may rightly undo the hyphenation;
+ *  - a word not found may be found written backwards: an extractor reading glyphs in the order they
+ *    stand on the page gives right-to-left script ("يبيبَح" for "حَبيبي") and mirrored type in visual
+ *    order, which is not the order a reader reads them in.
+ * Two words of the reference glued into one in the output ("info value" → "infovalue") are not
+ * forgiven, nor is one word split in two ("11,062.6" → "11,062 .6" splits "062" from "6"): those are
+ * the defects the measure exists to catch. Pure, but for referenceText.
+ */
+
+import { run } from "./tools.ts";
+
+/** Characters that are words on their own: CJK ideographs, kana, hangul syllables. */
+const SPACELESS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}\p{M}]+/gu;
+
+/** The words of a text, in order (see the header). */
+export function recallTokens(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.normalize("NFKC").toLowerCase().matchAll(WORD)) {
+    const w = m[0];
+    // A run mixing a spaceless script with letters splits at the script boundary (the regex takes
+    // a spaceless character alone only when the run starts with it).
+    if (w.length > 1 && SPACELESS.test(w))
+      for (const part of w.split(
+        /(?=[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])|(?<=[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/u,
+      ))
+        out.push(part);
+    else out.push(w);
+  }
+  return out;
+}
+
+interface RefWord {
+  word: string;
+  /** The word backwards, reversed before normalisation (a ligature "ﬃ" stays in one piece). */
+  backwards: string;
+  /** The next word, when this one ends a line with a hyphen (a hyphenated line break). */
+  joinsNext: boolean;
+}
+
+/** The reference's words, marking those hyphenated at a line end. */
+function referenceWords(text: string): RefWord[] {
+  const out: RefWord[] = [];
+  for (const line of text.split("\n")) {
+    const words = recallTokens(line).map((word) => ({ word, backwards: word, joinsNext: false }));
+    // The same words, each reversed as drawn and then normalised.
+    const raw = line.toLowerCase().match(WORD) ?? [];
+    if (raw.length === words.length) raw.forEach((w, i) => (words[i]!.backwards = reversed(w).normalize("NFKC")));
+    if (words.length && /\p{L}-\s*$/u.test(line)) words.at(-1)!.joinsNext = true;
+    out.push(...words);
+  }
+  return out;
+}
+
+/** A word backwards, each base character keeping its combining marks ("يبيبَح" → "حَبيبي"). */
+function reversed(word: string): string {
+  return (word.match(/\P{M}\p{M}*/gu) ?? []).reverse().join("");
+}
+
+export interface Recall {
+  /** Found words / reference words (1 when the reference has none). */
+  recall: number;
+  found: number;
+  total: number;
+  /** The reference's words not found, with how many times each is missing. */
+  missing: Map<string, number>;
+}
+
+/** Multiset word recall of `candidate` against `reference` (see the header). */
+export function textRecall(reference: string, candidate: string): Recall {
+  const have = new Map<string, number>();
+  for (const w of recallTokens(candidate)) have.set(w, (have.get(w) ?? 0) + 1);
+  const take = (w: string): boolean => {
+    const n = have.get(w) ?? 0;
+    if (n > 0) have.set(w, n - 1);
+    return n > 0;
+  };
+  const ref = referenceWords(reference);
+  const found = ref.map((r) => take(r.word));
+  // Second pass: a hyphenated pair neither half of which was found may be there joined, and a word
+  // written backwards (visual order) may be there forwards.
+  for (let i = 0; i + 1 < ref.length; i++) {
+    if (ref[i]!.joinsNext && !found[i] && !found[i + 1] && take(ref[i]!.word + ref[i + 1]!.word)) found[i] = found[i + 1] = true;
+  }
+  ref.forEach((r, i) => {
+    if (!found[i] && r.word.length > 1) found[i] = take(r.backwards);
+  });
+  const missing = new Map<string, number>();
+  ref.forEach((r, i) => {
+    if (!found[i]) missing.set(r.word, (missing.get(r.word) ?? 0) + 1);
+  });
+  const n = found.filter(Boolean).length;
+  return { recall: ref.length ? n / ref.length : 1, found: n, total: ref.length, missing };
+}
+
+/**
+ * The reference texts of a PDF (or of one page), by poppler's pdftotext in its two modes: the layout
+ * mode (-layout: every line of the page as it stands) and the reading-order mode (columns one after
+ * another). Each has its own artifacts — the layout mode puts the next column's text between a
+ * hyphenated word's halves, the reading-order mode can run two table cells into one word — so a
+ * document is measured against both and keeps the better recall (bestRecall). Empty texts for a
+ * file poppler cannot read.
+ */
+export async function referenceTexts(file: string, page?: number): Promise<string[]> {
+  const pages = page === undefined ? [] : ["-f", String(page), "-l", String(page)];
+  const out: string[] = [];
+  for (const mode of [["-layout"], []]) {
+    const res = await run("pdftotext", [...mode, ...pages, file, "-"]);
+    out.push(res.code === 0 ? res.stdout : "");
+  }
+  return out;
+}
+
+/** The better of the recalls against each reference text (see referenceTexts). */
+export function bestRecall(references: readonly string[], candidate: string): Recall {
+  const all = references.map((r) => textRecall(r, candidate));
+  return all.reduce((a, b) => (b.recall > a.recall ? b : a), all[0] ?? textRecall("", candidate));
+}
