@@ -33,6 +33,11 @@ export interface AppDeps {
   tenants: KeyAuthenticator;
   accessRequests: AccessRequests;
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /**
+   * The rate-limit tables (default: this process's own). Kubernetes mode passes tables that take
+   * this replica's share of every limit (api/store/kubernetes/replicas.ts).
+   */
+  rateLimits?: RateLimits;
   /** The dashboard (api/dashboard), mounted at /dashboard; it is given the API keys' rate-limit buckets to show their state. */
   dashboard?: (buckets: BucketTable) => express.Router;
   /** Embedded mode: /metrics on the API's port; Kubernetes mode: false (see api/main.ts). */
@@ -56,7 +61,7 @@ export function createApp(deps: AppDeps): express.Express {
   const trusted = parseTrustedProxies(config.FOLIO_TRUST_PROXY);
   const isTrusted = (addr: string | undefined): boolean => trusted.has(addr);
   const clientAddress = (req: Request): string => clientAddressOf(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted);
-  const limits = new RateLimits();
+  const limits = deps.rateLimits ?? new RateLimits();
   const throttle = new AuthThrottle({
     byAddress: limits.authFailuresByAddress,
     byKey: limits.authFailuresByKey,

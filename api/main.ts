@@ -25,7 +25,7 @@ import { invite, publicUrl } from "./dashboard/invites.ts";
 import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
 import { createApp, metricsHandler } from "./app.ts";
 import type { JobBackend } from "./jobs/backend.ts";
-import type { BucketTable } from "./http/rate-limit.ts";
+import type { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import { LocalBackend } from "./jobs/local.ts";
 import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
 import { WorkerPool } from "./jobs/worker-pool.ts";
@@ -114,6 +114,8 @@ interface Parts {
   first: { key: string; secret: string; signIn: string } | null;
   /** The dashboard and its usage collector (embedded mode: its stores are SQLite's). */
   dashboard: { router: (buckets: BucketTable) => express.Router; collector: { start(): void; stop(): Promise<void> } } | null;
+  /** Kubernetes mode: this replica's share of the rate limits. */
+  rateLimits?: RateLimits;
   close(): Promise<void>;
 }
 
@@ -222,6 +224,7 @@ async function serve(argv: readonly string[]): Promise<number> {
     accessRequests: parts.accessRequests,
     checkWebhookUrl: webhooks.check,
     ...(dashboard ? { dashboard: dashboard.router } : {}),
+    ...(parts.rateLimits ? { rateLimits: parts.rateLimits } : {}),
     version: VERSION,
     metricsOnApiPort: !kubernetes,
   });

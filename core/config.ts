@@ -178,6 +178,10 @@ export const CONFIG_KEYS = {
     schema: z.enum(["embedded", "kubernetes"]).default("embedded"),
     doc: "Where `folio serve` runs jobs: `embedded` (SQLite, local disk, runner pool) or `kubernetes` (PdfJobs, S3).",
   },
+  FOLIO_API_SERVICE: {
+    schema: z.string().optional(),
+    doc: "Kubernetes mode: the API's Service; each replica takes its share of every rate limit from the Service's ready endpoints (unset: no sharing).",
+  },
   FOLIO_JOBS_NAMESPACE: {
     schema: z.string().optional(),
     doc: "Kubernetes mode: the namespace the API creates PdfJobs and their Secrets in (default: POD_NAMESPACE, else default).",

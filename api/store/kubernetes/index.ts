@@ -6,6 +6,7 @@
  *   Tenants + Secrets      → tenants, plans, suspension, API keys, webhook secrets (tenant-cache.ts)
  *   AccessRequests         → early-access requests (access-requests.ts)
  *   S3 object metadata     → upload records (uploads.ts)
+ *   EndpointSlices         → this replica's share of the rate limits (replicas.ts)
  */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Config } from "../../../core/config.ts";
@@ -14,11 +15,13 @@ import { shareConnections } from "../../../core/net/kube-connections.ts";
 import { S3ObjectStore } from "../../../core/storage/s3-store.ts";
 import { KubernetesBackend } from "../../jobs/kubernetes.ts";
 import { PdfJobClient } from "../../jobs/pdfjob-client.ts";
+import { RateLimits } from "../../http/rate-limit.ts";
 import type { AccessRequests } from "../tenant-admin.ts";
 import type { KeyAuthenticator } from "../tenants.ts";
 import { KubernetesAccessRequests } from "./access-requests.ts";
 import { KubernetesIdempotencyStore } from "./idempotency.ts";
 import { PdfJobCache } from "./pdfjob-cache.ts";
+import { ReadyEndpoints, sharedRateLimits } from "./replicas.ts";
 import { TenantCache } from "./tenant-cache.ts";
 
 export interface KubernetesStores {
@@ -28,6 +31,8 @@ export interface KubernetesStores {
   accessRequests: AccessRequests;
   pdfJobs: PdfJobCache;
   idempotency: KubernetesIdempotencyStore;
+  /** This replica's share of every rate limit (replicas.ts); its own tables without FOLIO_API_SERVICE. */
+  rateLimits: RateLimits;
   /** Starts the informers and resolves once every cache is full. */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -56,20 +61,23 @@ export function kubernetesStores(config: Config, kc: KubeConfig, log: Logger, op
     // The runner stops itself at FOLIO_JOB_TIMEOUT_MS; the Job's deadline leaves room for the pod to start.
     deadlineSeconds: Math.min(86_400, Math.ceil(config.FOLIO_JOB_TIMEOUT_MS / 1000) + 60),
   });
+  const endpoints = config.FOLIO_API_SERVICE ? new ReadyEndpoints(kc, namespace, config.FOLIO_API_SERVICE, log) : null;
   return {
     backend,
     store,
     tenants,
+    rateLimits: endpoints ? sharedRateLimits(() => endpoints.count()) : new RateLimits(),
     accessRequests: new KubernetesAccessRequests(kc, namespace),
     pdfJobs,
     idempotency,
     async start() {
       pdfJobs.start();
       tenants.start();
+      endpoints?.start();
       await Promise.all([pdfJobs.synced(), tenants.synced()]);
     },
     async stop() {
-      await Promise.all([pdfJobs.stop(), tenants.stop()]);
+      await Promise.all([pdfJobs.stop(), tenants.stop(), endpoints?.stop()]);
       store.close();
     },
   };
