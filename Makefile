@@ -84,8 +84,10 @@ test-s3: s3-server $(SETUP_STAMP) ## S3 store and runner-pod suites on the real 
 e2e: k8s-platform s3-server $(SETUP_STAMP) images ## End to end: the public API, the controller, runner pods on the local control plane + kubelet + MinIO
 	vitest run --config vitest.e2e.config.ts
 
-bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operator: PdfJob → Succeeded overhead, 500-PdfJob backlog drained
+bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operator (PdfJob → Succeeded overhead, 500-PdfJob backlog) and the stateless API (apiserver requests per request, throughput with 1 and 3 replicas, 200 waiters, memory with 50,000 PdfJobs; 300 jobs through replica kills; fairness behind 1,000 queued)
 	node bench/k8s.ts
+	node bench/k8s-stateless.ts
+	FOLIO_E2E_STATELESS_JOBS=300 FOLIO_E2E_FAIRNESS_BACKLOG=1000 vitest run --config vitest.e2e.config.ts test/e2e/stateless-api.e2e.ts test/e2e/fairness.e2e.ts
 
 dashboard-screenshots: build ## Run the dashboard's browser tests and save their screenshots into docs/screenshots
 	FOLIO_SCREENSHOTS=docs vitest run test/dashboard/tenant.test.ts test/dashboard/operator.test.ts

@@ -53,7 +53,8 @@ function wait(waiters: Map<string, Set<() => void>>, name: string, ms: number): 
 interface Pending {
   tenant: string;
   cap: number;
-  resolve: (a: Admission) => void;
+  /** (Not `resolve`: docker/prune-modules.ts reads `.resolve("…")` as a module specifier.) */
+  settle: (a: Admission) => void;
 }
 
 /** Adds `p` to the set under `name`. */
@@ -160,7 +161,7 @@ export class PdfJobCache {
       entry = {
         tenant,
         cap,
-        resolve: (a: Admission): void => {
+        settle: (a: Admission): void => {
           clearTimeout(timer);
           const set = this.#pending.get(name);
           set?.delete(entry!);
@@ -171,17 +172,17 @@ export class PdfJobCache {
       pend(this.#pending, name, entry);
       timer = setTimeout(() => {
         this.#log.warn({ pdfjob: name }, "The PdfJob did not reach this replica's cache in time; taking it back");
-        entry!.resolve("unseen");
+        entry!.settle("unseen");
       }, timeoutMs);
       timer.unref();
     });
-    return { admission, cancel: () => entry!.resolve("unseen") };
+    return { admission, cancel: () => entry!.settle("unseen") };
   }
 
   #decide(name: string): void {
     for (const p of [...(this.#pending.get(name) ?? [])]) {
       const others = this.#informer.byIndex("tenant", p.tenant).filter((pj) => pj.metadata.name !== name && holdsPlace(pj));
-      p.resolve(others.length < p.cap ? "admitted" : "rejected");
+      p.settle(others.length < p.cap ? "admitted" : "rejected");
     }
   }
 
