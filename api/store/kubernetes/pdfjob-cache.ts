@@ -53,7 +53,7 @@ function wait(waiters: Map<string, Set<() => void>>, name: string, ms: number): 
 interface Pending {
   tenant: string;
   cap: number;
-  /** (Not `resolve`: docker/prune-modules.ts reads `.resolve("…")` as a module specifier.) */
+  /** (Not named resolve: the image's module pruner takes a resolve call on a string literal for a package.) */
   settle: (a: Admission) => void;
 }
 
