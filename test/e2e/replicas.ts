@@ -73,8 +73,8 @@ export class Replica {
         this.#log += b.toString();
         if (/listening on/.test(this.#log.slice(from))) resolve();
       };
-      child.stdout!.on("data", onData);
-      child.stderr!.on("data", onData);
+      child.stdout.on("data", onData);
+      child.stderr.on("data", onData);
       child.once("exit", (code) => reject(new Error(`replica ${this.name} exited with ${code}:\n${this.#log.slice(from)}`)));
       setTimeout(() => reject(new Error(`replica ${this.name} did not start:\n${this.#log.slice(from)}`)), 60_000).unref();
     });
