@@ -194,8 +194,8 @@ export class ReplicaSet {
 
   async start(): Promise<void> {
     for (let i = 0; i < this.#o.count; i++) this.replicas.push(new Replica(`r${i}`, await freePort(), this.#o));
-    await this.#publish();
     await Promise.all(this.replicas.map((r) => r.start()));
+    await this.#publish();
     this.base = await this.proxy.listen();
   }
 

@@ -146,6 +146,10 @@ describe("three stateless API replicas on a real control plane", () => {
         FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
         FOLIO_RATE_LIMIT_PER_MINUTE: "600",
         FOLIO_RATE_LIMIT_BURST: "100",
+        // Every client here is 127.0.0.1: the revocation test's 401s must not close the failed-auth
+        // gate (per address) on the requests that follow.
+        FOLIO_AUTH_FAILURES_PER_MINUTE: "60000",
+        FOLIO_AUTH_FAILURE_BURST: "10000",
         ...s3.env,
       },
       tls: { certFile: tls.certPath, keyFile: path.join(dir, "tls-key.pem"), cert: tls.cert },
@@ -255,6 +259,13 @@ describe("three stateless API replicas on a real control plane", () => {
 
   it("holds a key's rate limit across the three replicas: the plan's burst + rate, not three times it", async () => {
     const { key } = folio(["keys", "create", "--tenant", "west"]) as { key: string };
+    for (const r of set.replicas) {
+      await until(
+        `the key on ${r.name}`,
+        async () => ((await r.request("GET", "/v1/jobs/job_000000000000000000000000", key, ca)).status === 404 ? true : undefined),
+        5000,
+      );
+    }
     // The plan here: 600/min, burst 100. Fire 800 requests as fast as we can through the proxy.
     const started = Date.now();
     let ok = 0;
