@@ -59,10 +59,6 @@ import {
 } from "./backend.ts";
 import type { PdfJobClient } from "./pdfjob-client.ts";
 
-/** @deprecated names kept for readers of older code: see PDFJOB_ANNOTATIONS. */
-export const DELETED_OUTPUTS_ANNOTATION = PDFJOB_ANNOTATIONS.deletedOutputs;
-export const CREATED_MS_ANNOTATION = PDFJOB_ANNOTATIONS.createdMs;
-
 /** The tenant's webhook signing secrets now (the current one, and the previous during a rotation). */
 export type SigningSecrets = (tenantId: string, now: number) => string[];
 
