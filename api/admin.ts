@@ -11,7 +11,7 @@
  * kubeconfig's namespace): the apiserver's RBAC decides what the user may do, and nobody needs
  * `kubectl exec`. Both go through the same TenantAdmin contract (api/store/tenant-admin.ts).
  *   folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]
- * (users: embedded mode's data directory). --json gives machine-readable output.
+ * (people: the dashboard's stores of the mode). --json gives machine-readable output.
  */
 import path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -19,15 +19,23 @@ import type { Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { PLANS, TENANT_NAME, type Plan } from "../core/schemas/tenant.ts";
 import { rfc3339 } from "../core/time.ts";
+import { kubernetesDashboardStores } from "./dashboard/embedded.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
 import { smtpMailer } from "./dashboard/mail.ts";
-import { SqliteAuditLog } from "./store/audit.ts";
+import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
+import { SqliteAuditLog, type AuditLog } from "./store/audit.ts";
 import { openDb, type Db } from "./store/db.ts";
-import { SqliteUserStore, TENANT_ROLES, type TenantRole } from "./store/users.ts";
-import { TenantStore } from "./store/tenants.ts";
+import { SqliteUserStore, TENANT_ROLES, type TenantRole, type UserStore } from "./store/users.ts";
 import { KubernetesAccessRequests } from "./store/kubernetes/access-requests.ts";
 import { KubernetesTenantAdmin } from "./store/kubernetes/tenant-admin.ts";
-import { AdminError, SqliteAccessRequests, SqliteTenantAdmin, type AccessRequests, type TenantAdmin } from "./store/tenant-admin.ts";
+import {
+  AdminError,
+  SqliteAccessRequests,
+  SqliteTenantAdmin,
+  type AccessRequests,
+  type TenantAdmin,
+  type TenantSummary,
+} from "./store/tenant-admin.ts";
 
 export interface AdminIo {
   out: (line: string) => void;
@@ -267,14 +275,22 @@ async function accessRequests({ p, admin, requests, io, json }: Ctx): Promise<nu
  * `folio users invite …` prints {"url"}: a one-time sign-in link (24 h) where the person sets a
  * password; e-mailed too when FOLIO_SMTP_URL is set. `folio users list` shows who is there.
  */
+/** Kubernetes mode keeps people in the cluster (the same stores every API replica reads); embedded mode in the data directory. */
+function peopleStores(db: Db, config: Config): { users: UserStore; audit: AuditLog } {
+  if (config.FOLIO_BACKEND !== "kubernetes") return { users: new SqliteUserStore(db), audit: new SqliteAuditLog(db) };
+  return kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
+}
+
 async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<number> {
-  const store = new SqliteUserStore(db);
+  const { users: store, audit: auditLog } = peopleStores(db, config);
   const [sub] = p.positional;
   const json = p.flags.has("json");
-  const tenantsStore = new TenantStore(db);
-  const tenantByFlag = (): NonNullable<ReturnType<TenantStore["byName"]>> => {
+  // Tenants through the mode's admin contract: the data directory's, or the cluster's Tenants.
+  const admin: TenantAdmin =
+    config.FOLIO_BACKEND === "kubernetes" || p.flags.has("kubernetes") ? clusterStores(p, config).admin : new SqliteTenantAdmin(db);
+  const tenantByFlag = async (): Promise<TenantSummary> => {
     const name = str(p, "tenant");
-    const t = tenantsStore.byName(name);
+    const t = await admin.tenant(name);
     if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(name)}`);
     return t;
   };
@@ -285,14 +301,14 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
       const role = operator ? "operator" : typeof p.flags.get("role") === "string" ? (p.flags.get("role") as string) : "owner";
       if (!operator && !TENANT_ROLES.includes(role as TenantRole))
         throw new UsageFailure(`--role must be one of ${TENANT_ROLES.join(", ")}`);
-      const tenant = operator ? null : tenantByFlag();
+      const tenant = operator ? null : await tenantByFlag();
       let inv;
       try {
-        inv = invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
+        inv = await invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
       } catch {
         throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
       }
-      new SqliteAuditLog(db).record({
+      await auditLog.record({
         tenant_id: tenant?.id ?? null,
         actor: "cli",
         action: "member.invited",
@@ -312,8 +328,8 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
       return EXIT.OK;
     }
     case "list": {
-      const tenant = p.flags.has("tenant") ? tenantByFlag() : null;
-      const rows = (tenant ? store.byTenant(tenant.id) : store.operators()).map((u) => ({
+      const tenant = p.flags.has("tenant") ? await tenantByFlag() : null;
+      const rows = (tenant ? await store.byTenant(tenant.id) : await store.operators()).map((u) => ({
         email: u.email,
         role: u.role,
         totp: u.totp_secret !== null,
@@ -327,24 +343,6 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
       throw new UsageFailure(
         "usage: folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]",
       );
-  }
-}
-
-/** Runs `folio users …` (async: it may send an e-mail). */
-export async function usersCommand(argv: readonly string[], config: Config, io: AdminIo): Promise<number> {
-  const p = parseFlags(argv);
-  let db: Db | undefined;
-  try {
-    db = openDb(path.resolve(flag(p, "data-dir") ?? config.FOLIO_DATA_DIR));
-    return await users(p, db, config, io);
-  } catch (err) {
-    if (err instanceof UsageFailure) {
-      io.err(`folio users: ${err.message}`);
-      return EXIT.USAGE;
-    }
-    throw err;
-  } finally {
-    db?.close();
   }
 }
 
@@ -362,6 +360,24 @@ function clusterStores(p: Parsed, config: Config): { admin: TenantAdmin; request
 function dataDirStores(p: Parsed, config: Config): { admin: TenantAdmin; requests: AccessRequests; close: () => void } {
   const db = openDb(path.resolve(flag(p, "data-dir") ?? config.FOLIO_DATA_DIR));
   return { admin: new SqliteTenantAdmin(db), requests: new SqliteAccessRequests(db), close: () => db.close() };
+}
+
+/** Runs `folio users …` (async: it may send an e-mail). */
+export async function usersCommand(argv: readonly string[], config: Config, io: AdminIo): Promise<number> {
+  const p = parseFlags(argv);
+  let db: Db | undefined;
+  try {
+    db = openDb(path.resolve(flag(p, "data-dir") ?? config.FOLIO_DATA_DIR));
+    return await users(p, db, config, io);
+  } catch (err) {
+    if (err instanceof UsageFailure || err instanceof AdminError) {
+      io.err(`folio users: ${err.message}`);
+      return EXIT.USAGE;
+    }
+    throw err;
+  } finally {
+    db?.close();
+  }
 }
 
 /** Runs `folio tenants|keys|access-requests …`. */

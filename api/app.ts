@@ -11,6 +11,7 @@ import { renderDocs } from "./docs.ts";
 import { authenticate } from "./http/auth.ts";
 import { AuthThrottle } from "./http/auth-throttle.ts";
 import { httpsOnly, requestId } from "./http/edge.ts";
+import { methodTable } from "./http/methods.ts";
 import { ApiError, problemHandler, sendProblem } from "./http/problem.ts";
 import { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
@@ -117,7 +118,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.use("/v1", v1);
   if (deps.dashboard) app.use("/dashboard", deps.dashboard(limits.keys));
 
-  app.use((_req, res) => sendProblem(res, new ApiError("not_found", "No such endpoint.")));
+  const methods = methodTable(openapi);
+  app.use((req, res) => {
+    const allow = methods.allowed(req.path);
+    if (allow && !allow.includes(req.method)) {
+      res.setHeader("Allow", allow.join(", "));
+      return sendProblem(res, new ApiError("method_not_allowed", `${req.method} is not allowed here; use ${allow.join(", ")}.`));
+    }
+    sendProblem(res, new ApiError("not_found", "No such endpoint."));
+  });
   app.use(problemHandler(deps.log));
   return app;
 }

@@ -16,16 +16,17 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { parseTrustedProxies } from "../core/net/proxies.ts";
+import { guardSandbox } from "../core/sandbox.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { adminCommand, parseFlags, usersCommand } from "./admin.ts";
 import { dashboardRouter } from "./dashboard/index.ts";
-import { attemptRecorder, embeddedDashboard, sqliteDashboardStores } from "./dashboard/embedded.ts";
+import { attemptRecorder, embeddedDashboard, kubernetesDashboardStores, sqliteDashboardStores } from "./dashboard/embedded.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
 import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
 import { createApp, metricsHandler } from "./app.ts";
-import type { JobBackend } from "./jobs/backend.ts";
 import type { BucketTable, RateLimits } from "./http/rate-limit.ts";
+import type { JobBackend } from "./jobs/backend.ts";
 import { LocalBackend } from "./jobs/local.ts";
 import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
 import { WorkerPool } from "./jobs/worker-pool.ts";
@@ -33,7 +34,8 @@ import { Metrics } from "./metrics.ts";
 import { createDualServer } from "./server.ts";
 import { AccessRequestStore } from "./store/access-requests.ts";
 import { openDb } from "./store/db.ts";
-import { kubernetesStores } from "./store/kubernetes/index.ts";
+import { kubernetesStores, storeNamespace } from "./store/kubernetes/index.ts";
+import { KubernetesTenantAdmin } from "./store/kubernetes/tenant-admin.ts";
 import { SqliteAccessRequests, type AccessRequests } from "./store/tenant-admin.ts";
 import { TenantStore, type KeyAuthenticator } from "./store/tenants.ts";
 import { loadOrCreateTls } from "./tls.ts";
@@ -112,31 +114,44 @@ interface Parts {
   webhooks: Pick<Webhooks, "check" | "start" | "stop">;
   /** The first start's dev tenant (embedded mode only). */
   first: { key: string; secret: string; signIn: string } | null;
-  /** The dashboard and its usage collector (embedded mode: its stores are SQLite's). */
-  dashboard: { router: (buckets: BucketTable) => express.Router; collector: { start(): void; stop(): Promise<void> } } | null;
+  /** The dashboard and its usage collector, on the mode's stores. */
+  dashboard: { router: (buckets: BucketTable) => express.Router; collector: { start(): void; stop(): Promise<void> } };
   /** Kubernetes mode: this replica's share of the rate limits. */
   rateLimits?: RateLimits;
   close(): Promise<void>;
 }
 
-/** Embedded mode: SQLite in the data directory, files on disk, the runner pool, the webhook queue, the dashboard. */
-function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: string): Parts {
+/** The dashboard over a mode's stores (api/dashboard). */
+function dashboardOf(o: Parameters<typeof embeddedDashboard>[0]): Parts["dashboard"] {
+  const d = embeddedDashboard(o);
+  return {
+    router: (buckets) => dashboardRouter({ ...d.deps, rateLimitState: (keyId, policy) => buckets.peek(keyId, policy) }),
+    collector: d.collector,
+  };
+}
+
+/** Embedded mode: SQLite in the data directory, files on disk, the runner pool, the webhook queue. */
+async function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: string): Promise<Parts> {
+  // Embedded mode runs the engines here: in their sandbox, or not at all (core/sandbox.ts).
+  guardSandbox(config, log);
   const db = openDb(dataDir);
   const tenants = new TenantStore(db);
   const dashboardStores = sqliteDashboardStores(db);
   let first: Parts["first"] = null;
   if (tenants.list().length === 0) {
     const t = tenants.create("dev", "business");
-    const signIn = invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }).url;
+    const signIn = (await invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }))
+      .url;
     first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret, signIn };
   }
   const store = new FsObjectStore(path.join(dataDir, "files"));
   const pool = new WorkerPool({
     size: config.FOLIO_WORKERS,
-    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
+    // The resolved data directory, so that the workers' sandboxes hide it (core/sandbox.ts).
+    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)), FOLIO_DATA_DIR: dataDir },
     log,
   });
-  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboardStores) });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboardStores, log) });
   const backend = new LocalBackend({
     db,
     store,
@@ -148,9 +163,8 @@ function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: st
     sealKey: sealKey(dataDir),
     workDir: path.join(dataDir, "work"),
   });
-  const accessRequests = new AccessRequestStore(db);
-  const port = sqliteTenantPort(tenants, accessRequests);
-  const dashboard = embeddedDashboard({
+  const port = sqliteTenantPort(tenants, new AccessRequestStore(db));
+  const dashboard = dashboardOf({
     config,
     log,
     db,
@@ -166,32 +180,34 @@ function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: st
       size: config.FOLIO_WORKERS,
     },
   });
-  return {
-    backend,
-    store,
-    tenants,
-    accessRequests: new SqliteAccessRequests(db),
-    webhooks,
-    first,
-    dashboard: {
-      router: (buckets) => dashboardRouter({ ...dashboard.deps, rateLimitState: (keyId, policy) => buckets.peek(keyId, policy) }),
-      collector: dashboard.collector,
-    },
-    close: () => Promise.resolve(db.close()),
-  };
+  const accessRequests = new SqliteAccessRequests(db);
+  return { backend, store, tenants, accessRequests, webhooks, first, dashboard, close: () => Promise.resolve(db.close()) };
 }
 
 /**
  * Kubernetes mode: no database and no volume — PdfJobs, Tenants, Secrets and AccessRequests in
- * FOLIO_JOBS_NAMESPACE, read through informers, bytes and upload records in S3 (docs/adr/0008).
- * Webhooks are the controller's, only checked here. Resolves once the caches are full. The
- * dashboard's users and sessions have no Kubernetes store yet: /dashboard is not served here.
+ * FOLIO_JOBS_NAMESPACE, read through informers, bytes and upload records in S3 (docs/adr/0008);
+ * the dashboard's people, audit log and usage in the cluster too (api/store/kubernetes-dashboard.ts).
+ * Webhooks are the controller's, only checked here. Resolves once the caches are full.
  */
-async function kubernetesMode(config: Config, log: Logger): Promise<Parts> {
-  const stores = kubernetesStores(config, loadKubeConfig(config.KUBECONFIG), log);
+async function kubernetesMode(config: Config, log: Logger, dataDir: string): Promise<Parts> {
+  const kc = loadKubeConfig(config.KUBECONFIG);
+  const stores = kubernetesStores(config, kc, log);
   await stores.start();
+  const namespace = storeNamespace(config);
   const webhooks = { check: webhookUrlCheck(webhookGuard(config)), start: () => undefined, stop: () => Promise.resolve() };
-  return { ...stores, webhooks, first: null, dashboard: null, close: () => stores.stop() };
+  const dashboard = dashboardOf({
+    config,
+    log,
+    db: null,
+    dataDir,
+    backend: stores.backend,
+    tenants: new KubernetesTenantAdmin(kc, namespace),
+    accessRequests: stores.accessRequests,
+    stores: kubernetesDashboardStores(kc, namespace),
+    pool: null,
+  });
+  return { ...stores, webhooks, first: null, dashboard, close: () => stores.stop() };
 }
 
 async function serve(argv: readonly string[]): Promise<number> {
@@ -208,7 +224,7 @@ async function serve(argv: readonly string[]): Promise<number> {
   const metrics = new Metrics();
   let parts: Parts;
   try {
-    parts = kubernetes ? await kubernetesMode(config, log) : embeddedMode(config, log, metrics, dataDir);
+    parts = kubernetes ? await kubernetesMode(config, log, dataDir) : await embeddedMode(config, log, metrics, dataDir);
   } catch (err) {
     log.fatal({ err }, "Could not set up the job backend");
     return EXIT.USAGE;
@@ -223,7 +239,7 @@ async function serve(argv: readonly string[]): Promise<number> {
     tenants: parts.tenants,
     accessRequests: parts.accessRequests,
     checkWebhookUrl: webhooks.check,
-    ...(dashboard ? { dashboard: dashboard.router } : {}),
+    dashboard: dashboard.router,
     ...(parts.rateLimits ? { rateLimits: parts.rateLimits } : {}),
     version: VERSION,
     metricsOnApiPort: !kubernetes,
@@ -254,7 +270,7 @@ async function serve(argv: readonly string[]): Promise<number> {
   }
   backend.start();
   webhooks.start();
-  dashboard?.collector.start();
+  dashboard.collector.start();
   const samples = await samplePdfs(path.join(dataDir, "samples"));
   process.stdout.write(banner(config, dataDir, tls.certPath, parts.first, samples) + "\n");
   log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");
@@ -264,7 +280,7 @@ async function serve(argv: readonly string[]): Promise<number> {
       void (async () => {
         metricsServer?.close();
         await server.close();
-        await dashboard?.collector.stop();
+        await dashboard.collector.stop();
         await webhooks.stop();
         await backend.stop();
         await parts.close();
@@ -282,5 +298,8 @@ export async function apiCommand(command: string, argv: readonly string[]): Prom
   const config = loadConfig();
   const io = { out: (l: string) => process.stdout.write(l + "\n"), err: (l: string) => process.stderr.write(l + "\n") };
   if (command === "users") return usersCommand(argv, config, io);
-  return adminCommand(command as "tenants" | "keys" | "access-requests", argv, config, io);
+  return adminCommand(command as "tenants" | "keys" | "access-requests", argv, config, {
+    out: (l) => process.stdout.write(l + "\n"),
+    err: (l) => process.stderr.write(l + "\n"),
+  });
 }

@@ -84,6 +84,8 @@ export interface ApplyDeps {
   now?: () => Date;
   /** The reporting component of events. */
   component?: string;
+  /** Before a Job is created: what its pod needs first (its storage access Secret; 409 is fine). */
+  prepareJob?: (namespace: string, job: V1Job) => Promise<void>;
 }
 
 export interface ApplyResult {
@@ -198,7 +200,8 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
     case "removeFinalizer":
       return removeFinalizer(pj, deps, now);
     case "createJob":
-      // The name is deterministic: if it exists already, the next reconcile reads it.
+      // The names are deterministic: if they exist already, the next reconcile reads them.
+      if (deps.prepareJob) await tolerating(409, () => deps.prepareJob!(ns, a.job));
       await tolerating(409, () => deps.kube.createJob(ns, a.job));
       return;
     case "deleteJob":

@@ -48,6 +48,7 @@ import type { ObjectStore } from "../core/storage/store.ts";
 import { kubeClient, type WebhookSender } from "./apply.ts";
 import { Informer, objectKey, sleep, type ListResult } from "./informer.ts";
 import type { JobTemplateOptions } from "./job-template.ts";
+import { accessPreparer } from "./runner-access.ts";
 import { WorkQueue } from "./queue.ts";
 import { FairQueue } from "./fair-queue.ts";
 import { startUploadSweep, unfinishedInputs } from "./upload-sweep.ts";
@@ -77,6 +78,8 @@ export interface ControllerOptions {
   maxRunningJobs?: number;
   /** The leader sweeps expired uploads every `intervalMs` (upload-sweep.ts; needs a store that lists). */
   uploadSweep?: { intervalMs: number; ttlMs: number };
+  /** Before each Job is created (the runner's access Secret: controller/runner-access.ts). */
+  prepareJob?: (namespace: string, job: V1Job) => Promise<void>;
 }
 
 export interface WebhookOptions {
@@ -347,6 +350,7 @@ export function startController(o: ControllerOptions): Controller {
   const reconciler = new Reconciler({
     caches,
     template: o.template,
+    ...(o.prepareJob ? { prepareJob: o.prepareJob } : {}),
     store: metrics.instrumentStore(o.store),
     kube: kubeClient(o.kubeConfig),
     sendWebhook,
@@ -423,6 +427,7 @@ function templateFrom(config: Config, image: string, secret: string | undefined)
   const c = config;
   return {
     image,
+    ...(c.FOLIO_RUNNER_FULL_IMAGE ? { fullImage: c.FOLIO_RUNNER_FULL_IMAGE } : {}),
     ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
     ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
     ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
@@ -463,8 +468,9 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     process.stderr.write("folio controller: FOLIO_RUNNER_IMAGE is not set\n");
     return 2;
   }
-  const secret = config.FOLIO_S3_CREDENTIALS_SECRET;
-  const template = templateFrom(config, image, secret);
+  // Runner pods get no bucket credentials: each gets presigned URLs for its own keys (runner-access.ts).
+  const template: JobTemplateOptions = { ...templateFrom(config, image, undefined), access: "presigned" };
+  const store = S3ObjectStore.fromConfig(config);
   const namespace = config.FOLIO_CONTROLLER_NAMESPACE;
   let lost = false;
   let wake: () => void = () => undefined;
@@ -499,11 +505,25 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     }
   }
   const metrics = new ControllerMetrics();
+  const core = kubeConfig.makeApiClient(CoreV1Api);
   const controller = startController({
     ...(leaderElection ? { leaderElection } : {}),
     kubeConfig,
-    store: S3ObjectStore.fromConfig(config),
+    store,
     template,
+    prepareJob: accessPreparer({
+      target: {
+        bucket: config.FOLIO_S3_BUCKET ?? "",
+        region: config.FOLIO_S3_REGION,
+        ...(config.FOLIO_S3_ENDPOINT ? { endpoint: config.FOLIO_S3_ENDPOINT } : {}),
+        forcePathStyle: config.FOLIO_S3_FORCE_PATH_STYLE,
+      },
+      credentials: () => store.client.config.credentials(),
+      maxBytes: config.FOLIO_MAX_OUTPUT_BYTES,
+      createSecret: async (namespace, body) => {
+        await core.createNamespacedSecret({ namespace, body });
+      },
+    }),
     ...(namespace ? { namespace } : {}),
     workers: config.FOLIO_CONTROLLER_WORKERS,
     maxRunningJobs: config.FOLIO_MAX_RUNNING_JOBS,

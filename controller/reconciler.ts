@@ -55,7 +55,11 @@ export function newestTermination(pods: readonly V1Pod[]): ObservedPod | undefin
   const cs = newest.status?.containerStatuses?.find((c) => c.name === RUNNER_CONTAINER);
   const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
   if (!term) return undefined;
-  return { ...(term.message === undefined ? {} : { terminationMessage: term.message }), exitCode: term.exitCode };
+  return {
+    ...(term.message === undefined ? {} : { terminationMessage: term.message }),
+    exitCode: term.exitCode,
+    ...(term.reason ? { reason: term.reason } : {}),
+  };
 }
 
 /** The stored result's text, or "" (an invalid result: the job fails) when it is larger than `max`. */

@@ -15,6 +15,8 @@ export const API_ERRORS = {
   not_found: { status: 404, title: "Not found" },
   validation_failed: { status: 422, title: "The request is not valid" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  /** A known path asked with a method it does not take; the answer carries `Allow` (RFC 9110 §15.5.6). */
+  method_not_allowed: { status: 405, title: "Method not allowed" },
   payload_too_large: { status: 413, title: "Payload too large" },
   /**
    * The tenant's stored bytes (uploads and unexpired outputs) would pass its plan's quota. 413,
@@ -31,7 +33,7 @@ export const API_ERRORS = {
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
 /** Codes Folio added where API.md is silent (documented in the OpenAPI document and the README). */
-export const API_ERROR_EXTENSIONS: readonly ApiErrorCode[] = ["tenant_suspended", "storage_quota_exceeded"];
+export const API_ERROR_EXTENSIONS: readonly ApiErrorCode[] = ["tenant_suspended", "storage_quota_exceeded", "method_not_allowed"];
 
 /**
  * Runner process exit codes. Kubernetes' podFailurePolicy maps BAD_INPUT to FailJob (retrying

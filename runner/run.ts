@@ -12,6 +12,7 @@ import { JobError, toJobError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
 import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
+import { sandboxPolicy, withSandbox } from "../core/sandbox.ts";
 import { IMAGE_KINDS, SNIFF_BYTES, sniff } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import { createBrowsers, type BrowserProvider } from "./engines/browsers.ts";
@@ -176,47 +177,56 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   await mkdir(spec.output_dir, { recursive: true });
   const qctx = { qpdf: deps.config.FOLIO_QPDF, work, signal };
   const log = deps.log.child({ job_id: spec.job_id, operation: spec.operation });
-  const ownBrowsers = deps.browsers ? null : createBrowsers(deps.config, log, false);
-  try {
-    // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
-    const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
-    let next = 0;
-    // A password the client gave to open its input (edit) goes to qpdf in a 0600 file.
-    const passwordFile = await writePasswordFile(parsedOptions.data, work);
-    const inspectNext = async (): Promise<void> => {
-      for (let i = next++; i < spec.inputs.length; i = next++)
-        inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx, passwordFile);
-    };
-    const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
-    const ctx: OpContext<never> = {
-      options: parsedOptions.data as never,
-      inputs,
-      outDir: path.resolve(spec.output_dir),
-      baseName: outputBase(spec, url),
-      work,
-      limits,
-      config: deps.config,
-      signal,
-      log,
-      soffice: deps.soffice,
-      browsers: deps.browsers ?? ownBrowsers!,
-    };
-    const result = await op.run(ctx);
-    const outputs: OutputFile[] = [];
-    for (const f of result.files) outputs.push(await describe(f, qctx));
-    await enforceOutputCaps(outputCaps(limits, inputs), outputs);
-    const duration_ms = Math.round(performance.now() - started);
-    log.info({ outputs: outputs.length, duration_ms }, "Ran job");
-    return { operation: spec.operation, outputs, figures: result.figures, duration_ms };
-  } catch (err) {
-    if (signal.aborted && (err instanceof ExecAborted || !(err instanceof JobError))) {
-      throw new JobError("timeout", `The job did not finish within ${Math.round(limits.timeout_ms / 1000)} s.`, { cause: err });
+  // Every engine of this job sees its inputs, its work and output directories, and nothing else
+  // of ours (core/sandbox.ts; FOLIO_SANDBOX).
+  const sandbox = {
+    ...sandboxPolicy(deps.config),
+    readable: spec.inputs.map((i) => path.resolve(i.path)),
+    writable: [work, path.resolve(spec.output_dir)],
+  };
+  return withSandbox(sandbox, async (): Promise<RunnerResult> => {
+    const ownBrowsers = deps.browsers ? null : createBrowsers(deps.config, log, false);
+    try {
+      // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
+      const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
+      let next = 0;
+      // A password the client gave to open its input (edit) goes to qpdf in a 0600 file.
+      const passwordFile = await writePasswordFile(parsedOptions.data, work);
+      const inspectNext = async (): Promise<void> => {
+        for (let i = next++; i < spec.inputs.length; i = next++)
+          inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx, passwordFile);
+      };
+      const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
+      const ctx: OpContext<never> = {
+        options: parsedOptions.data as never,
+        inputs,
+        outDir: path.resolve(spec.output_dir),
+        baseName: outputBase(spec, url),
+        work,
+        limits,
+        config: deps.config,
+        signal,
+        log,
+        soffice: deps.soffice,
+        browsers: deps.browsers ?? ownBrowsers!,
+      };
+      const result = await op.run(ctx);
+      const outputs: OutputFile[] = [];
+      for (const f of result.files) outputs.push(await describe(f, qctx));
+      await enforceOutputCaps(outputCaps(limits, inputs), outputs);
+      const duration_ms = Math.round(performance.now() - started);
+      log.info({ outputs: outputs.length, duration_ms }, "Ran job");
+      return { operation: spec.operation, outputs, figures: result.figures, duration_ms };
+    } catch (err) {
+      if (signal.aborted && (err instanceof ExecAborted || !(err instanceof JobError))) {
+        throw new JobError("timeout", `The job did not finish within ${Math.round(limits.timeout_ms / 1000)} s.`, { cause: err });
+      }
+      const jobError = toJobError(err);
+      if (jobError.code === "internal_error") log.error({ err }, "Job failed with an internal error");
+      throw jobError;
+    } finally {
+      await ownBrowsers?.close();
+      await rm(work, { recursive: true, force: true });
     }
-    const jobError = toJobError(err);
-    if (jobError.code === "internal_error") log.error({ err }, "Job failed with an internal error");
-    throw jobError;
-  } finally {
-    await ownBrowsers?.close();
-    await rm(work, { recursive: true, force: true });
-  }
+  });
 }

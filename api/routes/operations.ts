@@ -90,8 +90,8 @@ function checkInputCount(operation: Operation, count: number, options: Record<st
     if (count >= 1 && count <= 10) return;
     throw validationFailed([{ path: "inputs", message: `edit takes a PDF and at most 9 images; got ${count} inputs` }]);
   }
-  // convert takes several inputs only when all are images (checked with their types below).
-  if (operation === "convert" && count >= 1) return;
+  // convert and ocr take several inputs only when all are images (checked with their types below).
+  if ((operation === "convert" || operation === "ocr") && count >= 1) return;
   if (count >= (operation === "merge" ? 2 : 1) && (operation === "merge" || count === 1)) return;
   const want = operation === "merge" ? "at least 2 inputs" : "exactly 1 input";
   throw validationFailed([{ path: "inputs", message: `${operation} takes ${want}; got ${count}` }]);
@@ -100,8 +100,9 @@ function checkInputCount(operation: Operation, count: number, options: Record<st
 /** What an input may be for an operation, where that is more than "a PDF" (null: it may be this). */
 function inputProblem(operation: Operation, index: number, contentType: string, count: number): string | null {
   const isPdf = contentType === "application/pdf";
-  if (operation === "convert" && count > 1 && !contentType.startsWith("image/"))
-    return `convert takes several inputs only to make one PDF of images; this is ${contentType}`;
+  if ((operation === "convert" || operation === "ocr") && count > 1 && !contentType.startsWith("image/"))
+    return `${operation} takes several inputs only when all are images; this is ${contentType}`;
+  if (operation === "ocr") return isPdf || contentType.startsWith("image/") ? null : `ocr takes a PDF or images; this is ${contentType}`;
   if (operation === "edit" && index > 0)
     return contentType.startsWith("image/") ? null : `edit takes images after the PDF (for stamps); this is ${contentType}`;
   if (operation !== "convert" && !isPdf) return `${operation} takes PDFs; this is ${contentType}`;

@@ -413,6 +413,8 @@ function issues(error: z.ZodError, root: string): string {
 export const RUNNER_SPEC_ENV = "FOLIO_RUNNER_SPEC";
 /** The environment variable naming the file the runner writes its report to. */
 export const TERMINATION_MESSAGE_PATH_ENV = "FOLIO_TERMINATION_MESSAGE_PATH";
+/** The environment variable (from the job's access Secret) with the runner's presigned URLs (controller/runner-access.ts). */
+export const RUNNER_ACCESS_ENV = "FOLIO_RUNNER_ACCESS";
 /** The environment variables carrying the secret options (from secretKeyRefs to the PdfJob's Secret). */
 export const SECRET_OPTION_ENV: Readonly<Record<SecretOptionKey, string>> = {
   user_password: "FOLIO_OPTION_USER_PASSWORD",

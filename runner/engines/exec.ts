@@ -1,8 +1,18 @@
 /**
  * Runs an engine as a child process: no shell, arguments as an array, output captured with a
  * bound, and killed (the whole process group) when the job's signal aborts.
+ *
+ * Least privilege (core/sandbox.ts): the engine starts with the allow-listed environment (PATH,
+ * HOME, TMPDIR, locale) plus what its caller adds — never the runner's own (FOLIO_*, AWS_*, a
+ * spec with presigned URLs) — and, inside a job whose sandbox mode is `bwrap`, in bubblewrap,
+ * seeing only that job's files. An engine killed by the kernel's OOM killer (its container's or
+ * its own memory limit) fails the job with `limit_exceeded`, not as an engine fault.
  */
 import { spawn } from "node:child_process";
+import { existsSync, lstatSync, statSync } from "node:fs";
+import { JobError } from "../../core/errors.ts";
+import { bwrapArgv, currentSandbox, engineEnv } from "../../core/sandbox.ts";
+import { memoryLimitHit, oomKillCount } from "./oom.ts";
 
 export interface ExecResult {
   code: number;
@@ -13,7 +23,8 @@ export interface ExecResult {
 export interface ExecOptions {
   signal?: AbortSignal;
   cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  /** Added to the allow-listed environment (undefined removes a name). */
+  env?: Record<string, string | undefined>;
   /** Most bytes of stdout and of stderr kept; the rest is dropped. */
   maxOutput?: number;
 }
@@ -23,13 +34,29 @@ export class ExecAborted extends Error {
   override readonly name = "ExecAborted";
 }
 
+const hostFs = {
+  exists: (p: string): boolean => existsSync(p),
+  isDir: (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
+  isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
+};
+
+/** The command line that runs `command` here: wrapped in the job's sandbox when it has one. */
+export function sandboxed(command: string, args: readonly string[], cwd?: string): { file: string; args: string[] } {
+  const scope = currentSandbox();
+  if (scope?.mode !== "bwrap") return { file: command, args: [...args] };
+  const [file, ...rest] = bwrapArgv(scope, command, args, cwd, hostFs);
+  return { file: file!, args: rest };
+}
+
 export function exec(command: string, args: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
   const max = opts.maxOutput ?? 1024 * 1024;
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new ExecAborted(`${command} not started: aborted`));
-    const child = spawn(command, args, {
+    const run = sandboxed(command, args, opts.cwd);
+    const oomBefore = oomKillCount();
+    const child = spawn(run.file, run.args, {
       cwd: opts.cwd,
-      env: opts.env ?? process.env,
+      env: engineEnv(process.env, opts.env),
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -60,11 +87,12 @@ export function exec(command: string, args: readonly string[], opts: ExecOptions
     child.on("close", (code, sig) => {
       opts.signal?.removeEventListener("abort", kill);
       if (opts.signal?.aborted) return reject(new ExecAborted(`${command} killed: aborted`));
-      resolve({
-        code: code ?? (sig ? 128 : 1),
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-      });
+      // SIGKILL from nobody here: the OOM killer, when the memory cgroup counted a kill meanwhile.
+      const stderr = Buffer.concat(err).toString("utf8");
+      if ((sig === "SIGKILL" || code === 137) && memoryLimitHit(oomBefore)) {
+        return reject(new JobError("limit_exceeded", "The document needs more memory than the runner may use."));
+      }
+      resolve({ code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out).toString("utf8"), stderr });
     });
   });
 }

@@ -88,7 +88,7 @@ export const convert: OpDefinition<ConvertOptions> = {
   minInputs: 1,
   maxInputs: "max_merge_files",
   async run(ctx) {
-    const more = await convertMore(ctx);
+    const more = await convertMore(ctx, (c) => convert.run(c));
     if (more) return more;
     const input = ctx.inputs[0]!;
     // convertMore has taken every other target.

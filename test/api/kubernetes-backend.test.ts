@@ -13,7 +13,7 @@
  */
 import { existsSync } from "node:fs";
 import { Readable } from "node:stream";
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewJob } from "../../api/jobs/backend.ts";
 import { PdfJobClient } from "../../api/jobs/pdfjob-client.ts";
@@ -152,6 +152,48 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
       ),
     );
     await admin.setSuspended("globex", false);
+  });
+
+  it("rotates a key: the new one works on every replica at once, the old one until its grace ends", async () => {
+    const old = await admin.createKey("globex");
+    for (const r of replicas)
+      await until("the key everywhere", () => Promise.resolve(r.tenants.authenticate(old.key) ? true : undefined), 5000);
+    const rotated = await admin.rotateKey(old.key_id, 60_000);
+    await Promise.all(
+      replicas.map((r) =>
+        until("the new key everywhere", () => Promise.resolve(r.tenants.authenticate(rotated.key) ? true : undefined), 2000),
+      ),
+    );
+    // The old key's expiry reached every replica with the watch: valid before it, refused after.
+    const until_ = (await admin.key(old.key_id))!.expires_at!;
+    expect(until_).toBeGreaterThan(rotated.previous_expires_at - 1000);
+    expect(until_).toBeLessThanOrEqual(rotated.previous_expires_at);
+    for (const r of replicas) {
+      await until(
+        "the expiry everywhere",
+        () => Promise.resolve(r.tenants.authenticate(old.key, until_ + 1) === null ? true : undefined),
+        2000,
+      );
+      expect(r.tenants.authenticate(old.key, until_ - 1000)?.keyId).toBe(old.key_id);
+    }
+  });
+
+  it("lets the apiserver's RBAC decide: an identity without rights gets a clear 'forbidden' from the admin commands", async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: "nobody" } } });
+    const token = await core.createNamespacedServiceAccountToken({ namespace: NS, name: "nobody", body: { spec: { audiences: [] } } });
+    const nobody = new KubeConfig();
+    nobody.loadFromOptions({
+      clusters: [{ name: "c", server: kc.getCurrentCluster()!.server, caFile: kc.getCurrentCluster()!.caFile }],
+      users: [{ name: "nobody", token: token.status!.token }],
+      contexts: [{ name: "x", cluster: "c", user: "nobody" }],
+      currentContext: "x",
+    });
+    const denied = new KubernetesTenantAdmin(nobody, NS);
+    await expect(denied.createTenant("sneaky", "business")).rejects.toThrow(
+      /forbidden: create tenant sneaky: .*cannot create resource "tenants"/,
+    );
+    await expect(denied.revokeKey("AbCdEfGhIjKlMnOp")).rejects.toThrow(/forbidden/);
   });
 
   it("records uploads in S3 metadata only: any replica reads them, another tenant never", async () => {

@@ -238,6 +238,16 @@ const rows: Row[] = [
     check: (a) => expect(failure(statusOf(a))).toMatchObject({ code: "internal_error" }),
   },
   {
+    name: "a Job out of retries whose runner was OOMKilled (its memory limit) fails with limit_exceeded, not internal_error",
+    pj: running,
+    job: job(running, failed("BackoffLimitExceeded")),
+    now: 21,
+    pod: { terminationMessage: "Converting…\n", exitCode: 137, reason: "OOMKilled" },
+    expect: ["deleteStorage", "updateStatus", "recordEvent"],
+    check: (a) =>
+      expect(failure(statusOf(a))).toEqual({ code: "limit_exceeded", message: "The document needs more memory than the runner may use." }),
+  },
+  {
     name: "a Job out of retries whose runner reported an error keeps that error",
     pj: running,
     job: job(running, failed("BackoffLimitExceeded")),

@@ -83,6 +83,7 @@ describe("spec validation", () => {
     convert: { to: "pdf" },
     protect: { user_password: "open sesame", owner_password: "admin", encryption: "aes-128", permissions: { print: "low" } },
     edit: { steps: [{ type: "rotate", angle: 90 }, { type: "unlock" }], password: "opens the input" },
+    ocr: { languages: ["eng", "deu"], deskew: true },
   };
 
   it.each(Object.keys(requests) as Operation[])("should accept the API's parsed %s options with the passwords removed", (op) => {
