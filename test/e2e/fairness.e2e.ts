@@ -30,7 +30,7 @@ import { tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrds, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
+import { applyCrds, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
 import path from "node:path";
 
 const NS = "default";
@@ -92,6 +92,7 @@ describe("fair queueing between tenants on a real control plane", () => {
       namespace: NS,
       workers: 4,
       template: runnerTemplate(s3),
+      prepareJob: runnerAccess(kc, s3),
       maxRunningJobs: MAX_RUNNING,
     });
     await controller.synced();

@@ -34,7 +34,7 @@ import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
 import { multipart, ReplicaSet, request } from "./replicas.ts";
-import { applyCrds, runnerTemplate, sleep, until } from "./support.ts";
+import { applyCrds, runnerAccess, runnerTemplate, sleep, until } from "./support.ts";
 
 const NS = "default";
 const SERVICE = "folio-api-e2e";
@@ -133,6 +133,7 @@ describe("three stateless API replicas on a real control plane", () => {
       namespace: NS,
       workers: 4,
       template: runnerTemplate(s3),
+      prepareJob: runnerAccess(kc, s3),
       webhooks: { allowedHosts: ["127.0.0.1"], tls: { ca: tls.cert } },
       maxRunningJobs: 4,
     });
