@@ -56,9 +56,9 @@ test-platform: k8s-platform s3-server chart-tools ## Build (or reuse) what the s
 docs: $(SETUP_STAMP) ## Generate docs/configuration.md from core/config.ts (a test fails when it is stale)
 	node --input-type=module -e 'import { renderConfigDocs } from "./core/config-docs.ts"; process.stdout.write(renderConfigDocs());' > docs/configuration.md
 
-crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schemas (a test fails when it is stale)
+crds: $(SETUP_STAMP) ## Generate crds/*.folio.dev.yaml (PdfJob, Tenant, AccessRequest) from the zod schemas (a test fails when one is stale)
 	node controller/gen-crd.ts
-	cp crds/pdfjobs.folio.dev.yaml helm/folio/crds/
+	cp crds/*.folio.dev.yaml helm/folio/crds/
 
 bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript, cold LibreOffice/Chromium and ocrmypdf (bench/runner.ts lists the parts)
 	node bench/runner.ts
@@ -90,8 +90,10 @@ test-s3: s3-server $(SETUP_STAMP) ## S3 store and runner-pod suites on the real 
 e2e: k8s-platform s3-server $(SETUP_STAMP) images ## End to end: the public API, the controller, runner pods on the local control plane + kubelet + MinIO
 	vitest run --config vitest.e2e.config.ts
 
-bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operator: PdfJob → Succeeded overhead, 500-PdfJob backlog drained
+bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operator (PdfJob → Succeeded overhead, 500-PdfJob backlog) and the stateless API (apiserver requests per request, throughput with 1 and 3 replicas, 200 waiters, memory with 50,000 PdfJobs; 300 jobs through replica kills; fairness behind 1,000 queued)
 	node bench/k8s.ts
+	node bench/k8s-stateless.ts
+	FOLIO_E2E_STATELESS_JOBS=300 FOLIO_E2E_FAIRNESS_BACKLOG=1000 vitest run --config vitest.e2e.config.ts test/e2e/stateless-api.e2e.ts test/e2e/fairness.e2e.ts
 
 dashboard-screenshots: build ## Run the dashboard's browser tests and save their screenshots into docs/screenshots
 	FOLIO_SCREENSHOTS=docs vitest run test/dashboard/tenant.test.ts test/dashboard/operator.test.ts

@@ -21,8 +21,8 @@ import { accessRequestsRouter } from "./routes/access-requests.ts";
 import { filesRouter } from "./routes/files.ts";
 import { jobsRouter } from "./routes/jobs.ts";
 import { operationsRouter } from "./routes/operations.ts";
-import type { AccessRequestStore } from "./store/access-requests.ts";
-import type { TenantStore } from "./store/tenants.ts";
+import type { AccessRequests } from "./store/tenant-admin.ts";
+import type { KeyAuthenticator } from "./store/tenants.ts";
 
 export interface AppDeps {
   config: Config;
@@ -30,9 +30,15 @@ export interface AppDeps {
   metrics: Metrics;
   backend: JobBackend;
   store: ObjectStore;
-  tenants: TenantStore;
-  accessRequests: AccessRequestStore;
+  /** Who a presented API key belongs to (api/store/tenants.ts; one implementation per mode). */
+  tenants: KeyAuthenticator;
+  accessRequests: AccessRequests;
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /**
+   * The rate-limit tables (default: this process's own). Kubernetes mode passes tables that take
+   * this replica's share of every limit (api/store/kubernetes/replicas.ts).
+   */
+  rateLimits?: RateLimits;
   /** The dashboard (api/dashboard), mounted at /dashboard; it is given the API keys' rate-limit buckets to show their state. */
   dashboard?: (buckets: BucketTable) => express.Router;
   /** Embedded mode: /metrics on the API's port; Kubernetes mode: false (see api/main.ts). */
@@ -56,7 +62,7 @@ export function createApp(deps: AppDeps): express.Express {
   const trusted = parseTrustedProxies(config.FOLIO_TRUST_PROXY);
   const isTrusted = (addr: string | undefined): boolean => trusted.has(addr);
   const clientAddress = (req: Request): string => clientAddressOf(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted);
-  const limits = new RateLimits();
+  const limits = deps.rateLimits ?? new RateLimits();
   const throttle = new AuthThrottle({
     byAddress: limits.authFailuresByAddress,
     byKey: limits.authFailuresByKey,

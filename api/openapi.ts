@@ -79,7 +79,14 @@ function problemResponses(codes: (keyof typeof API_ERRORS)[]): Json {
 /** What a download can be: any type an upload is sniffed as, and the zip of a split's parts. */
 const DOWNLOAD_TYPES = [...new Set([...Object.values(CONTENT_TYPES), "application/zip"])];
 
-const AUTHED: (keyof typeof API_ERRORS)[] = ["unauthorized", "plan_required", "https_required", "rate_limited", "internal_error"];
+const AUTHED: (keyof typeof API_ERRORS)[] = [
+  "unauthorized",
+  "plan_required",
+  "tenant_suspended",
+  "https_required",
+  "rate_limited",
+  "internal_error",
+];
 
 export function buildOpenApi(version: string): Json {
   const schemas: Json = {};

@@ -204,6 +204,10 @@ export const CONFIG_KEYS = {
     schema: z.enum(["embedded", "kubernetes"]).default("embedded"),
     doc: 'Where `folio serve` runs jobs: `embedded` (SQLite, local disk, runner pool) or `kubernetes` (PdfJobs, S3; see "Kubernetes mode").',
   },
+  FOLIO_API_SERVICE: {
+    schema: z.string().optional(),
+    doc: "API, Kubernetes mode: the API's Service. Each replica takes 1/n of every rate limit (rate and burst), n = the Service's ready endpoints (its EndpointSlices, watched); unset: each replica applies the whole limit. The chart sets it.",
+  },
   FOLIO_JOBS_NAMESPACE: {
     schema: z.string().optional(),
     doc: "Kubernetes mode: namespace the API creates PdfJobs and their Secrets in.",
@@ -271,6 +275,10 @@ export const CONFIG_KEYS = {
     doc: "Controller: Secret with `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` for the runner pods.",
   },
   FOLIO_CONTROLLER_WORKERS: { schema: z.coerce.number().int().min(1).max(64).default(2), doc: "Controller: PdfJobs reconciled at once." },
+  FOLIO_MAX_RUNNING_JOBS: {
+    schema: z.coerce.number().int().min(0).default(50),
+    doc: "Controller: runner Jobs at once in total, shared fairly between tenants; the others wait queued, their place in `status.queuePosition` (`kubectl get pj -o wide`). `0`: no limit.",
+  },
   FOLIO_CONTROLLER_NAMESPACE: { schema: z.string().optional(), doc: "Controller: watch only this namespace." },
   FOLIO_CONTROLLER_LEADER_ELECTION: { schema: bool(true), doc: "Controller: Lease leader election (one active replica)." },
   FOLIO_METRICS_PORT: {

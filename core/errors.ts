@@ -9,6 +9,8 @@
 export const API_ERRORS = {
   unauthorized: { status: 401, title: "Missing or invalid API key" },
   plan_required: { status: 403, title: "Your plan does not include API access" },
+  /** Beyond API.md: an operator suspended the tenant (`folio tenants suspend`); its keys stay valid. */
+  tenant_suspended: { status: 403, title: "The tenant is suspended" },
   https_required: { status: 403, title: "HTTPS is required" },
   not_found: { status: 404, title: "Not found" },
   validation_failed: { status: 422, title: "The request is not valid" },
@@ -29,6 +31,9 @@ export const API_ERRORS = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/** Codes Folio added where API.md is silent (documented in the OpenAPI document and the README). */
+export const API_ERROR_EXTENSIONS: readonly ApiErrorCode[] = ["tenant_suspended", "storage_quota_exceeded", "method_not_allowed"];
 
 /**
  * Runner process exit codes. Kubernetes' podFailurePolicy maps BAD_INPUT to FailJob (retrying

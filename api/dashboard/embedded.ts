@@ -114,7 +114,8 @@ export interface EmbeddedDashboard {
 export function embeddedDashboard(o: {
   config: Config;
   log: Logger;
-  db: Db;
+  /** Embedded mode's database (job counts); null in Kubernetes mode. */
+  db: Db | null;
   dataDir: string;
   backend: JobBackend;
   tenants: DashboardTenants;
@@ -122,10 +123,10 @@ export function embeddedDashboard(o: {
   stores: DashboardStores;
   pool: { busyCount: number; size: number } | null;
 }): EmbeddedDashboard {
-  const { config, db, stores } = o;
+  const { config, stores } = o;
   const health = async (): Promise<ServiceHealth> => {
     // Embedded: one query on the jobs table. Kubernetes: the PdfJobs of every tenant, through the backend.
-    const n = o.pool ? embeddedCounts(db) : await backendCounts(o.backend, o.tenants);
+    const n = o.pool && o.db ? embeddedCounts(o.db) : await backendCounts(o.backend, o.tenants);
     return {
       queued: n("queued"),
       running: n("running"),

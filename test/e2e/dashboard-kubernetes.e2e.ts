@@ -15,7 +15,7 @@ import { acceptInvite, launch, newContext, screenshot } from "../dashboard/brows
 import { startControlPlane, type ControlPlane } from "../k8s/control-plane.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, until } from "./support.ts";
+import { applyCrds, until } from "./support.ts";
 
 const NS = "default";
 let cp: ControlPlane;
@@ -40,7 +40,7 @@ async function replica(secret: string): Promise<Server> {
 beforeAll(async () => {
   [cp, s3] = await Promise.all([startControlPlane(), startS3Server()]);
   kc = loadKubeConfig(cp.kubeconfigs.admin);
-  await applyCrd(kc);
+  await applyCrds(kc);
   // A new CRD's storage answers 429 "(re)initializing" for a moment after it is Established.
   const custom = kc.makeApiClient(CustomObjectsApi);
   await until("PdfJobs to be listable", () =>
