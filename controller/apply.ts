@@ -47,6 +47,7 @@ export interface KubeClient {
   /** A merge patch of metadata.finalizers guarded by the object's resourceVersion. */
   setFinalizers(pj: PdfJob, finalizers: string[]): Promise<PdfJob>;
   deletePdfJob(namespace: string, name: string, uid: string | undefined): Promise<void>;
+  deleteSecret(namespace: string, name: string): Promise<void>;
   createEvent(namespace: string, event: CoreV1Event): Promise<void>;
 }
 
@@ -219,6 +220,9 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
     case "deletePdfJob":
       await tolerating(404, () => deps.kube.deletePdfJob(ns, pj.metadata.name, pj.metadata.uid));
       return;
+    case "deleteSecret":
+      await tolerating(404, () => deps.kube.deleteSecret(ns, a.name));
+      return;
     case "requeueAfter":
       step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, a.ms);
       return;
@@ -291,6 +295,9 @@ export function kubeClient(kc: KubeConfig): KubeClient {
     },
     async deletePdfJob(namespace, name, uid) {
       await custom.deleteNamespacedCustomObject({ ...crd, namespace, name, ...(uid ? { body: { preconditions: { uid } } } : {}) });
+    },
+    async deleteSecret(namespace, name) {
+      await core.deleteNamespacedSecret({ namespace, name });
     },
     async createEvent(namespace, event) {
       await core.createNamespacedEvent({ namespace, body: event });

@@ -37,6 +37,7 @@ import {
   type PdfJobSpec,
   type RunnerPodSpec,
 } from "../core/schemas/pdfjob.ts";
+import { runnerImageFor } from "./runner-image.ts";
 
 export const RUNNER_CONTAINER = "runner";
 export const TERMINATION_MESSAGE_PATH = "/dev/termination-log";
@@ -69,6 +70,8 @@ export const S3_ENV = {
 
 export interface JobTemplateOptions {
   image: string;
+  /** The runner image with Chromium, OCR and veraPDF, for the jobs that need them (runner-image.ts). */
+  fullImage?: string;
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /** Default: `folio runner --pod` (the runner reads FOLIO_RUNNER_SPEC). */
   command?: readonly string[];
@@ -266,7 +269,7 @@ export function buildJob(pj: PdfJob, spec: PdfJobSpec, o: JobTemplateOptions): V
           containers: [
             {
               name: RUNNER_CONTAINER,
-              image: o.image,
+              image: runnerImageFor(spec, o),
               ...(o.imagePullPolicy ? { imagePullPolicy: o.imagePullPolicy } : {}),
               command: [...(o.command ?? DEFAULT_COMMAND)],
               env,

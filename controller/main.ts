@@ -50,6 +50,8 @@ import { Informer, objectKey, sleep, type ListResult } from "./informer.ts";
 import type { JobTemplateOptions } from "./job-template.ts";
 import { accessPreparer } from "./runner-access.ts";
 import { WorkQueue } from "./queue.ts";
+import { FairQueue } from "./fair-queue.ts";
+import { startUploadSweep, unfinishedInputs } from "./upload-sweep.ts";
 import { ControllerMetrics, serveMetrics, type MetricsServer } from "./metrics.ts";
 import { Reconciler, type Caches } from "./reconciler.ts";
 import { kubeSecrets, webhookSender } from "./webhooks.ts";
@@ -72,6 +74,10 @@ export interface ControllerOptions {
   log?: (msg: string) => void;
   /** Run workers only while holding this Lease; without it, workers start at once. */
   leaderElection?: LeaderElectionOptions;
+  /** FOLIO_MAX_RUNNING_JOBS: runner Jobs at once, shared fairly between tenants (fair-queue.ts); 0 or absent: no limit. */
+  maxRunningJobs?: number;
+  /** The leader sweeps expired uploads every `intervalMs` (upload-sweep.ts; needs a store that lists). */
+  uploadSweep?: { intervalMs: number; ttlMs: number };
   /** Before each Job is created (the runner's access Secret: controller/runner-access.ts). */
   prepareJob?: (namespace: string, job: V1Job) => Promise<void>;
 }
@@ -260,6 +266,7 @@ export function startController(o: ControllerOptions): Controller {
   const crd = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
   const nsPath = ns ? `/namespaces/${ns}` : "";
 
+  const fairQueue = new FairQueue(o.maxRunningJobs ?? 0, enqueue);
   const pdfJobs = new Informer<PdfJob>({
     name: "pdfjobs",
     kubeConfig: o.kubeConfig,
@@ -271,7 +278,10 @@ export function startController(o: ControllerOptions): Controller {
         },
       ),
     watchPath: `/apis/${PDFJOB_GROUP}/${PDFJOB_VERSION}${nsPath}/${PDFJOB_PLURAL}`,
-    onChange: (pj) => enqueue(objectKey(pj)),
+    onChange: (pj, kind) => {
+      fairQueue.observe(pj, kind);
+      enqueue(objectKey(pj));
+    },
     ...(o.resyncMs === undefined ? {} : { resyncMs: o.resyncMs }),
     log,
   });
@@ -347,6 +357,7 @@ export function startController(o: ControllerOptions): Controller {
     onWebhookAttempt: (result) => metrics.webhook(result),
     onPhaseChange: (change) => metrics.phaseChanged(change),
     onReconcile: (result, seconds) => metrics.reconciled(result, seconds),
+    fairQueue,
     log,
   });
 
@@ -378,6 +389,9 @@ export function startController(o: ControllerOptions): Controller {
   const workers = Promise.all([synced, leading]).then(() =>
     stopping ? [] : Promise.all(Array.from({ length: Math.max(1, o.workers ?? 2) }, () => reconciler.work(queue))),
   );
+  const sweeper = o.uploadSweep
+    ? startUploadSweep(o.store, o.uploadSweep, () => unfinishedInputs(pdfJobs.list()), Promise.all([synced, leading]), log)
+    : undefined;
 
   return {
     queue,
@@ -389,6 +403,8 @@ export function startController(o: ControllerOptions): Controller {
     ready,
     async stop() {
       stopping = true;
+      fairQueue.stop();
+      sweeper?.stop();
       await queue.shutDownWithDrain();
       await elector?.stop();
       metrics.setLeader(false);
@@ -415,6 +431,7 @@ function templateFrom(config: Config, image: string): JobTemplateOptions {
   return {
     image,
     access: "presigned",
+    ...(c.FOLIO_RUNNER_FULL_IMAGE ? { fullImage: c.FOLIO_RUNNER_FULL_IMAGE } : {}),
     ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
     ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
     ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
@@ -498,6 +515,8 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     }),
     ...(namespace ? { namespace } : {}),
     workers: config.FOLIO_CONTROLLER_WORKERS,
+    maxRunningJobs: config.FOLIO_MAX_RUNNING_JOBS,
+    uploadSweep: { intervalMs: config.FOLIO_SWEEP_INTERVAL_MS, ttlMs: config.FOLIO_UPLOAD_TTL_SECONDS * 1000 },
     webhooks: { allowedHosts: config.FOLIO_WEBHOOK_ALLOWED_HOSTS, ...(tls ? { tls } : {}) },
     metrics,
     log,

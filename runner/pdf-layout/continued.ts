@@ -2,7 +2,7 @@
  * Tables that a page break cut in two, joined again. When a page's last block is a table and the
  * next page's first block is a table with the same columns (as many, each one's middle inside the
  * other's column: whitespace columns shift a little with their widest cell), the second is the
- * rest of the first: its rows are appended (without a repeated header row) and the
+ * rest of the first: its rows are appended (without the header rows it repeats) and the
  * next page is marked `continued`, so the DOCX flows on without a page break and the XLSX gets one
  * sheet for the whole table. Page numbers — a single short line with a number in the top or bottom
  * margin band ("12", "Page 3 of 10") — do not count as the page's first or last block. Pure.
@@ -42,14 +42,19 @@ const rowText = (t: Table, row: number): string =>
     .map((c) => c.lines.map(segmentText).join(" "))
     .join("\t");
 
+/** Header rows a continued table may repeat at the top of each page (a title row, group headers, column headers). */
+const MAX_HEADER_ROWS = 3;
+
 /**
- * Appends the rows of `rest` to `table`, dropping a first row that repeats the table's header row
- * (`header`: the text of the table's first row, kept so that a growing table is not rescanned).
+ * Appends the rows of `rest` to `table`, dropping the first rows that repeat the table's first rows
+ * (`header`: the texts of the table's first rows, kept so that a growing table is not rescanned).
+ * Normalised to ignore whitespace: a centred group header can fall a little differently.
  */
-function appendRows(table: Table, header: string, rest: Table): void {
-  const repeated = rest.rows > 1 && rowText(rest, 0) === header;
-  const skip = repeated ? 1 : 0;
-  if (repeated) for (const c of table.cells) if (c.row === 0) c.header = true;
+function appendRows(table: Table, header: readonly string[], rest: Table): void {
+  let skip = 0;
+  while (skip < header.length && skip < rest.rows - 1 && rowText(rest, skip).replace(/\s+/g, "") === header[skip]!.replace(/\s+/g, ""))
+    skip++;
+  if (skip) for (const c of table.cells) if (c.row < skip) c.header = true;
   for (const c of rest.cells) if (c.row >= skip) table.cells.push({ ...c, row: c.row - skip + table.rows });
   table.rows += rest.rows - skip;
 }
@@ -58,7 +63,7 @@ function appendRows(table: Table, header: string, rest: Table): void {
 export function joinContinuedTables(pages: readonly PageLayout[]): void {
   /** The table the previous page ended with, which this page may continue. */
   let open: Table | null = null;
-  let header = "";
+  let header: string[] = [];
   for (const page of pages) {
     const blocks = content(page);
     const first = blocks[0];
@@ -71,7 +76,7 @@ export function joinContinuedTables(pages: readonly PageLayout[]): void {
     const last = blocks.at(-1);
     // A page the table fills entirely passes it on to the next.
     const next: Table | null = last ? (last.type === "table" ? last.table : null) : page.continued ? open : null;
-    if (next && next !== open) header = rowText(next, 0);
+    if (next && next !== open) header = Array.from({ length: Math.min(MAX_HEADER_ROWS, next.rows) }, (_, r) => rowText(next, r));
     open = next;
   }
 }

@@ -31,7 +31,7 @@ import { minOf } from "./minmax.ts";
 import { lineMarker, blockParagraphs } from "./paragraphs.ts";
 import { pageSegments } from "./lines.ts";
 import { streamTables } from "./stream.ts";
-import { inside, tableFromStructure } from "./tables.ts";
+import { inside, orientTable, tableFromStructure } from "./tables.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
 
 export interface DocumentLayout {
@@ -77,13 +77,12 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     tables.push(table);
     rest = rest.filter((i) => !inside(i, table));
   }
-  const lines = pageSegments(rest);
-  const streamLines = new Set<number>();
-  for (const found of streamTables(lines)) {
+  const streamed = new Set<TextItem>();
+  for (const found of streamTables(rest)) {
     tables.push(found.table);
-    for (const i of found.lines) streamLines.add(i);
+    for (const i of found.items) streamed.add(i);
   }
-  return { tables, lines: lines.filter((_, i) => !streamLines.has(i)) };
+  return { tables: tables.map(orientTable), lines: pageSegments(rest.filter((i) => !streamed.has(i))) };
 }
 
 /** Images that carry text over them are backgrounds (or scans under an OCR layer): not content. */

@@ -4,8 +4,12 @@
  * grid cells (less than half of the edge drawn) merges them into one spanning cell. Text items
  * go to the cell under their centre. Pure.
  */
+import { splitBands } from "./bands.ts";
 import { buildTable, inside, type CellDraft } from "./tables.ts";
+import { textGrid } from "./textgrid.ts";
 import type { Rule, Table, TextItem } from "./types.ts";
+
+type Box = { x0: number; x1: number; top: number; bottom: number };
 
 /** Positions closer than this (points) are the same grid line; rules closer than this touch. */
 const TOL = 2;
@@ -147,6 +151,29 @@ export function gridCells(grid: Grid): { row: number; col: number; rowSpan: numb
   return cells;
 }
 
+/** Separators closer than this (points) are the same one. */
+const SAME_X = 3;
+
+/**
+ * The region read by its text columns (textgrid.ts, its drawn rules kept) when its rules leave
+ * columns out: a box around a table, rules under its header only, a grid ruling its groups of
+ * columns but not the columns in a group. That is when its text parts into more columns, apart
+ * from the drawn ones, than it has drawn inner rules. Null when the rules tell the columns.
+ */
+function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextItem[]): Table | null {
+  const innerXs = grid.xs.slice(1, -1);
+  const tg = textGrid({
+    items: items.filter((i) => inside(i, box)),
+    drawnXs: innerXs,
+    drawnYs: grid.ys.slice(1, -1),
+    kind: "lattice",
+    box,
+  });
+  if (!tg) return null;
+  const textOnly = tg.separators.filter((x) => !innerXs.some((d) => Math.abs(d - x) < SAME_X)).length;
+  return textOnly > innerXs.length && tg.table.cols > lattice.cols ? tg.table : null;
+}
+
 /** Lattice tables of a page; `items` are the page's text items not yet placed elsewhere. */
 export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]): Table[] {
   if (rules.length > MAX_RULES) return [];
@@ -170,7 +197,8 @@ export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]
       owner[row]?.[col]?.items.push(item);
     }
     if (drafts.filter((d) => d.items.length > 0).length < 2) continue;
-    tables.push(buildTable("lattice", drafts, grid.xs, box));
+    const lattice = buildTable("lattice", splitBands(drafts, grid.ys.length - 1).drafts, grid.xs, box);
+    tables.push(textColumns(lattice, grid, box, items) ?? lattice);
   }
   return tables;
 }

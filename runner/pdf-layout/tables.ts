@@ -67,17 +67,53 @@ export function buildTable(
   };
 }
 
-/** A tagged table as a Table, with its items taken out of `items` (the rest of the page). */
+/**
+ * Whether a tagged table's cells stand where its rows and columns say: each row below the one
+ * before it, each cell right of the one before it in its row, and each column's cells overlapping
+ * that column's span. Producers tag tables loosely — cells in another order than they stand,
+ * empty cells left out so that the next one slides into their column — and such a tree would
+ * scramble a table that its rules or its whitespace show plainly; it is then not used.
+ */
+function consistent(rows: readonly CellDraft[][]): boolean {
+  const spans = rows.map((row) =>
+    row.map((d) =>
+      d.items.length ? { x0: minOf(d.items, (i) => i.x0), x1: maxOf(d.items, (i) => i.x1), y: minOf(d.items, (i) => i.base) } : null,
+    ),
+  );
+  let prevY = Number.NEGATIVE_INFINITY;
+  for (const row of spans) {
+    const placed = row.filter((s) => s !== null);
+    if (!placed.length) continue;
+    const y = minOf(placed, (s) => s.y);
+    if (y < prevY - 2) return false;
+    prevY = y;
+    for (let i = 1; i < placed.length; i++) if (placed[i]!.x0 < placed[i - 1]!.x1 - 1) return false;
+  }
+  const cols = Math.max(...spans.map((r) => r.length));
+  for (let c = 0; c < cols; c++) {
+    const cells = spans.map((r) => r[c]).filter((s) => s !== null && s !== undefined);
+    for (let c2 = c + 1; c2 < cols; c2++) {
+      const later = spans.map((r) => r[c2]).filter((s) => s !== null && s !== undefined);
+      // A cell of a later column lying wholly left of a cell of this column: the tags misplace one.
+      if (later.some((l) => cells.some((e) => l.x1 <= e.x0 + 1))) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * A tagged table as a Table, from its cells' marked-content ids (this page's text only: a table
+ * tagged over several pages lists rows of the others too), or null when it has no text here or its
+ * tags do not match its geometry (see consistent).
+ */
 export function tableFromStructure(st: StructTable, byMcid: Map<string, TextItem[]>): Table | null {
-  const drafts: CellDraft[] = [];
-  st.rows.forEach((row, r) => {
-    row.forEach((cell, c) => {
-      const items = cell.mcids.flatMap((id) => byMcid.get(id) ?? []);
-      drafts.push({ row: r, col: c, rowSpan: 1, colSpan: 1, items, header: cell.header });
-    });
-  });
+  const rows = st.rows
+    .map((row) => row.map((cell) => ({ items: cell.mcids.flatMap((id) => byMcid.get(id) ?? []), header: cell.header })))
+    .filter((row) => row.some((cell) => cell.items.length > 0))
+    .map((row, r) => row.map((cell, c): CellDraft => ({ row: r, col: c, rowSpan: 1, colSpan: 1, items: cell.items, header: cell.header })));
+  const drafts = rows.flat();
   const placed = drafts.flatMap((d) => d.items);
-  if (placed.length === 0) return null;
+  if (placed.length === 0 || !consistent(rows)) return null;
   const cols = maxOf(drafts, (d) => d.col + 1);
   const colEdges: number[] = [];
   for (let c = 0; c < cols; c++) {
@@ -125,6 +161,28 @@ export function disjointCells(table: Table): Cell[] {
     out.push(fits ? cell : { ...cell, rowSpan: 1, colSpan: 1 });
   }
   return out;
+}
+
+/** Letters of right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko) and of any script. */
+const RTL_LETTER = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/gu;
+const LETTER = /\p{L}/gu;
+
+/**
+ * A table whose text is mostly in a right-to-left script, read the way its readers read it: its
+ * first column is the rightmost (Unicode Bidirectional Algorithm, UAX #9: the table's paragraph
+ * direction is right to left), and it is marked `rtl` so that the writers show it right to left,
+ * as the page does. Other tables are returned as they are.
+ */
+export function orientTable(table: Table): Table {
+  const text = table.cells.flatMap((c) => c.lines.flatMap((l) => l.items.map((i) => i.text))).join("");
+  const rtl = (text.match(RTL_LETTER) ?? []).length;
+  if (rtl * 2 <= (text.match(LETTER) ?? []).length) return table;
+  return {
+    ...table,
+    rtl: true,
+    cells: table.cells.map((c) => ({ ...c, col: table.cols - c.col - c.colSpan })),
+    colEdges: [...table.colEdges].reverse(),
+  };
 }
 
 /** Whether a text item's centre lies in a box. */

@@ -427,8 +427,11 @@ function rbacExpectations(
     ...may(a, "folio.dev", "pdfjobs", ["update", "watch"], false),
     ...may(a, "folio.dev", "pdfjobs", ["update", "patch"], false, { subresource: "status" }),
     ...may(a, "folio.dev", "pdfjobs", ["update"], true, { subresource: "finalizers" }),
-    ...may(a, "", "secrets", ["create"], true),
-    ...may(a, "", "secrets", ["get", "list", "watch", "update", "patch", "delete"], false),
+    // and the dashboard's people, invites (Secrets), audit log, usage and key labels (ConfigMaps)
+    ...may(a, "", "secrets", ["create", "get", "list", "update"], true),
+    ...may(a, "", "secrets", ["watch", "patch", "delete"], false),
+    ...may(a, "", "configmaps", ["create", "get", "list", "update"], true),
+    ...may(a, "", "configmaps", ["watch", "patch", "delete"], false),
     ...may(a, "batch", "jobs", ["create"], false),
     ...may(a, "", "pods", ["list"], false),
     ...may(a, "coordination.k8s.io", "leases", ["create"], false),

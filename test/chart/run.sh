@@ -102,13 +102,15 @@ node test/chart/check.ts --prometheusrule "$out/full.yaml" "$out/rendered-rules.
 promtool check rules "$out/rendered-rules.yaml"
 helm package "$chart" --destination "$out" >/dev/null
 pkg="$(ls "$out"/folio-*.tgz)"
-helm show crds "$pkg" | grep -q 'name: pdfjobs.folio.dev' || die "the packaged chart lacks the CRD"
-echo "  ok    packaged $(basename "$pkg") ($(du -k "$pkg" | cut -f1) KiB) with crds/pdfjobs.folio.dev.yaml"
+for crd in pdfjobs tenants accessrequests; do
+  helm show crds "$pkg" | grep -q "name: $crd.folio.dev" || die "the packaged chart lacks the $crd CRD"
+done
+echo "  ok    packaged $(basename "$pkg") ($(du -k "$pkg" | cut -f1) KiB) with crds/{pdfjobs,tenants,accessrequests}.folio.dev.yaml"
 expect_fail "a misspelt key (api.replicaz)" "replicaz" helm template x "$chart" --set api.replicaz=2
 expect_fail "a misspelt nested key (storage.s3.bukket)" "bukket" helm template x "$chart" --set storage.s3.bukket=x
 expect_fail "retention beyond 24 h" "jobSeconds" helm template x "$chart" --set config.retention.jobSeconds=90000
 expect_fail "an invalid bucket name" "bucket" helm template x "$chart" --set storage.s3.bucket=Not_A_Bucket
-expect_fail "two API replicas on one ReadWriteOnce volume" "replicaCount" helm template x "$chart" --set api.replicaCount=2
+expect_fail "a negative maxRunningJobs" "maxRunningJobs" helm template x "$chart" --set controller.maxRunningJobs=-1
 expect_fail "two controllers without leader election" "enabled" helm template x "$chart" --set controller.leaderElection.enabled=false
 expect_fail "a wrong type (workers: many)" "workers" helm template x "$chart" --set controller.workers=many
 expect_fail "an unknown pull policy" "pullPolicy" helm template x "$chart" --set images.pullPolicy=Sometimes

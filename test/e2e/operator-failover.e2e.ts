@@ -34,7 +34,7 @@ import { blob, freePort, type Server } from "../api/harness.ts";
 import type { FolioContainer } from "../k8s/folio-container.ts";
 import { runnerImage } from "../k8s/images.ts";
 import { startApiContainer, startControllerContainer } from "./containers.ts";
-import { applyCrd } from "./support.ts";
+import { applyCrds } from "./support.ts";
 
 const NS = "default";
 const JOBS = 50;
@@ -286,7 +286,7 @@ describe("controller fail-over on a real control plane", () => {
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrd(kc);
+    await applyCrds(kc);
     const tls = await loadOrCreateTls(path.join(dir), {});
     caFile = tls.certPath;
     receiver = new Receiver(tls.key, tls.cert);

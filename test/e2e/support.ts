@@ -8,7 +8,7 @@ import https from "node:https";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { ApiextensionsV1Api, CoreV1Api, type KubeConfig, type V1Job } from "@kubernetes/client-node";
-import { pdfJobCrd } from "../../controller/crd.ts";
+import { CRDS, pdfJobCrd } from "../../controller/crd.ts";
 import { accessPreparer } from "../../controller/runner-access.ts";
 import type { JobTemplateOptions } from "../../controller/job-template.ts";
 import { newId } from "../../core/ids.ts";
@@ -60,6 +60,18 @@ export async function applyCrd(kc: KubeConfig): Promise<void> {
     const crd = await api.readCustomResourceDefinition({ name: `${PDFJOB_PLURAL}.${PDFJOB_GROUP}` });
     return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
   });
+}
+
+/** Creates every Folio CRD (PdfJob, Tenant, AccessRequest) and waits until each is served. */
+export async function applyCrds(kc: KubeConfig): Promise<void> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  for (const c of CRDS) await createRaw(kc, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", c.object());
+  for (const c of CRDS) {
+    await until(`the CRD ${c.name} to be established`, async () => {
+      const crd = await api.readCustomResourceDefinition({ name: c.name });
+      return crd.status?.conditions?.some((x) => x.type === "Established" && x.status === "True") ? true : undefined;
+    });
+  }
 }
 
 /**

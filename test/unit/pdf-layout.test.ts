@@ -12,8 +12,8 @@ import { buildGrid, gridCells } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, pageSegments, segmentOf, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { maxOf, minOf } from "../../runner/pdf-layout/minmax.ts";
 import { blockParagraphs, paragraphText } from "../../runner/pdf-layout/paragraphs.ts";
-import { mergeComplementary, projectColumns, streamTable, streamTables } from "../../runner/pdf-layout/stream.ts";
-import { buildTable, disjointCells } from "../../runner/pdf-layout/tables.ts";
+import { streamTable, streamTables } from "../../runner/pdf-layout/stream.ts";
+import { buildTable, disjointCells, orientTable } from "../../runner/pdf-layout/tables.ts";
 import type { Block, Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 import { writeDocx } from "../../runner/ops/convert-docx.ts";
 import { writeXlsx } from "../../runner/ops/convert-xlsx.ts";
@@ -251,72 +251,100 @@ describe("pages with very many text runs", () => {
 });
 
 describe("stream columns", () => {
+  const texts = (t: Table, row: number): string[] =>
+    t.cells
+      .filter((c) => c.row === row)
+      .sort((a, b) => a.col - b.col)
+      .map((c) => c.lines.map(segmentText).join(" "));
+
   it("keeps a left-aligned header over right-aligned numbers in one column", () => {
-    const rows = [
+    const lines = [
       [item("Region", 0, 10), item("Units", 100, 10)],
       [item("North", 0, 24), item("17", 150, 24)],
       [item("South", 0, 38), item("42", 150, 38)],
-    ].map((r) => splitLine(r));
-    expect(projectColumns(rows)).toHaveLength(3);
-    expect(mergeComplementary(rows, projectColumns(rows))).toHaveLength(2);
-    const table = streamTable(rows)!;
+    ];
+    const table = streamTable(lines)!;
     expect([table.rows, table.cols]).toEqual([3, 2]);
+    expect(texts(table, 0)).toEqual(["Region", "Units"]);
   });
 
   it("refuses two columns of prose", () => {
-    const rows = [0, 1, 2].map((i) =>
-      splitLine([item("several words of running text here", 0, 10 + 14 * i), item("and more words of text over there", 300, 10 + 14 * i)]),
-    );
-    expect(streamTable(rows)).toBeNull();
+    const lines = [0, 1, 2].map((i) => [
+      item("several words of running text here", 0, 10 + 14 * i),
+      item("and more words of text over there", 300, 10 + 14 * i),
+    ]);
+    expect(streamTable(lines)).toBeNull();
   });
 
   it("cuts a date from the text of the next cell, though less than a word space apart", () => {
-    // Calc: dates right-aligned in their cell, the region left-aligned 2 pt after: one segment each row.
-    const rows = [
+    // Calc: dates right-aligned in their cell, the region left-aligned 2 pt after.
+    const lines = [
       [item("Product", 0, 10), item("Shipped", 102, 10), item("Region", 162, 10)],
       [item("Osprey Sail", 0, 24), item("2024-05-30", 100, 24), item("East", 162, 24)],
       [item("Tide Margin", 0, 38), item("2023-11-09", 100, 38), item("West", 162, 38)],
       [item("Have Yarrow", 0, 52), item("2023-08-02", 100, 52), item("Central", 162, 52)],
-    ].map((r) => splitLine(r));
-    expect(rows[1]!.map(segmentText)).toEqual(["Osprey Sail", "2024-05-30 East"]);
-    const table = streamTable(rows)!;
+    ];
+    const table = streamTable(lines)!;
     expect([table.rows, table.cols]).toEqual([4, 3]);
-    expect(table.cells.filter((c) => c.row === 1).map((c) => c.lines.map(segmentText).join(" "))).toEqual([
-      "Osprey Sail",
-      "2024-05-30",
-      "East",
+    expect(texts(table, 1)).toEqual(["Osprey Sail", "2024-05-30", "East"]);
+  });
+
+  it("parts columns set a fraction of an em apart when the gap runs down every line", () => {
+    // A tight ledger: numbers right-aligned to 118, codes left-aligned from 121 (3 pt, a quarter em).
+    const lines = [0, 1, 2, 3].map((r) => [
+      item(`Account ${r}`, 0, 10 + 14 * r),
+      item(["7", "1,234", "56", "98,765"][r]!, 118 - 6 * ["7", "1,234", "56", "98,765"][r]!.length, 10 + 14 * r),
+      item(`AB-${1000 + r}`, 121, 10 + 14 * r),
     ]);
+    const table = streamTable(lines)!;
+    expect(table.cols).toBe(3);
+    expect(texts(table, 3)).toEqual(["Account 3", "98,765", "AB-1003"]);
+  });
+
+  it("joins a wrapped cell's lines and a wrapped header's lines into their rows", () => {
+    const lines = [
+      [item("Item", 0, 10), item("Notes on the", 80, 10), item("Units", 200, 10)],
+      [item("notes", 80, 20)],
+      [item("Anchor", 0, 34), item("Kept in the", 80, 34), item("12", 212, 34)],
+      [item("north dock", 80, 44)],
+      [item("Beacon", 0, 58), item("Lit", 80, 58), item("7", 218, 58)],
+    ];
+    const table = streamTable(lines)!;
+    expect([table.rows, table.cols]).toEqual([3, 3]);
+    expect(texts(table, 0)).toEqual(["Item", "Notes on the notes", "Units"]);
+    expect(texts(table, 1)).toEqual(["Anchor", "Kept in the north dock", "12"]);
   });
 
   it("does not take a bulleted or numbered list for a table", () => {
-    // The marker sits far enough from its text to be a segment of its own.
+    // The marker sits far enough from its text to be a piece of its own.
     const bullets = ["Apples", "Pears", "Plums"].map((t, i) => [item("•", 0, 10 + 14 * i), item(t, 60, 10 + 14 * i)]);
     const numbers = ["Apples", "Pears", "Plums"].map((t, i) => [item(`${i + 1}.`, 0, 10 + 14 * i), item(t, 60, 10 + 14 * i)]);
-    for (const list of [bullets, numbers]) {
-      const lines = pageSegments(list.flat());
-      expect(lines.every((l) => l.length === 2)).toBe(true);
-      expect(streamTables(lines)).toEqual([]);
-    }
+    for (const list of [bullets, numbers]) expect(streamTables(list.flat())).toEqual([]);
   });
 
   it("needs two rows of two cells", () => {
-    const rows = [[item("Region", 0, 10), item("Units", 100, 10)], [item("North", 0, 24), item("17", 118, 24)], [item("Total", 0, 38)]].map(
-      (r) => splitLine(r),
-    );
-    expect(streamTable(rows)).not.toBeNull();
-    expect(streamTable([rows[0]!, rows[2]!])).toBeNull();
+    const lines = [[item("Region", 0, 10), item("Units", 100, 10)], [item("North", 0, 24), item("17", 118, 24)], [item("Total", 0, 38)]];
+    expect(streamTable(lines)).not.toBeNull();
+    expect(streamTable([lines[0]!, lines[2]!])).toBeNull();
   });
 
-  it("does not make a column of a value cut that a single row has", () => {
+  it("does not make a column of a gap that a single row has", () => {
     // A producer that places every word: "8" and "bits" are two runs, but no other row is cut there.
-    const rows = [
+    const lines = [
       [item("4", 0, 10), item("LITERAL_OFFSET", 60, 10)],
       [item("4", 0, 24), item("MIME_TYPE_OFFSET", 60, 24)],
       [item("4", 0, 38), item("WEIGHT in lower 8", 60, 38), item("bits", 166, 38)],
-    ].map((r) => splitLine(r));
-    const table = streamTable(rows)!;
+    ];
+    const table = streamTable(lines)!;
     expect([table.rows, table.cols]).toEqual([3, 2]);
-    expect(table.cells.filter((c) => c.row === 2).map((c) => c.lines.map(segmentText).join(" "))).toEqual(["4", "WEIGHT in lower 8 bits"]);
+    expect(texts(table, 2)).toEqual(["4", "WEIGHT in lower 8 bits"]);
+  });
+
+  it("reads a table in right-to-left script from its rightmost column", () => {
+    const lines = [0, 1, 2].map((r) => [item(String(10 * (r + 1)), 0, 10 + 14 * r), item(["ميناء", "منارة", "مرج"][r]!, 100, 10 + 14 * r)]);
+    const table = orientTable(streamTable(lines)!);
+    expect(table.rtl).toBe(true);
+    expect(texts(table, 0)).toEqual(["ميناء", "10"]);
   });
 });
 

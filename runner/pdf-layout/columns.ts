@@ -1,0 +1,185 @@
+/**
+ * Where a table's columns part, read from its text alone: the rivers of whitespace that run down
+ * through its lines. A column gap is empty on (nearly) every line and lies between text on both of
+ * its sides on several lines; a gap a table's own words leave (between two words of a label) is
+ * not, because the next line's words fall elsewhere — or, when every line repeats the same phrase,
+ * because that gap is one word space wide on every line. Beside a value (a number or a date) any
+ * gap is a column gap: Calc leaves less than a word space between a right-aligned date and the
+ * next cell's text. Lines of one piece (a title, a section row, a wrapped cell's next line) may
+ * cross a river, and lines of several now and then (a group header): up to CROSSING of them; those
+ * then span the columns. Pure.
+ */
+import { typeCell } from "./cells.ts";
+import { isMarker, WORD_GAP } from "./lines.ts";
+import { maxOf, minOf } from "./minmax.ts";
+import type { TextItem } from "./types.ts";
+
+/** A stretch of a line with no gap wider than a word space's touch: the unit columns are made of. */
+export interface Piece {
+  x0: number;
+  x1: number;
+  size: number;
+  items: TextItem[];
+  /** Its text is a number or a date. */
+  value: boolean;
+}
+
+/** One text line of a table region, left to right. */
+export interface PieceLine {
+  base: number;
+  size: number;
+  pieces: Piece[];
+}
+
+/** Share of a region's lines allowed to cross a column gap (titles, group headers, section rows). */
+const CROSSING = 0.12;
+/** A gap this narrow (font sizes) on every line, and the same width on each, is a word space. */
+const WORD_SPACE = 0.45;
+/** Narrowest column gap, in points. */
+const MIN_GAP = 0.8;
+
+const isValueText = (text: string): boolean => typeof typeCell(text).value !== "string";
+
+export const pieceText = (p: Piece): string =>
+  p.items
+    .filter((i) => !i.opaque)
+    .map((i) => i.text)
+    .join(" ")
+    .replace(/\s+/g, " ")
+    .trim();
+
+export function pieceOf(items: TextItem[]): Piece {
+  const p: Piece = {
+    x0: minOf(items, (i) => i.x0),
+    x1: maxOf(items, (i) => i.x1),
+    size: maxOf(items, (i) => i.size, items[0]!.size),
+    items,
+    value: false,
+  };
+  p.value = typeof typeCell(pieceText(p)).value !== "string";
+  return p;
+}
+
+/**
+ * A line's pieces: its items (sorted left to right) joined where they touch or overlap, and cut
+ * where a value meets anything but a touching run ("2024-05-30" | "East").
+ */
+export function linePieces(items: readonly TextItem[]): Piece[] {
+  const sorted = [...items].sort((a, b) => a.x0 - b.x0);
+  const out: TextItem[][] = [];
+  let right = Number.NEGATIVE_INFINITY;
+  for (const item of sorted) {
+    const run = out.at(-1);
+    if (run && item.x0 - right <= WORD_GAP * item.size * 0.5) run.push(item);
+    else out.push([item]);
+    right = Math.max(right, item.x1);
+  }
+  return out.map(pieceOf);
+}
+
+interface Gap {
+  x0: number;
+  x1: number;
+}
+
+/** The x-intervals covered by at most `allow` lines, at least MIN_GAP wide, inside [lo, hi]. */
+function emptyIntervals(lines: readonly PieceLine[], allow: number, lo: number, hi: number): Gap[] {
+  const events: [number, number][] = [];
+  for (const line of lines) {
+    // A line covers the union of its pieces: merge its own overlapping pieces first.
+    let cur: Gap | null = null;
+    for (const p of line.pieces) {
+      if (cur && p.x0 <= cur.x1) cur.x1 = Math.max(cur.x1, p.x1);
+      else {
+        if (cur) events.push([cur.x0, 1], [cur.x1, -1]);
+        cur = { x0: p.x0, x1: p.x1 };
+      }
+    }
+    if (cur) events.push([cur.x0, 1], [cur.x1, -1]);
+  }
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const gaps: Gap[] = [];
+  let depth = 0;
+  let start = lo;
+  for (const [x, d] of events) {
+    const before = depth;
+    depth += d;
+    if (before <= allow && depth > allow && x - start >= MIN_GAP && start >= lo) gaps.push({ x0: start, x1: Math.min(x, hi) });
+    if (before > allow && depth <= allow) start = x;
+  }
+  return gaps.filter((g) => g.x0 > lo && g.x1 < hi);
+}
+
+/** The pieces of a line on each side of a gap, nearest first (null when that side is empty). */
+function around(line: PieceLine, g: Gap): [Piece | null, Piece | null] {
+  let left: Piece | null = null;
+  let right: Piece | null = null;
+  for (const p of line.pieces) {
+    if (p.x1 <= g.x0 + 0.01 && (!left || p.x1 > left.x1)) left = p;
+    if (p.x0 >= g.x1 - 0.01 && (!right || p.x0 < right.x0)) right = p;
+  }
+  return [left, right];
+}
+
+/**
+ * Whether a gap is a column gap (see the header) rather than a word space inside a column. Two
+ * pieces that read as one value together ("$" "0.61", "98" "452" with a space for thousands) and a
+ * list marker before its text are one cell's, however regularly they line up.
+ */
+function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
+  const widths: number[] = [];
+  let sizes = 0;
+  let values = 0;
+  let joined = 0;
+  for (const line of lines) {
+    const [l, r] = around(line, g);
+    if (!l || !r) continue;
+    widths.push(r.x0 - l.x1);
+    sizes += line.size;
+    if (l.value || r.value) values++;
+    const close = r.x0 - l.x1 <= WORD_SPACE * 1.5 * line.size;
+    if (close && (isMarker(l.items) || isValueText(`${pieceText(l)} ${pieceText(r)}`))) joined++;
+  }
+  // A column gap has text on both sides on two lines at least (one, in a table of two lines).
+  if (widths.length < Math.min(2, lines.length)) return false;
+  if (joined >= 0.8 * widths.length) return false;
+  if (values * 2 >= widths.length) return true;
+  const size = sizes / widths.length;
+  const widest = maxOf(widths, (w) => w);
+  const spread = widest - minOf(widths, (w) => w);
+  return !(widest <= WORD_SPACE * size && (widths.length < 2 || spread <= 0.12 * size));
+}
+
+/**
+ * The x positions where a table region's columns part (each the middle of its river), left to
+ * right. `lines` are the region's text lines.
+ */
+export function columnGaps(lines: readonly PieceLine[]): number[] {
+  if (!lines.length) return [];
+  const lo = minOf(
+    lines.flatMap((l) => l.pieces),
+    (p) => p.x0,
+  );
+  const hi = maxOf(
+    lines.flatMap((l) => l.pieces),
+    (p) => p.x1,
+  );
+  // Rivers run between the lines of several cells; a line of one piece (a section row, a title, a
+  // wrapped cell's next line) may cross them freely: it is a cell spanning columns.
+  const rows = lines.filter((l) => l.pieces.length >= 2);
+  const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
+  return emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi)
+    .filter((g) => isColumnGap(lines, g))
+    .map((g) => {
+      // A piece that starts inside the river (a left-aligned header over right-aligned numbers)
+      // starts a cell: the columns part before it.
+      const starts = lines.flatMap((l) => l.pieces.filter((p) => p.x0 > g.x0 && p.x0 < g.x1).map((p) => p.x0));
+      return Math.max(
+        g.x0,
+        Math.min(
+          (g.x0 + g.x1) / 2,
+          minOf(starts, (x) => x - 0.5, Number.POSITIVE_INFINITY),
+        ),
+      );
+    });
+}

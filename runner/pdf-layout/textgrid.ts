@@ -1,0 +1,217 @@
+/**
+ * A table's grid from its text: columns where rivers of whitespace run down the lines (columns.ts),
+ * with any vertical rules drawn among them; rows from the lines, cut by any horizontal rules drawn
+ * across. This is how an unruled ("stream") table is read, and a ruled region that rules its rows
+ * but not its columns (rules under the header only, a box around the whole table).
+ *
+ * Rows: between two drawn rules (a band), lines that keep to the rows of the band's key line make
+ * one row each (bands.ts's rule); with no rules, every line starts a row but for a continuation —
+ * a line with no values and text only under text cells of the row above, set at line spacing, with
+ * nothing in the key column (the first one most lines fill) or, failing that, in fewer cells than
+ * the row and none in its first: a wrapped description, the further lines of a wrapped header. Cells: a piece belongs to the column its middle lies in, and spans the further columns
+ * it runs across (a group header centred over its columns starts at the first of them) when the
+ * row has nothing else there. Pure.
+ */
+import { columnGaps, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
+import { groupLines } from "./lines.ts";
+import { maxOf, minOf } from "./minmax.ts";
+import { buildTable, type CellDraft } from "./tables.ts";
+import type { Table, TextItem } from "./types.ts";
+
+/** Separators closer than this (points) are one. */
+const SAME_X = 3;
+/** A centred group header's middle lies within this share of its columns' width of theirs. */
+const CENTRED = 0.04;
+/** A continuation line follows the line above within this many font sizes, baseline to baseline. */
+const CONTINUATION_PITCH = 1.7;
+
+export interface TextGridInput {
+  /** The region's text items. */
+  items: readonly TextItem[];
+  /** x of vertical rules drawn inside the region (its outer border excluded). */
+  drawnXs?: readonly number[];
+  /** y of horizontal rules drawn across the region (its outer border excluded). */
+  drawnYs?: readonly number[];
+  kind: Table["kind"];
+  box?: { x0: number; x1: number; top: number; bottom: number };
+}
+
+export interface TextGrid {
+  table: Table;
+  lines: PieceLine[];
+  /** Column separators (x), left to right. */
+  separators: number[];
+}
+
+function pieceLines(items: readonly TextItem[]): PieceLine[] {
+  return groupLines(items).map((line) => {
+    const size = maxOf(line, (i) => i.size, line[0]!.size);
+    return { base: line.find((i) => i.size === size)!.base, size, pieces: linePieces(line) };
+  });
+}
+
+/** Index of the column an x lies in, given the separators. */
+const columnAt = (seps: readonly number[], x: number): number => seps.filter((s) => s < x).length;
+
+interface Placed {
+  piece: Piece;
+  line: number;
+  col: number;
+  /** Last column the piece runs into. */
+  last: number;
+}
+
+function place(lines: readonly PieceLine[], seps: readonly number[]): Placed[][] {
+  return lines.map((line, li) =>
+    line.pieces.map((piece) => {
+      const col = columnAt(seps, (piece.x0 + piece.x1) / 2);
+      const first = columnAt(seps, piece.x0 + 0.5);
+      const last = columnAt(seps, piece.x1 - 0.5);
+      return { piece, line: li, col: Math.min(col, first === last ? col : first), last: Math.max(col, last) };
+    }),
+  );
+}
+
+/** The key column: the first one that most lines of several cells have text in. */
+function keyColumn(placed: readonly Placed[][], cols: number): number {
+  const rowLines = placed.filter((line) => new Set(line.map((p) => p.col)).size >= 2);
+  for (let c = 0; c < cols; c++) {
+    if (rowLines.filter((line) => line.some((p) => p.col === c)).length * 2 >= rowLines.length) return c;
+  }
+  return 0;
+}
+
+/** Whether line `li` continues the row made of `row` (line indexes) rather than starting one. */
+function continues(li: number, row: readonly number[], placed: readonly Placed[][], lines: readonly PieceLine[], key: number): boolean {
+  const line = placed[li]!;
+  const prev = lines[row.at(-1)!]!;
+  const here = lines[li]!;
+  if (here.base - prev.base > CONTINUATION_PITCH * Math.max(here.size, prev.size)) return false;
+  if (line.some((p) => p.piece.value)) return false;
+  const above = row.flatMap((r) => placed[r]!);
+  const text = above.filter((p) => !p.piece.value);
+  if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last))) return false;
+  // A line with text in the key column starts a row, unless it fills fewer cells than the row and
+  // leaves its first one empty (a header wrapped in some of its cells, the key column's among them).
+  if (!line.some((p) => p.col <= key)) return true;
+  const first = Math.min(...above.map((p) => p.col));
+  return new Set(line.map((p) => p.col)).size < new Set(above.map((p) => p.col)).size && !line.some((p) => p.col <= first);
+}
+
+/** The rows (as lists of line indexes) of lines between two drawn rules, or of a whole unruled region. */
+function rowsOf(lines: readonly number[], placed: readonly Placed[][], all: readonly PieceLine[], key: number, ruled: boolean): number[][] {
+  if (!lines.length) return [];
+  if (ruled) {
+    // One row, unless the band's lines are rows (bands.ts): every line holding the key column starts one.
+    const keyLines = lines.filter((li) => placed[li]!.some((p) => p.col === key));
+    const others = new Set(lines.flatMap((li) => placed[li]!.filter((p) => p.col !== key).map((p) => p.col)));
+    const rowLike =
+      keyLines.length >= 2 &&
+      [...others].length > 0 &&
+      [...others].every((c) => keyLines.every((k) => placed[k]!.some((p) => p.col === c || (p.col < c && p.last >= c)))) &&
+      keyLines.some((k) => placed[k]!.some((p) => p.piece.value));
+    if (!rowLike) return [[...lines]];
+  }
+  const rows: number[][] = [];
+  for (const li of lines) {
+    const row = rows.at(-1);
+    if (row && continues(li, row, placed, all, key)) row.push(li);
+    else if (row && ruled && !placed[li]!.some((p) => p.col === key)) row.push(li);
+    else rows.push([li]);
+  }
+  return rows;
+}
+
+/**
+ * The columns a header piece spans when it is centred over several (a group header: "Berth 2016"
+ * over Revenue, Tonnage and Net change, printed in the middle one): the widest run of free columns
+ * around it whose middle is the piece's, within CENTRED of their width. Else the columns it covers.
+ */
+function centredSpan(piece: Piece, covers: [number, number], free: [number, number], edges: readonly number[]): [number, number] {
+  const mid = (piece.x0 + piece.x1) / 2;
+  let best = covers;
+  for (let a = free[0]; a <= covers[0]; a++) {
+    for (let b = Math.max(covers[1], a + 1); b <= free[1]; b++) {
+      const [left, right] = [edges[a]!, edges[b + 1]!];
+      if (Math.abs((left + right) / 2 - mid) <= CENTRED * (right - left) && b - a > best[1] - best[0]) best = [a, b];
+    }
+  }
+  return best;
+}
+
+/**
+ * The separators: text rivers and drawn rules, a river within SAME_X of a rule being that rule.
+ * A river between two columns that no line uses both of is dropped: those are one column whose
+ * cells align differently (a left-aligned header over right-aligned numbers).
+ */
+function separators(lines: readonly PieceLine[], drawn: readonly number[]): number[] {
+  let text = columnGaps(lines).filter((x) => !drawn.some((d) => Math.abs(d - x) < SAME_X));
+  for (let changed = true; changed;) {
+    changed = false;
+    const seps = [...drawn, ...text].sort((a, b) => a - b);
+    for (const x of text) {
+      const k = seps.indexOf(x);
+      const [lo, hi] = [seps[k - 1] ?? Number.NEGATIVE_INFINITY, seps[k + 1] ?? Number.POSITIVE_INFINITY];
+      const mid = (p: Piece): number => (p.x0 + p.x1) / 2;
+      const both = lines.some((l) => l.pieces.some((p) => mid(p) > lo && mid(p) < x) && l.pieces.some((p) => mid(p) > x && mid(p) < hi));
+      if (!both) {
+        text = text.filter((t) => t !== x);
+        changed = true;
+        break;
+      }
+    }
+  }
+  return [...drawn, ...text].sort((a, b) => a - b);
+}
+
+/** The table a region's text makes (see the header), or null when it has fewer than two columns. */
+export function textGrid(input: TextGridInput): TextGrid | null {
+  const lines = pieceLines(input.items);
+  if (!lines.length) return null;
+  const seps = separators(lines, input.drawnXs ?? []);
+  if (!seps.length) return null;
+  const cols = seps.length + 1;
+  const placed = place(lines, seps);
+  const key = keyColumn(placed, cols);
+  const ys = [...(input.drawnYs ?? [])].sort((a, b) => a - b);
+  const bandOf = (li: number): number => ys.filter((y) => y < lines[li]!.base - 0.3 * lines[li]!.size).length;
+  const bands = new Map<number, number[]>();
+  lines.forEach((_, li) => bands.set(bandOf(li), [...(bands.get(bandOf(li)) ?? []), li]));
+  const rows = [...bands.keys()].sort((a, b) => a - b).flatMap((b) => rowsOf(bands.get(b)!, placed, lines, key, ys.length > 0));
+  const edges = [
+    minOf(
+      lines.flatMap((l) => l.pieces),
+      (p) => p.x0,
+    ),
+    ...seps,
+    maxOf(
+      lines.flatMap((l) => l.pieces),
+      (p) => p.x1,
+    ),
+  ];
+  const drafts: CellDraft[] = [];
+  rows.forEach((row, r) => {
+    const byCol = new Map<number, Placed[]>();
+    for (const p of row.flatMap((li) => placed[li]!)) byCol.set(p.col, [...(byCol.get(p.col) ?? []), p]);
+    const starts = [...byCol.keys()].sort((a, b) => a - b);
+    const header = !row.some((li) => placed[li]!.some((p) => p.piece.value));
+    starts.forEach((c, k) => {
+      const group = byCol.get(c)!;
+      // A piece running across columns spans them, up to the next cell of the row.
+      const reach = Math.min(
+        maxOf(group, (p) => p.last),
+        (starts[k + 1] ?? cols) - 1,
+      );
+      const free: [number, number] = [(starts[k - 1] ?? -1) + 1, (starts[k + 1] ?? cols) - 1];
+      const span: [number, number] = header && group.length === 1 ? centredSpan(group[0]!.piece, [c, reach], free, edges) : [c, reach];
+      drafts.push({ row: r, col: span[0], rowSpan: 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
+    });
+  });
+  const all = lines.flatMap((l) => l.pieces);
+  const x0 = minOf(all, (p) => p.x0);
+  const x1 = maxOf(all, (p) => p.x1);
+  const box = input.box ?? { x0, x1, top: minOf(lines, (l) => l.base - l.size), bottom: maxOf(lines, (l) => l.base + 0.25 * l.size) };
+  return { table: buildTable(input.kind, drafts, [Math.min(x0, box.x0), ...seps, Math.max(x1, box.x1)], box), lines, separators: seps };
+}
+
+export { pieceText };

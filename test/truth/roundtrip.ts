@@ -1,0 +1,183 @@
+/**
+ * Truth at scale, part 2: the round trip. The sheets of roundtrip-specs.ts are written as XLSX with
+ * exceljs (borders, merges, wrapped cells, number formats, page setup, right-to-left views, header
+ * rows repeated on every page), exported to PDF by LibreOffice in one run, and some pages turned
+ * afterwards (qpdf's --rotate sets /Rotate; or pdf-lib draws the page turned on a new one). Each
+ * table's truth is what its cells show.
+ *
+ * Every truth is checked against the PDF before it is used: each word of each cell must be in
+ * poppler's text of the PDF (a column too narrow for its number would print "###" instead), so a
+ * generator slip fails loudly instead of lowering a score.
+ */
+import { execFile } from "node:child_process";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import ExcelJS from "exceljs";
+import { degrees, PDFDocument } from "pdf-lib";
+import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
+import type { TruthTable } from "../helpers/table-truth.ts";
+import { recallTokens } from "../helpers/text-recall.ts";
+import { classesOf, sheetSpecs, type SheetSpec, type TableSpec } from "./roundtrip-specs.ts";
+
+const execFileP = promisify(execFile);
+const thin = { style: "thin" as const };
+
+/** Where each table of a sheet starts (1-based row and column). */
+function origins(sheet: SheetSpec): [number, number][] {
+  const out: [number, number][] = [];
+  let row = 1;
+  let col = 1;
+  for (const t of sheet.tables) {
+    out.push([row, col]);
+    if (sheet.arrangement === "stacked") row += t.rows.length + 3;
+    else col += t.kinds.length + 1;
+  }
+  return out;
+}
+
+function borderOf(t: TableSpec, r: number): Partial<ExcelJS.Borders> | undefined {
+  if (t.borders === "all") return { top: thin, left: thin, bottom: thin, right: thin };
+  if (t.borders === "horizontal") return { top: thin, bottom: thin };
+  if (t.borders === "header" && r === t.headerRows - 1) return { bottom: { style: "medium" } };
+  if (t.borders === "header" && r === 0) return { top: thin };
+  return undefined;
+}
+
+function writeTable(ws: ExcelJS.Worksheet, t: TableSpec, [top, left]: [number, number], fontSize: number): void {
+  // Stacked tables share columns: each column is as wide as its widest table needs.
+  t.widths.forEach((w, c) => (ws.getColumn(left + c).width = Math.max(w, ws.getColumn(left + c).width ?? 0)));
+  t.rows.forEach((row, r) =>
+    row.forEach((spec, c) => {
+      const cell = ws.getCell(top + r, left + c);
+      if (spec) {
+        cell.value = spec.value;
+        if (spec.numFmt) cell.numFmt = spec.numFmt;
+      }
+      const header = r < t.headerRows;
+      cell.font = { size: fontSize, bold: header };
+      const wrap = (header && t.header === "wrapped") || t.kinds[c] === "wrap";
+      cell.alignment = {
+        vertical: "top",
+        wrapText: wrap,
+        ...(header && t.header === "grouped" && r === 0 ? { horizontal: "center" } : {}),
+      };
+      const border = borderOf(t, r);
+      if (border) cell.border = border;
+    }),
+  );
+  for (const [r0, c0, r1, c1] of t.merges) ws.mergeCells(top + r0, left + c0, top + r1, left + c1);
+  // LibreOffice keeps a row's height from the file: a row with wrapped text gets room for its lines.
+  t.rows.forEach((row, r) => {
+    const lines = Math.max(
+      1,
+      ...row.map((spec, c) => {
+        const wrap = (r < t.headerRows && t.header === "wrapped") || t.kinds[c] === "wrap";
+        const perLine = (t.widths[c]! * 11 * 0.85) / fontSize;
+        return spec && wrap ? Math.ceil(spec.text.length / perLine) : 1;
+      }),
+    );
+    if (lines > 1) ws.getRow(top + r).height = lines * fontSize * 1.3;
+  });
+}
+
+async function sheetXlsx(sheet: SheetSpec): Promise<Buffer> {
+  const wb = new ExcelJS.Workbook();
+  const ws = wb.addWorksheet(sheet.name, {
+    // Scaled to the page's width (as a report is printed): columns are never cut over pages.
+    pageSetup: { orientation: sheet.landscape ? "landscape" : "portrait", paperSize: 9, fitToPage: true, fitToWidth: 1, fitToHeight: 0 },
+    ...(sheet.tables[0]!.rtl ? { views: [{ rightToLeft: true }] } : {}),
+  });
+  const at = origins(sheet);
+  sheet.tables.forEach((t, k) => writeTable(ws, t, at[k]!, sheet.fontSize));
+  if (sheet.repeatHeader) ws.pageSetup.printTitlesRow = `1:${sheet.tables[0]!.headerRows}`;
+  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
+/** Turns every page of a PDF a quarter: by /Rotate, or by drawing each page turned onto a new page. */
+async function turn(file: string, how: SheetSpec["turn"]): Promise<void> {
+  if (how === "rotate") {
+    await execFileP("qpdf", ["--replace-input", file, "--rotate=+90"]);
+    return;
+  }
+  const src = await PDFDocument.load(await readFile(file));
+  const out = await PDFDocument.create();
+  for (const page of await out.embedPdf(src, src.getPageIndices())) {
+    const p = out.addPage([page.height, page.width]);
+    p.drawPage(page, { x: page.height, y: 0, rotate: degrees(90) });
+  }
+  await writeFile(file, await out.save());
+}
+
+async function pdftotextWords(file: string): Promise<Set<string>> {
+  const { stdout } = await execFileP("pdftotext", [file, "-"], { maxBuffer: 64 * 1024 * 1024 });
+  return new Set(recallTokens(stdout));
+}
+
+async function pageCount(file: string): Promise<number> {
+  const { stdout } = await execFileP("pdfinfo", [file]);
+  return Number(/^Pages:\s+(\d+)/m.exec(stdout)?.[1] ?? 0);
+}
+
+/** Fails when a truth cell's word is not in the PDF (written backwards counts: right-to-left script). */
+function checkTruth(name: string, cells: string[][], words: Set<string>): void {
+  for (const row of cells) {
+    for (const text of row) {
+      for (const w of recallTokens(text)) {
+        if (!words.has(w) && !words.has([...w].reverse().join("")))
+          throw new Error(`round trip ${name}: "${w}" of cell "${text}" is not in the PDF`);
+      }
+    }
+  }
+}
+
+export interface RoundTripOptions {
+  /** How many sheets (default 60). */
+  count?: number;
+  seed?: number;
+}
+
+const built = new Map<string, Promise<TruthTable[]>>();
+
+/** Builds the round-trip corpus in `dir` (memoised per directory and options) and returns its truth tables. */
+export function buildRoundTrip(dir: string, opts: RoundTripOptions = {}): Promise<TruthTable[]> {
+  const key = `${dir}:${opts.count ?? 60}:${opts.seed ?? 13}`;
+  let p = built.get(key);
+  if (!p) {
+    p = build(dir, opts);
+    built.set(key, p);
+  }
+  return p;
+}
+
+async function build(dir: string, opts: RoundTripOptions): Promise<TruthTable[]> {
+  const sheets = sheetSpecs(opts.count ?? 60, opts.seed ?? 13);
+  const xlsxDir = path.join(dir, "xlsx");
+  await mkdir(xlsxDir, { recursive: true });
+  const sources: string[] = [];
+  for (const s of sheets) {
+    const file = path.join(xlsxDir, `${s.name}.xlsx`);
+    await writeFile(file, await sheetXlsx(s));
+    sources.push(file);
+  }
+  await sofficeToPdf(sources, "pdf", dir);
+  const out: TruthTable[] = [];
+  for (const s of sheets) {
+    const pdf = path.join(dir, `${s.name}.pdf`);
+    if (s.turn !== "none") await turn(pdf, s.turn);
+    const [words, pages] = await Promise.all([pdftotextWords(pdf), pageCount(pdf)]);
+    s.tables.forEach((t, k) => {
+      const cells = t.rows.map((row) => row.map((c) => c?.text ?? ""));
+      checkTruth(`${s.name} table ${k + 1}`, cells, words);
+      out.push({
+        id: `roundtrip/${s.name}#t${k + 1}`,
+        pdf,
+        split: s.split,
+        pages: Array.from({ length: pages }, (_, i) => i + 1),
+        classes: classesOf(s, t, pages),
+        cells,
+      });
+    });
+  }
+  return out;
+}
