@@ -23,9 +23,10 @@
 #                   pods are admitted, not run).
 #   7. live         a release whose pods run (values-live.yaml; test/chart/live.ts): the API
 #                   (`folio serve`, Kubernetes mode) and the controller (`folio controller`) as
-#                   local processes acting as their ServiceAccounts; Deployments Available, every
-#                   probe answers, the controller holds the Lease, `helm test` passes in the
-#                   cluster, one merge through the API → PdfJob → controller → runner pod → S3 →
+#                   containers of the images `make images` built (runc, on the local kubelet),
+#                   acting as their ServiceAccounts; Deployments Available, every probe answers,
+#                   the controller holds the Lease, `helm test` passes in the cluster, one merge
+#                   through the API → PdfJob → controller → runner pod (presigned URLs only) → S3 →
 #                   download and a signed webhook, DELETE; helm uninstall.
 #
 # Exit status non-zero on any failure. FOLIO_CHART_TEST_K8S=0 skips steps 6 and 7 (for a quick local
@@ -203,9 +204,9 @@ else
   helm uninstall folio --namespace "$ns" --wait --timeout 2m >/dev/null
   node test/chart/kube.ts uninstalled "$ns" "$out/installed-default.yaml"
 
-  # The live release: the default values plus values-live.yaml; its pods run (platform.ts maps
-  # the folio.test images to the checkout's `folio`), reach the MinIO of platform.ts, and act as
-  # their ServiceAccounts (live.ts kubeconfigs). Fixed ports would clash on the host's network.
+  # The live release: the default values plus values-live.yaml; its pods run (the built images,
+  # loaded as folio.test/…), reach the MinIO of platform.ts, and act as their ServiceAccounts
+  # (live.ts kubeconfigs). Fixed ports would clash on the host's network.
   step live-install "live release: install (its pods run on the local kubelet)"
   ns=folio-live
   node test/chart/kube.ts namespace "$ns" pod-security.kubernetes.io/enforce=restricted \
