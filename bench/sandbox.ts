@@ -32,7 +32,7 @@ const hostFs = {
   isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
 };
 
-async function timed(runs: number, fn: () => Promise<unknown> | unknown): Promise<number> {
+async function timed(runs: number, fn: () => unknown): Promise<number> {
   const t: number[] = [];
   for (let i = 0; i < runs; i++) {
     const start = performance.now();

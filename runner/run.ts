@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../core/config.ts";
 import { JobError, toJobError } from "../core/errors.ts";
@@ -13,12 +13,14 @@ import type { Logger } from "../core/logger.ts";
 import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
 import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
 import { sandboxPolicy, withSandbox } from "../core/sandbox.ts";
-import { IMAGE_KINDS, SNIFF_BYTES, sniff } from "../core/sniff.ts";
+import { IMAGE_KINDS } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import { createBrowsers, type BrowserProvider } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
 import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./engines/output-budget.ts";
-import { countPages, inspectPdf } from "./engines/qpdf.ts";
+import { sniffFile } from "./engines/office-zip.ts";
+import { countPages } from "./engines/qpdf.ts";
+import { openOrRepair } from "./engines/repair.ts";
 import { rasterInfo } from "./engines/raster.ts";
 import { OPS } from "./ops/index.ts";
 import type { InspectedInput, OpContext, OpOutputFile } from "./ops/types.ts";
@@ -49,19 +51,9 @@ function zodMessage(error: { issues: { path: PropertyKey[]; message: string }[] 
   return error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
 }
 
-async function readHead(file: string): Promise<Buffer> {
-  const fh = await open(file, "r");
-  try {
-    const buf = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
-
 async function inspectInput(
   input: RunnerSpec["inputs"][number],
+  index: number,
   accepts: "pdf" | "any",
   limits: RunnerLimits,
   qctx: { qpdf: string; work: string; signal: AbortSignal },
@@ -72,7 +64,7 @@ async function inspectInput(
   if (st.size > limits.max_file_bytes) {
     throw new JobError("limit_exceeded", `Input "${input.filename}" is larger than ${limits.max_file_bytes} bytes.`);
   }
-  const kind = sniff(await readHead(input.path), input.filename);
+  const kind = sniffFile(input.path, st.size, input.filename, limits.max_file_bytes);
   if (kind === null || (accepts === "pdf" && kind !== "pdf")) {
     const what = accepts === "pdf" ? "a PDF" : "a PDF, an image, a web page or a supported Office document";
     throw new JobError(accepts === "pdf" ? "invalid_pdf" : "unsupported_input", `Input "${input.filename}" is not ${what}.`);
@@ -82,11 +74,13 @@ async function inspectInput(
   if (IMAGE_KINDS.includes(kind))
     return { ...base, pages: (await rasterInfo(input.path, input.filename, limits.max_image_pixels)).pages, encrypted: false };
   if (kind !== "pdf") return { ...base, pages: null, encrypted: false };
-  const facts = await inspectPdf(qctx, input.path, passwordFile);
-  if (facts.pages > limits.max_pages) {
-    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${facts.pages} pages; the limit is ${limits.max_pages}.`);
+  // A damaged PDF that qpdf can reconstruct is reconstructed once, here, and every operation
+  // reads the reconstruction (engines/repair.ts).
+  const opened = await openOrRepair(qctx, input.path, { filename: input.filename, size: st.size, index }, limits, passwordFile);
+  if (opened.pages > limits.max_pages) {
+    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${opened.pages} pages; the limit is ${limits.max_pages}.`);
   }
-  return { ...base, pages: facts.pages, encrypted: facts.encrypted };
+  return { ...base, path: opened.path, pages: opened.pages, encrypted: opened.encrypted, ...(opened.repaired ? { repaired: true } : {}) };
 }
 
 async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }): Promise<OutputFile> {
@@ -194,7 +188,7 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
       const passwordFile = await writePasswordFile(parsedOptions.data, work);
       const inspectNext = async (): Promise<void> => {
         for (let i = next++; i < spec.inputs.length; i = next++)
-          inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx, passwordFile);
+          inputs[i] = await inspectInput(spec.inputs[i]!, i, def.accepts, limits, qctx, passwordFile);
       };
       const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
       const ctx: OpContext<never> = {

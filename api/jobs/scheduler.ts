@@ -229,7 +229,34 @@ export class JobScheduler {
         this.fail(job, { code: "internal_error", message: "The job was interrupted by restarts and did not complete." });
       else this.jobs.requeue(job.id);
     }
+    void this.purgeLeftInputs();
     this.pump();
+  }
+
+  /**
+   * Inputs of a job that ended just before a crash, when their purge had not run: an upload with
+   * no expiry (it was attached to a job) that no unfinished job uses. Their records go in one
+   * synchronous transaction, before any request can attach them again; then their bytes.
+   */
+  private async purgeLeftInputs(): Promise<void> {
+    const left = transaction(this.d.db, () => {
+      const rows = sql(this.d.db, "SELECT id, storage_key FROM files WHERE role = 'upload' AND expires_at IS NULL").all() as {
+        id: string;
+        storage_key: string;
+      }[];
+      const unused = rows.filter(
+        (f) =>
+          (
+            sql(this.d.db, "SELECT COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running') AND inputs LIKE ?").get(`%"${f.id}"%`) as {
+              n: number;
+            }
+          ).n === 0,
+      );
+      for (const f of unused) this.files.delete(f.id);
+      return unused;
+    });
+    for (const f of left) await this.d.store.delete(f.storage_key);
+    if (left.length > 0) this.d.log.info({ files: left.length }, "Purged the inputs of jobs that ended before a restart");
   }
 
   /** Stops claiming, closes the workers and waits for the jobs in flight to settle. */

@@ -82,7 +82,8 @@ export async function runOcrmypdf(r: OcrRun): Promise<{ ms: number }> {
     r.output,
   ];
   const started = performance.now();
-  const env = { ...process.env, TMPDIR: r.work, OMP_THREAD_LIMIT: "1" };
+  // Added to the engines' allow-listed environment (core/sandbox.ts), nothing of the runner's own.
+  const env = { TMPDIR: r.work, OMP_THREAD_LIMIT: "1" };
   const res = await exec("ocrmypdf", args, { signal: r.signal, env });
   const ms = Math.round(performance.now() - started);
   switch (res.code) {

@@ -7,6 +7,7 @@
  * job's result.
  */
 import { existsSync } from "node:fs";
+import { copyFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { JobError } from "../../core/errors.ts";
@@ -43,8 +44,12 @@ export async function validatePdfa(
   file: string,
   target: PdfaTarget,
 ): Promise<PdfaValidation> {
-  const jar = verapdfJar(ctx.config);
-  if (!existsSync(jar)) throw new Error(`veraPDF is not installed at ${jar} (bin/fetch-verapdf)`);
+  const installed = verapdfJar(ctx.config);
+  if (!existsSync(installed)) throw new Error(`veraPDF is not installed at ${installed} (bin/fetch-verapdf)`);
+  // The engine sandbox (core/sandbox.ts) shows an engine the system and its job's directories
+  // only: the jar goes into the job's work directory, next to the file it validates.
+  const jar = path.join(path.dirname(file), `.verapdf-${process.pid}-${Date.now()}.jar`);
+  await copyFile(installed, jar);
   const flavour = target.slice("pdf/a-".length); // "1b", "2b", "3b"
   const args = [
     "-Xmx512m",
@@ -58,7 +63,9 @@ export async function validatePdfa(
     "json",
     file,
   ];
-  const res = await exec(ctx.config.FOLIO_JAVA, args, { signal: ctx.signal, maxOutput: 32 * 1024 * 1024 });
+  const res = await exec(ctx.config.FOLIO_JAVA, args, { signal: ctx.signal, maxOutput: 32 * 1024 * 1024 }).finally(() =>
+    rm(jar, { force: true }),
+  );
   let result:
     | {
         compliant?: boolean;

@@ -52,7 +52,7 @@ export async function toPdfa(
       source.file,
       tmp,
     ];
-    const res = await exec("ocrmypdf", args, { signal: ctx.signal, env: { ...process.env, TMPDIR: ctx.work } });
+    const res = await exec("ocrmypdf", args, { signal: ctx.signal, env: { TMPDIR: ctx.work } });
     if (res.code === 8)
       throw new JobError("encrypted_input", "PDF/A cannot be encrypted; remove the document's password first (edit's unlock).");
     if (res.code === 2) throw new JobError("invalid_pdf", "The PDF could not be read for PDF/A conversion.");

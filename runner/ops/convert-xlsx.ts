@@ -15,7 +15,7 @@
 import ExcelJS from "exceljs";
 import { typeCell } from "../pdf-layout/cells.ts";
 import type { DocumentLayout } from "../pdf-layout/index.ts";
-import { segmentText, splitLine } from "../pdf-layout/lines.ts";
+import { joinLines, segmentText, splitLine } from "../pdf-layout/lines.ts";
 import { disjointCells } from "../pdf-layout/tables.ts";
 import type { PageLayout, Segment, Table } from "../pdf-layout/types.ts";
 
@@ -32,7 +32,7 @@ function setCell(ws: ExcelJS.Worksheet, row: number, col: number, text: string):
   if ("numFmt" in typed && typed.numFmt) cell.numFmt = typed.numFmt;
 }
 
-const cellText = (lines: readonly Segment[]): string => lines.map(segmentText).join(" ").trim();
+const cellText = (lines: readonly Segment[]): string => joinLines(lines.map(segmentText));
 
 function writeTable(ws: ExcelJS.Worksheet, table: Table): void {
   // Merged areas never overlap (exceljs throws on an overlapping merge).

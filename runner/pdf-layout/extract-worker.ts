@@ -14,7 +14,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
-import { glyphRuns, splitAtGaps, type FontMetrics } from "./glyphs.ts";
+import { glyphRuns, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
 import { multiply, type Matrix } from "../engines/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
 import { dropOverprints } from "./overprint.ts";
@@ -146,6 +146,24 @@ function extent(m: Matrix, width: number, size: number, turn: number | null): { 
   return { x0: Math.min(...xs), x1: Math.max(...xs), base: mid + 0.3 * size };
 }
 
+/** Text items for the glyph runs annotations draw (pdfjs' text content leaves annotations out). */
+function annotationItems(glyphs: readonly GlyphRun[]): TextItem[] {
+  return glyphs
+    .filter((g) => g.annotation && g.text.trim())
+    .map((g) => ({
+      text: g.text.trim(),
+      x0: g.x0,
+      x1: g.x1,
+      base: g.base,
+      size: g.size,
+      font: "",
+      bold: false,
+      italic: false,
+      mcid: null,
+      opaque: false,
+    }));
+}
+
 /** The quarter turn most of a page's text is drawn at (by characters), 0 when none dominates. */
 function dominantTurn(runs: readonly Run[]): 0 | 90 | 180 | 270 {
   const weight = new Map<number, number>();
@@ -176,8 +194,9 @@ function withinBudget(images: PageImage[], reading: Reading): { kept: PageImage[
 
 async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading): Promise<{ page: RawPage; transfer: ArrayBuffer[] }> {
   const page = await doc.getPage(n);
-  // The operator list first: it loads the fonts whose names the text runs carry.
-  const ops = await page.getOperatorList();
+  // The operator list first: it loads the fonts whose names the text runs carry. Annotations'
+  // appearances are in it (form fields' values, stamps, free text): text a reader sees on the page.
+  const ops = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.ENABLE });
   const text = await page.getTextContent({ includeMarkedContent: true });
   // A page whose text mostly runs sideways or upside down (a /Rotate the content does not make up
   // for, or a table set turned on the sheet) is read turned so that its text runs left to right:
@@ -210,12 +229,14 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading
   if (runs.length > MAX_PAGE_ITEMS) throw new PageLimit(n, runs.length);
   // pdfjs joins glyphs across gaps of up to 0.6 em: cut its runs where the glyphs jump (glyphs.ts);
   // then drop the copies of overprinted text (overprint.ts).
-  const items = dropOverprints(
-    splitAtGaps(
+  const glyphs = glyphRuns(ops, pdfjs.OPS, view, metrics);
+  const items = dropOverprints([
+    ...splitAtGaps(
       runs.map((r) => r.item),
-      glyphRuns(ops, pdfjs.OPS, view, metrics),
+      glyphs,
     ),
-  );
+    ...annotationItems(glyphs),
+  ]);
   if (items.length > MAX_PAGE_ITEMS) throw new PageLimit(n, items.length);
   page.cleanup();
   const { kept, omitted } = withinBudget(graphics.images, reading);

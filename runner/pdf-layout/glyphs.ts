@@ -36,6 +36,9 @@ export interface TextOpCodes {
   setHScale: number;
   setTextRise: number;
   showText: number;
+  /** An annotation's appearance begins / ends (pdfjs renders them into the operator list). */
+  beginAnnotation?: number;
+  endAnnotation?: number;
 }
 
 /** What the walk needs of a loaded font (pdfjs' FontFaceObject). */
@@ -51,6 +54,8 @@ export interface GlyphRun {
   base: number;
   size: number;
   text: string;
+  /** Drawn by an annotation's appearance (a form field's value, a stamp), not by the page. */
+  annotation?: boolean;
 }
 
 /**
@@ -91,6 +96,8 @@ class RunBuilder {
   private cursor = Number.NaN;
   /** No visible glyph of the current text-showing operator yet: its first may start a run. */
   private opening = true;
+  /** Glyphs being drawn belong to an annotation's appearance. */
+  annotation = false;
 
   /** A text-showing operator begins. */
   show(): void {
@@ -116,10 +123,10 @@ class RunBuilder {
       }
       return;
     }
-    if (follows) {
+    if (follows && Boolean(last.annotation) === this.annotation) {
       last.text += text;
       last.x1 = Math.max(last.x1, x1);
-    } else this.runs.push({ x0, x1, base, size, text });
+    } else this.runs.push({ x0, x1, base, size, text, ...(this.annotation ? { annotation: true } : {}) });
     this.cursor = next;
     this.opening = false;
   }
@@ -225,7 +232,23 @@ export function glyphRuns(
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
     const a = (ops.argsArray[i] ?? []) as unknown[];
-    if (fn === OPS.save || fn === OPS.paintFormXObjectBegin) {
+    if (fn !== undefined && fn === OPS.beginAnnotation) {
+      // pdfjs draws an appearance from the page's own transform: its matrix, then the placement.
+      stack.push(st);
+      st = {
+        ...st,
+        ctm: multiply(multiply((a[3] ?? IDENTITY) as Matrix, (a[2] ?? IDENTITY) as Matrix), view),
+        tm: IDENTITY,
+        x: 0,
+        y: 0,
+        lineX: 0,
+        lineY: 0,
+      };
+      out.annotation = true;
+    } else if (fn !== undefined && fn === OPS.endAnnotation) {
+      st = stack.pop() ?? st;
+      out.annotation = false;
+    } else if (fn === OPS.save || fn === OPS.paintFormXObjectBegin) {
       stack.push(st);
       st = { ...st };
       if (fn === OPS.paintFormXObjectBegin && a[0]) st.ctm = multiply(a[0] as Matrix, st.ctm);
@@ -278,13 +301,38 @@ function cut(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | null {
   return pieces;
 }
 
-/** Splits pdfjs text items at the gaps between glyph runs (see the header). */
+/** Scripts written without spaces between words: a jump there is spacing, not a word gap. */
+const SPACELESS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/**
+ * An item without spaces cut into the runs it is made of, where each meets the next at a jump: a
+ * producer that sets each word with its own text-showing operator and draws no space glyph (forms
+ * filled by many tools) leaves pdfjs one run "NameJohnSmith" for "Name John Smith". Null when the
+ * runs do not spell the item, or a cut would fall between two characters of a spaceless script.
+ */
+function cutSpaceless(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | null {
+  const chars = [...item.text];
+  if (chars.join("") !== runs.map((r) => r.text).join("")) return null;
+  const pieces: TextItem[] = [];
+  let at = 0;
+  for (const r of runs) {
+    const n = [...r.text].length;
+    if (at > 0 && (SPACELESS.test(chars[at - 1]!) || SPACELESS.test(chars[at]!))) return null;
+    pieces.push({ ...item, text: chars.slice(at, at + n).join(""), x0: r.x0, x1: r.x1 });
+    at += n;
+  }
+  return pieces;
+}
+
+/** Splits pdfjs text items at the gaps between glyph runs (see the header and cutSpaceless). */
 export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[]): TextItem[] {
   const sorted = [...runs].sort((a, b) => a.base - b.base);
   const out: TextItem[] = [];
   for (const item of items) {
-    const under = !item.opaque && /\S\s+\S/.test(item.text) ? runsUnder(item, sorted) : [];
-    out.push(...((under.length > 1 ? cut(item, under) : null) ?? [item]));
+    const spaced = /\S\s+\S/.test(item.text);
+    const under = !item.opaque && (spaced || item.text.length >= 2) ? runsUnder(item, sorted) : [];
+    const pieces = under.length > 1 ? (spaced ? cut(item, under) : cutSpaceless(item, under)) : null;
+    out.push(...(pieces ?? [item]));
   }
   return out;
 }

@@ -34,6 +34,8 @@ export interface OpCodes {
   paintFormXObjectEnd: number;
   paintImageXObject: number;
   paintInlineImageXObject: number;
+  beginAnnotation?: number;
+  endAnnotation?: number;
 }
 
 const MOVE = 0;
@@ -216,10 +218,14 @@ export function pageGraphics(
     else return false;
     return true;
   };
+  // Annotations' appearances (form fields, stamps) give their text to the page, not rules or images.
+  let annotation = 0;
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
     const args = ops.argsArray[i] as unknown[] | null;
-    if (stateOp(fn, args) || !args) continue;
+    if (fn !== undefined && fn === OPS.beginAnnotation) annotation++;
+    else if (fn !== undefined && fn === OPS.endAnnotation) annotation--;
+    if (annotation > 0 || stateOp(fn, args) || !args) continue;
     if (fn === OPS.constructPath) {
       const paint = args[0] as number;
       const data = (args[1] as ArrayLike<number>[] | undefined)?.[0];

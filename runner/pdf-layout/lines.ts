@@ -65,7 +65,7 @@ function isScriptOf(s: TextItem, t: TextItem): boolean {
     !s.opaque &&
     !t.opaque &&
     s.size <= SCRIPT_SIZE * t.size &&
-    s.base - 0.8 * s.size >= t.base - 0.95 * t.size &&
+    s.base - 0.8 * s.size >= t.base - 1.15 * t.size &&
     s.base + 0.25 * s.size <= t.base + 0.55 * t.size &&
     (touches(t.x1, s.x0, s, t) || touches(s.x1, t.x0, s, t))
   );
@@ -74,7 +74,7 @@ function isScriptOf(s: TextItem, t: TextItem): boolean {
 /** Whether a run ending at `end` and the next starting at `start` touch: no gap wider than the script, little overlap. */
 function touches(end: number, start: number, script: TextItem, base: TextItem): boolean {
   const gap = start - end;
-  return gap > -0.1 * base.size && gap < Math.min(0.3 * base.size, script.size);
+  return gap > -0.25 * base.size && gap < Math.min(0.3 * base.size, script.size);
 }
 
 /**
@@ -131,6 +131,20 @@ export function splitLine(line: readonly TextItem[], gap = SEGMENT_GAP): Segment
   return out;
 }
 
+/** Scripts written without spaces between words (CJK): runs of them join without one. */
+const SPACELESS_END = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff00-\uffef]$/u;
+const SPACELESS_START = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff00-\uffef]/u;
+
+/** Whether a visible gap between text ending `before` and text starting `after` is a word space. */
+export function spaceBetween(before: string, after: string): boolean {
+  return !(SPACELESS_END.test(before) && SPACELESS_START.test(after));
+}
+
+/** Lines of text (a table cell's) joined into one: with a space, but none between CJK characters. */
+export function joinLines(texts: readonly string[]): string {
+  return texts.reduce((out, t) => (!out ? t : !t ? out : out + (spaceBetween(out, t) ? " " : "") + t), "").trim();
+}
+
 /** The text of a segment: runs joined with a space where the gap between them is visible. */
 export function segmentText(seg: Segment): string {
   let text = "";
@@ -138,7 +152,8 @@ export function segmentText(seg: Segment): string {
   for (const item of seg.items) {
     if (item.opaque) continue;
     const gap = item.x0 - right;
-    if (text && gap > WORD_GAP * item.size && !text.endsWith(" ") && !item.text.startsWith(" ")) text += " ";
+    if (text && gap > WORD_GAP * item.size && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text))
+      text += " ";
     text += item.text;
     right = item.x1;
   }

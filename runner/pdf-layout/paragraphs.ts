@@ -7,7 +7,7 @@
  * paragraph's lines into text, undoing end-of-line hyphenation. Pure.
  */
 import type { Box, TextBlock } from "./blocks.ts";
-import { isMarker, MARKER, WORD_GAP } from "./lines.ts";
+import { isMarker, MARKER, spaceBetween, WORD_GAP } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { ListKind, Paragraph, Segment, TextItem } from "./types.ts";
 
@@ -126,8 +126,9 @@ export function paragraphRuns(p: Paragraph): Run[] {
         if (ii === 0) {
           const hyphenated = /\p{L}-$/u.test(lastText) && /^\p{Ll}/u.test(text);
           if (hyphenated) last.text = lastText.slice(0, -1);
-          else if (!/\s$/.test(lastText)) sep = " ";
-        } else if (item.x0 - prevRight > WORD_GAP * item.size && !/\s$/.test(lastText) && !/^\s/.test(text)) sep = " ";
+          else if (!/\s$/.test(lastText) && spaceBetween(lastText, text)) sep = " ";
+        } else if (item.x0 - prevRight > WORD_GAP * item.size && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text))
+          sep = " ";
       }
       prevRight = item.x1;
       if (last && sameFormat(last, item)) last.text += sep + text;

@@ -74,8 +74,12 @@ export interface Recall {
   missing: Map<string, number>;
 }
 
-/** Multiset word recall of `candidate` against `reference` (see the header). */
-export function textRecall(reference: string, candidate: string): Recall {
+/**
+ * Multiset word recall of `candidate` against `reference` (see the header). With `confirmedBy` (a
+ * second extractor's text), only the reference's words that the second extractor read too are
+ * counted: a word one extractor misreads (poppler reads TeX's prime ′ as "0") is no evidence either way.
+ */
+export function textRecall(reference: string, candidate: string, confirmedBy?: string): Recall {
   const have = new Map<string, number>();
   for (const w of recallTokens(candidate)) have.set(w, (have.get(w) ?? 0) + 1);
   const take = (w: string): boolean => {
@@ -83,7 +87,17 @@ export function textRecall(reference: string, candidate: string): Recall {
     if (n > 0) have.set(w, n - 1);
     return n > 0;
   };
-  const ref = referenceWords(reference);
+  let ref = referenceWords(reference);
+  if (confirmedBy !== undefined) {
+    const other = new Map<string, number>();
+    for (const w of recallTokens(confirmedBy)) other.set(w, (other.get(w) ?? 0) + 1);
+    const confirm = (w: string): boolean => {
+      const n = other.get(w) ?? 0;
+      if (n > 0) other.set(w, n - 1);
+      return n > 0;
+    };
+    ref = ref.filter((r) => confirm(r.word) || confirm(r.backwards));
+  }
   const found = ref.map((r) => take(r.word));
   // Second pass: a hyphenated pair neither half of which was found may be there joined, and a word
   // written backwards (visual order) may be there forwards.
@@ -119,8 +133,18 @@ export async function referenceTexts(file: string, page?: number): Promise<strin
   return out;
 }
 
-/** The better of the recalls against each reference text (see referenceTexts). */
-export function bestRecall(references: readonly string[], candidate: string): Recall {
-  const all = references.map((r) => textRecall(r, candidate));
+/**
+ * The text of a PDF (or of one page) by a second independent extractor, MuPDF's mutool: with
+ * poppler's it makes the consensus reference (textRecall's `confirmedBy`). Null when mutool is
+ * missing or cannot read the file.
+ */
+export async function mupdfText(file: string, page?: number): Promise<string | null> {
+  const res = await run("mutool", ["draw", "-q", "-F", "txt", "-o", "-", file, ...(page === undefined ? [] : [String(page)])]);
+  return res.code === 0 ? res.stdout : null;
+}
+
+/** The better of the recalls against each reference text (see referenceTexts), confirmed as textRecall says. */
+export function bestRecall(references: readonly string[], candidate: string, confirmedBy?: string): Recall {
+  const all = references.map((r) => textRecall(r, candidate, confirmedBy));
   return all.reduce((a, b) => (b.recall > a.recall ? b : a), all[0] ?? textRecall("", candidate));
 }

@@ -37,7 +37,7 @@ const font = (): { fontMatrix: number[] } => ({ fontMatrix: [0.001, 0, 0, 0.001,
 
 /** An operator list from [op name, args] pairs. */
 function opList(ops: [keyof TextOpCodes, unknown[]][]): { fnArray: number[]; argsArray: unknown[] } {
-  return { fnArray: ops.map(([op]) => OPS[op]), argsArray: ops.map(([, args]) => args) };
+  return { fnArray: ops.map(([op]) => OPS[op]!), argsArray: ops.map(([, args]) => args) };
 }
 
 const brief = (runs: GlyphRun[]): [string, number, number, number][] =>
