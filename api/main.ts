@@ -5,7 +5,7 @@
  * server.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type net from "node:net";
@@ -191,6 +191,8 @@ async function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataD
  * Webhooks are the controller's, only checked here. Resolves once the caches are full.
  */
 async function kubernetesMode(config: Config, log: Logger, dataDir: string): Promise<Parts> {
+  // Only the generated certificate (and, without FOLIO_DASHBOARD_SECRET, the dashboard's key) lives here.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const kc = loadKubeConfig(config.KUBECONFIG);
   const stores = kubernetesStores(config, kc, log);
   await stores.start();
