@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
-.PHONY: help setup build images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser clean
+.PHONY: help setup build docs images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops bench-edge clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -53,12 +53,18 @@ test: build typecheck lint test-platform images ## The whole suite: type-check, 
 
 test-platform: k8s-platform s3-server chart-tools ## Build (or reuse) what the suites run on: control plane, MinIO, helm/promtool/hadolint (~25 min cold)
 
-crds: $(SETUP_STAMP) ## Generate crds/pdfjobs.folio.dev.yaml from the zod schemas (a test fails when it is stale)
-	node controller/gen-crd.ts
-	cp crds/pdfjobs.folio.dev.yaml helm/folio/crds/
+docs: $(SETUP_STAMP) ## Generate docs/configuration.md from core/config.ts (a test fails when it is stale)
+	node --input-type=module -e 'import { renderConfigDocs } from "./core/config-docs.ts"; process.stdout.write(renderConfigDocs());' > docs/configuration.md
 
-bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript and cold LibreOffice
+crds: $(SETUP_STAMP) ## Generate crds/*.folio.dev.yaml (PdfJob, Tenant, AccessRequest) from the zod schemas (a test fails when one is stale)
+	node controller/gen-crd.ts
+	cp crds/*.folio.dev.yaml helm/folio/crds/
+
+bench-runner: build ## Benchmark the runner against raw qpdf, Ghostscript, cold LibreOffice/Chromium and ocrmypdf (bench/runner.ts lists the parts)
 	node bench/runner.ts
+
+bench-newops: build ## Benchmark issue #15's operations only: edit vs qpdf, HTML → PDF, OCR vs ocrmypdf, PDF/A validation
+	node bench/runner.ts edit html ocr pdfa
 
 bench-api: build ## Benchmark the API: GET job throughput/latency, merges end to end, RSS during a 1 GB upload
 	node bench/api.ts
@@ -84,14 +90,22 @@ test-s3: s3-server $(SETUP_STAMP) ## S3 store and runner-pod suites on the real 
 e2e: k8s-platform s3-server $(SETUP_STAMP) images ## End to end: the public API, the controller, runner pods on the local control plane + kubelet + MinIO
 	vitest run --config vitest.e2e.config.ts
 
-bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operator: PdfJob → Succeeded overhead, 500-PdfJob backlog drained
+bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operator (PdfJob → Succeeded overhead, 500-PdfJob backlog) and the stateless API (apiserver requests per request, throughput with 1 and 3 replicas, 200 waiters, memory with 50,000 PdfJobs; 300 jobs through replica kills; fairness behind 1,000 queued)
 	node bench/k8s.ts
+	node bench/k8s-stateless.ts
+	FOLIO_E2E_STATELESS_JOBS=300 FOLIO_E2E_FAIRNESS_BACKLOG=1000 vitest run --config vitest.e2e.config.ts test/e2e/stateless-api.e2e.ts test/e2e/fairness.e2e.ts
 
 dashboard-screenshots: build ## Run the dashboard's browser tests and save their screenshots into docs/screenshots
 	FOLIO_SCREENSHOTS=docs vitest run test/dashboard/tenant.test.ts test/dashboard/operator.test.ts
 
 bench-convert: build ## Benchmark PDF → DOCX/XLSX against pdf2docx and a table extractor (throwaway Python venv)
 	node bench/pdf-to-office.ts
+
+bench-edge: $(SETUP_STAMP) ## One tenant's job latency alone and under 2,000 idle sockets + 50 slow uploads (IDLE=, SLOW=, ROUNDS=)
+	node bench/edge.ts $(or $(IDLE),2000) $(or $(SLOW),50) $(or $(ROUNDS),3)
+
+bench-fuzz: $(SETUP_STAMP) ## Fuzz the API with schemathesis (throwaway venv in ~/.cache/folio-fuzz): every check, 20 min (SECONDS=, SEED=)
+	node bench/fuzz-api.ts $(or $(SECONDS),1200) $(SEED)
 
 bench-fuzz-parser: $(SETUP_STAMP) ## Fuzz the runner's own parsers on the mutated qpdf corpus (20,000 inputs per target, random seed; RUNS=, SEED=)
 	node bench/fuzz-parser.ts $(or $(RUNS),20000) $(SEED)

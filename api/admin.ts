@@ -1,22 +1,41 @@
 /**
- * Admin commands over the data directory (never over the public API):
- *   folio tenants create NAME --plan business|free | list | set-plan NAME PLAN | show-secret NAME | rotate-secret NAME
- *   folio keys create --tenant NAME | list --tenant NAME | revoke KEY_ID | rotate KEY_ID
- *   folio access-requests list [--status S] | approve ID | reject ID
+ * Admin commands (never over the public API), in either mode:
+ *   folio tenants create NAME --plan business|free | list | set-plan NAME PLAN | suspend NAME | unsuspend NAME
+ *                 | show-secret NAME | rotate-secret NAME
+ *   folio keys create --tenant NAME | list --tenant NAME | revoke KEY_ID | rotate KEY_ID [--grace-seconds N]
+ *   folio access-requests list [--status S] | approve ID [--tenant NAME] | reject ID
+ *
+ * Embedded mode works on the data directory (--data-dir DIR or FOLIO_DATA_DIR). Kubernetes mode
+ * (--kubernetes, or FOLIO_BACKEND=kubernetes) works on the cluster with the user's own kubeconfig
+ * (--kubeconfig FILE, KUBECONFIG, ~/.kube/config) in --namespace NS (FOLIO_JOBS_NAMESPACE, else the
+ * kubeconfig's namespace): the apiserver's RBAC decides what the user may do, and nobody needs
+ * `kubectl exec`. Both go through the same TenantAdmin contract (api/store/tenant-admin.ts).
  *   folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]
- * Every command takes --data-dir DIR (or FOLIO_DATA_DIR) and --json for machine-readable output.
+ * (people: the dashboard's stores of the mode). --json gives machine-readable output.
  */
 import path from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
 import type { Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
+import { PLANS, TENANT_NAME, type Plan } from "../core/schemas/tenant.ts";
 import { rfc3339 } from "../core/time.ts";
+import { kubernetesDashboardStores } from "./dashboard/embedded.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
 import { smtpMailer } from "./dashboard/mail.ts";
-import { AccessRequestStore } from "./store/access-requests.ts";
-import { SqliteAuditLog } from "./store/audit.ts";
-import { SqliteUserStore, TENANT_ROLES, type TenantRole } from "./store/users.ts";
-import { openDb, transaction, type Db } from "./store/db.ts";
-import { PLANS, TenantStore, type Plan } from "./store/tenants.ts";
+import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
+import { SqliteAuditLog, type AuditLog } from "./store/audit.ts";
+import { openDb, type Db } from "./store/db.ts";
+import { SqliteUserStore, TENANT_ROLES, type TenantRole, type UserStore } from "./store/users.ts";
+import { KubernetesAccessRequests } from "./store/kubernetes/access-requests.ts";
+import { KubernetesTenantAdmin } from "./store/kubernetes/tenant-admin.ts";
+import {
+  AdminError,
+  SqliteAccessRequests,
+  SqliteTenantAdmin,
+  type AccessRequests,
+  type TenantAdmin,
+  type TenantSummary,
+} from "./store/tenant-admin.ts";
 
 export interface AdminIo {
   out: (line: string) => void;
@@ -27,6 +46,8 @@ interface Parsed {
   positional: string[];
   flags: Map<string, string | true>;
 }
+
+const BOOLEAN_FLAGS = new Set(["json", "kubernetes"]);
 
 export function parseFlags(argv: readonly string[]): Parsed {
   const positional: string[] = [];
@@ -39,7 +60,7 @@ export function parseFlags(argv: readonly string[]): Parsed {
     }
     const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
     if (inline !== undefined) flags.set(name, inline);
-    else if (name === "json") flags.set(name, true);
+    else if (BOOLEAN_FLAGS.has(name)) flags.set(name, true);
     else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--")) flags.set(name, argv[++i]!);
     else flags.set(name, true);
   }
@@ -48,9 +69,14 @@ export function parseFlags(argv: readonly string[]): Parsed {
 
 class UsageFailure extends Error {}
 
-function str(p: Parsed, name: string): string {
+const flag = (p: Parsed, name: string): string | undefined => {
   const v = p.flags.get(name);
-  if (typeof v !== "string" || !v) throw new UsageFailure(`--${name} is required`);
+  return typeof v === "string" && v ? v : undefined;
+};
+
+function str(p: Parsed, name: string): string {
+  const v = flag(p, name);
+  if (!v) throw new UsageFailure(`--${name} is required`);
   return v;
 }
 
@@ -59,120 +85,128 @@ function plan(value: string | undefined): Plan {
   return value as Plan;
 }
 
-export function openAdminDb(p: Parsed, config: Config): Db {
-  const dir = typeof p.flags.get("data-dir") === "string" ? (p.flags.get("data-dir") as string) : config.FOLIO_DATA_DIR;
-  return openDb(path.resolve(dir));
-}
+/** Text from the public (access requests) shown on a terminal: no control characters, no escape sequences. */
+const safe = (s: string): string => s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, "?");
 
 function emit(io: AdminIo, json: boolean, value: unknown, human: string): void {
   io.out(json ? JSON.stringify(value) : human);
 }
 
-function tenants(p: Parsed, db: Db, config: Config, io: AdminIo): number {
-  const store = new TenantStore(db);
+interface Ctx {
+  p: Parsed;
+  admin: TenantAdmin;
+  requests: AccessRequests;
+  config: Config;
+  io: AdminIo;
+  json: boolean;
+}
+
+async function tenants({ p, admin, config, io, json }: Ctx): Promise<number> {
   const [sub, name, arg] = p.positional;
-  const json = p.flags.has("json");
-  const need = (n: string | undefined): NonNullable<ReturnType<TenantStore["byName"]>> => {
-    const t = n ? store.byName(n) : undefined;
-    if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(n ?? "")}`);
-    return t;
+  const need = async (n: string | undefined): Promise<string> => {
+    if (!n || !(await admin.tenant(n))) throw new UsageFailure(`no tenant named ${JSON.stringify(n ?? "")}`);
+    return n;
   };
   switch (sub) {
     case "create": {
       if (!name) throw new UsageFailure("usage: folio tenants create NAME --plan business|free");
-      if (store.byName(name)) throw new UsageFailure(`tenant ${name} exists`);
-      const t = store.create(name, plan(typeof p.flags.get("plan") === "string" ? (p.flags.get("plan") as string) : "business"));
+      const { tenant: t, webhook_secret } = await admin.createTenant(name, plan(flag(p, "plan") ?? "business"));
       emit(
         io,
         json,
-        { tenant: t.name, plan: t.plan, webhook_secret: t.webhook_secret },
-        `Created tenant ${t.name} (${t.plan}).\nWebhook signing secret: ${t.webhook_secret}`,
+        { tenant: t.name, plan: t.plan, webhook_secret },
+        `Created tenant ${t.name} (${t.plan}).\nWebhook signing secret: ${webhook_secret}`,
       );
       return EXIT.OK;
     }
     case "list": {
-      const rows = store.list().map((t) => ({ tenant: t.name, id: t.id, plan: t.plan, created_at: rfc3339(t.created_at) }));
-      emit(io, json, rows, rows.map((r) => `${r.tenant}\t${r.plan}\t${r.created_at}`).join("\n") || "(no tenants)");
+      const rows = (await admin.listTenants()).map((t) => ({
+        tenant: t.name,
+        id: t.id,
+        plan: t.plan,
+        suspended: t.suspended,
+        created_at: rfc3339(t.created_at),
+      }));
+      const human = rows.map((r) => `${r.tenant}\t${r.plan}${r.suspended ? "\tsuspended" : ""}\t${r.created_at}`).join("\n");
+      emit(io, json, rows, human || "(no tenants)");
       return EXIT.OK;
     }
     case "set-plan": {
-      const t = need(name);
-      store.setPlan(t.id, plan(arg));
-      emit(io, json, { tenant: t.name, plan: arg }, `${t.name} is now on ${arg}.`);
+      await admin.setPlan(await need(name), plan(arg));
+      emit(io, json, { tenant: name, plan: arg }, `${name} is now on ${arg}.`);
       return EXIT.OK;
     }
-    case "show-secret": {
-      const t = need(name);
-      emit(io, json, { tenant: t.name, webhook_secret: t.webhook_secret }, t.webhook_secret);
-      return EXIT.OK;
-    }
-    case "rotate-secret": {
-      const t = store.rotateWebhookSecret(need(name).id, config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000);
+    case "suspend":
+    case "unsuspend": {
+      const suspended = sub === "suspend";
+      await admin.setSuspended(await need(name), suspended);
       emit(
         io,
         json,
-        { tenant: t.name, webhook_secret: t.webhook_secret, previous_valid_until: rfc3339(t.webhook_secret_prev_until) },
-        `New webhook secret: ${t.webhook_secret}\nThe previous one also signs until ${rfc3339(t.webhook_secret_prev_until)}.`,
+        { tenant: name, suspended },
+        suspended ? `${name} is suspended: its keys answer 403 tenant_suspended.` : `${name} is active again.`,
+      );
+      return EXIT.OK;
+    }
+    case "show-secret": {
+      const secret = await admin.webhookSecret(await need(name));
+      emit(io, json, { tenant: name, webhook_secret: secret }, secret);
+      return EXIT.OK;
+    }
+    case "rotate-secret": {
+      const r = await admin.rotateWebhookSecret(await need(name), config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000);
+      const until = rfc3339(r.previous_valid_until);
+      emit(
+        io,
+        json,
+        { tenant: name, webhook_secret: r.webhook_secret, previous_valid_until: until },
+        `New webhook secret: ${r.webhook_secret}\nThe previous one also signs until ${until}.`,
       );
       return EXIT.OK;
     }
     default:
-      throw new UsageFailure("usage: folio tenants create|list|set-plan|show-secret|rotate-secret …");
+      throw new UsageFailure("usage: folio tenants create|list|set-plan|suspend|unsuspend|show-secret|rotate-secret …");
   }
 }
 
-function keys(p: Parsed, db: Db, config: Config, io: AdminIo): number {
-  const store = new TenantStore(db);
+async function keys({ p, admin, config, io, json }: Ctx): Promise<number> {
   const [sub, keyId] = p.positional;
-  const json = p.flags.has("json");
-  const tenantByFlag = (): NonNullable<ReturnType<TenantStore["byName"]>> => {
-    const name = str(p, "tenant");
-    const t = store.byName(name);
-    if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(name)}`);
-    return t;
-  };
   switch (sub) {
     case "create": {
-      const k = store.createKey(tenantByFlag().id);
+      const k = await admin.createKey(str(p, "tenant"));
       emit(io, json, k, `${k.key}\n(shown once; Folio keeps only a hash)`);
       return EXIT.OK;
     }
     case "list": {
-      const rows = store.listKeys(tenantByFlag().id).map((k) => ({
+      const rows = (await admin.listKeys(str(p, "tenant"))).map((k) => ({
         key_id: k.key_id,
         created_at: rfc3339(k.created_at),
         expires_at: rfc3339(k.expires_at),
         revoked_at: rfc3339(k.revoked_at),
         last_used_at: rfc3339(k.last_used_at),
       }));
-      emit(
-        io,
-        json,
-        rows,
-        rows
-          .map(
-            (r) =>
-              `${r.key_id}\tcreated ${r.created_at}${r.revoked_at ? `\trevoked ${r.revoked_at}` : ""}${r.expires_at ? `\texpires ${r.expires_at}` : ""}`,
-          )
-          .join("\n") || "(no keys)",
+      const human = rows.map(
+        (r) =>
+          `${r.key_id}\tcreated ${r.created_at}${r.revoked_at ? `\trevoked ${r.revoked_at}` : ""}${r.expires_at ? `\texpires ${r.expires_at}` : ""}`,
       );
+      emit(io, json, rows, human.join("\n") || "(no keys)");
       return EXIT.OK;
     }
     case "revoke": {
-      if (!keyId || !store.revokeKey(keyId)) throw new UsageFailure(`no active key ${JSON.stringify(keyId ?? "")}`);
+      if (!keyId || !(await admin.revokeKey(keyId))) throw new UsageFailure(`no active key ${JSON.stringify(keyId ?? "")}`);
       emit(io, json, { key_id: keyId, revoked: true }, `Revoked ${keyId}; it stops working now.`);
       return EXIT.OK;
     }
     case "rotate": {
-      if (!keyId || !store.keyById(keyId) || store.keyById(keyId)!.revoked_at !== null)
-        throw new UsageFailure(`no active key ${JSON.stringify(keyId ?? "")}`);
-      const graceMs = (Number(p.flags.get("grace-seconds")) || config.FOLIO_KEY_ROTATION_GRACE_SECONDS) * 1000;
-      const k = store.rotateKey(keyId, graceMs);
+      if (!keyId) throw new UsageFailure("usage: folio keys rotate KEY_ID");
+      const graceMs = (Number(flag(p, "grace-seconds")) || config.FOLIO_KEY_ROTATION_GRACE_SECONDS) * 1000;
+      const k = await admin.rotateKey(keyId, graceMs);
+      const until = rfc3339(k.previous_expires_at);
       emit(
         io,
         json,
-        { ...k, previous_key_id: keyId, previous_expires_at: rfc3339(store.keyById(keyId)!.expires_at) },
-        `${k.key}\n(shown once) ${keyId} keeps working until ${rfc3339(store.keyById(keyId)!.expires_at)}.`,
+        { key_id: k.key_id, key: k.key, previous_key_id: keyId, previous_expires_at: until },
+        `${k.key}\n(shown once) ${keyId} keeps working until ${until}.`,
       );
       return EXIT.OK;
     }
@@ -181,51 +215,54 @@ function keys(p: Parsed, db: Db, config: Config, io: AdminIo): number {
   }
 }
 
-function accessRequests(p: Parsed, db: Db, io: AdminIo): number {
-  const store = new AccessRequestStore(db);
-  const tenantsStore = new TenantStore(db);
+/** The tenant name an approval makes: --tenant, else the company as a DNS label. */
+function tenantNameFor(p: Parsed, company: string, id: string): string {
+  const given = flag(p, "tenant");
+  if (given) return given;
+  const derived = company
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 63)
+    .replace(/-+$/, "");
+  return TENANT_NAME.test(derived) ? derived : id.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+}
+
+async function accessRequests({ p, admin, requests, io, json }: Ctx): Promise<number> {
   const [sub, id] = p.positional;
-  const json = p.flags.has("json");
   switch (sub) {
     case "list": {
-      const status = typeof p.flags.get("status") === "string" ? (p.flags.get("status") as string) : undefined;
-      const rows = store.list(status).map((r) => ({ ...r, created_at: rfc3339(r.created_at), decided_at: rfc3339(r.decided_at) }));
-      emit(
-        io,
-        json,
-        rows,
-        rows.map((r) => `${r.id}\t${r.status}\t${r.email}\t${r.company}\t${r.use_case}\t${r.expected_monthly_volume}/month`).join("\n") ||
-          "(no access requests)",
+      const rows = (await requests.list(flag(p, "status"))).map((r) => ({
+        ...r,
+        created_at: rfc3339(r.created_at),
+        decided_at: rfc3339(r.decided_at),
+      }));
+      const human = rows.map((r) =>
+        safe(`${r.id}\t${r.status}\t${r.email}\t${r.company}\t${r.use_case}\t${r.expected_monthly_volume}/month`),
       );
+      emit(io, json, rows, human.join("\n") || "(no access requests)");
       return EXIT.OK;
     }
     case "approve": {
-      const req = id ? store.get(id) : undefined;
+      const req = id ? await requests.get(id) : null;
       if (!req || req.status !== "pending") throw new UsageFailure(`no pending access request ${JSON.stringify(id ?? "")}`);
-      const name =
-        typeof p.flags.get("tenant") === "string"
-          ? (p.flags.get("tenant") as string)
-          : req.company
-              .toLowerCase()
-              .replace(/[^a-z0-9]+/g, "-")
-              .replace(/^-|-$/g, "") || req.id;
-      if (tenantsStore.byName(name)) throw new UsageFailure(`tenant ${name} exists; pass --tenant NAME`);
-      const out = transaction(db, () => {
-        const t = tenantsStore.create(name, "business");
-        const k = tenantsStore.createKey(t.id);
-        store.decide(req.id, "approved", t.id);
-        return { access_request: req.id, tenant: t.name, plan: t.plan, key_id: k.key_id, key: k.key, webhook_secret: t.webhook_secret };
-      });
+      const name = tenantNameFor(p, req.company, req.id);
+      if (await admin.tenant(name)) throw new UsageFailure(`tenant ${name} exists; pass --tenant NAME`);
+      const { tenant: t, webhook_secret } = await admin.createTenant(name, "business");
+      const k = await admin.createKey(t.name);
+      await requests.decide(req.id, "approved", t.id);
+      const out = { access_request: req.id, tenant: t.name, plan: t.plan, key_id: k.key_id, key: k.key, webhook_secret };
       emit(
         io,
         json,
         out,
-        `Approved ${req.id}: tenant ${out.tenant} (business).\nAPI key (shown once): ${out.key}\nWebhook secret: ${out.webhook_secret}`,
+        `Approved ${req.id}: tenant ${out.tenant} (business).\nAPI key (shown once): ${out.key}\nWebhook secret: ${webhook_secret}`,
       );
       return EXIT.OK;
     }
     case "reject": {
-      if (!id || !store.decide(id, "rejected", null)) throw new UsageFailure(`no pending access request ${JSON.stringify(id ?? "")}`);
+      if (!id || !(await requests.decide(id, "rejected", null)))
+        throw new UsageFailure(`no pending access request ${JSON.stringify(id ?? "")}`);
       emit(io, json, { access_request: id, status: "rejected" }, `Rejected ${id}.`);
       return EXIT.OK;
     }
@@ -238,14 +275,22 @@ function accessRequests(p: Parsed, db: Db, io: AdminIo): number {
  * `folio users invite …` prints {"url"}: a one-time sign-in link (24 h) where the person sets a
  * password; e-mailed too when FOLIO_SMTP_URL is set. `folio users list` shows who is there.
  */
+/** Kubernetes mode keeps people in the cluster (the same stores every API replica reads); embedded mode in the data directory. */
+function peopleStores(db: Db, config: Config): { users: UserStore; audit: AuditLog } {
+  if (config.FOLIO_BACKEND !== "kubernetes") return { users: new SqliteUserStore(db), audit: new SqliteAuditLog(db) };
+  return kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
+}
+
 async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<number> {
-  const store = new SqliteUserStore(db);
+  const { users: store, audit: auditLog } = peopleStores(db, config);
   const [sub] = p.positional;
   const json = p.flags.has("json");
-  const tenantsStore = new TenantStore(db);
-  const tenantByFlag = (): NonNullable<ReturnType<TenantStore["byName"]>> => {
+  // Tenants through the mode's admin contract: the data directory's, or the cluster's Tenants.
+  const admin: TenantAdmin =
+    config.FOLIO_BACKEND === "kubernetes" || p.flags.has("kubernetes") ? clusterStores(p, config).admin : new SqliteTenantAdmin(db);
+  const tenantByFlag = async (): Promise<TenantSummary> => {
     const name = str(p, "tenant");
-    const t = tenantsStore.byName(name);
+    const t = await admin.tenant(name);
     if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(name)}`);
     return t;
   };
@@ -256,14 +301,14 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
       const role = operator ? "operator" : typeof p.flags.get("role") === "string" ? (p.flags.get("role") as string) : "owner";
       if (!operator && !TENANT_ROLES.includes(role as TenantRole))
         throw new UsageFailure(`--role must be one of ${TENANT_ROLES.join(", ")}`);
-      const tenant = operator ? null : tenantByFlag();
+      const tenant = operator ? null : await tenantByFlag();
       let inv;
       try {
-        inv = invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
+        inv = await invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
       } catch {
         throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
       }
-      new SqliteAuditLog(db).record({
+      await auditLog.record({
         tenant_id: tenant?.id ?? null,
         actor: "cli",
         action: "member.invited",
@@ -283,8 +328,8 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
       return EXIT.OK;
     }
     case "list": {
-      const tenant = p.flags.has("tenant") ? tenantByFlag() : null;
-      const rows = (tenant ? store.byTenant(tenant.id) : store.operators()).map((u) => ({
+      const tenant = p.flags.has("tenant") ? await tenantByFlag() : null;
+      const rows = (tenant ? await store.byTenant(tenant.id) : await store.operators()).map((u) => ({
         email: u.email,
         role: u.role,
         totp: u.totp_secret !== null,
@@ -301,15 +346,31 @@ async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<nu
   }
 }
 
+/** The cluster's stores with the user's kubeconfig, in the namespace the flags or the kubeconfig give. */
+function clusterStores(p: Parsed, config: Config): { admin: TenantAdmin; requests: AccessRequests; close: () => void } {
+  const kc = new KubeConfig();
+  const file = flag(p, "kubeconfig") ?? config.KUBECONFIG;
+  if (file) kc.loadFromFile(file);
+  else kc.loadFromDefault();
+  const namespace =
+    flag(p, "namespace") ?? config.FOLIO_JOBS_NAMESPACE ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? "default";
+  return { admin: new KubernetesTenantAdmin(kc, namespace), requests: new KubernetesAccessRequests(kc, namespace), close: () => undefined };
+}
+
+function dataDirStores(p: Parsed, config: Config): { admin: TenantAdmin; requests: AccessRequests; close: () => void } {
+  const db = openDb(path.resolve(flag(p, "data-dir") ?? config.FOLIO_DATA_DIR));
+  return { admin: new SqliteTenantAdmin(db), requests: new SqliteAccessRequests(db), close: () => db.close() };
+}
+
 /** Runs `folio users …` (async: it may send an e-mail). */
 export async function usersCommand(argv: readonly string[], config: Config, io: AdminIo): Promise<number> {
   const p = parseFlags(argv);
   let db: Db | undefined;
   try {
-    db = openAdminDb(p, config);
+    db = openDb(path.resolve(flag(p, "data-dir") ?? config.FOLIO_DATA_DIR));
     return await users(p, db, config, io);
   } catch (err) {
-    if (err instanceof UsageFailure) {
+    if (err instanceof UsageFailure || err instanceof AdminError) {
       io.err(`folio users: ${err.message}`);
       return EXIT.USAGE;
     }
@@ -320,21 +381,28 @@ export async function usersCommand(argv: readonly string[], config: Config, io: 
 }
 
 /** Runs `folio tenants|keys|access-requests …`. */
-export function adminCommand(group: "tenants" | "keys" | "access-requests", argv: readonly string[], config: Config, io: AdminIo): number {
+export async function adminCommand(
+  group: "tenants" | "keys" | "access-requests",
+  argv: readonly string[],
+  config: Config,
+  io: AdminIo,
+): Promise<number> {
   const p = parseFlags(argv);
-  let db: Db | undefined;
+  const cluster = p.flags.has("kubernetes") || config.FOLIO_BACKEND === "kubernetes";
+  let stores: ReturnType<typeof clusterStores> | undefined;
   try {
-    db = openAdminDb(p, config);
-    if (group === "tenants") return tenants(p, db, config, io);
-    if (group === "keys") return keys(p, db, config, io);
-    return accessRequests(p, db, io);
+    stores = cluster ? clusterStores(p, config) : dataDirStores(p, config);
+    const ctx: Ctx = { p, admin: stores.admin, requests: stores.requests, config, io, json: p.flags.has("json") };
+    if (group === "tenants") return await tenants(ctx);
+    if (group === "keys") return await keys(ctx);
+    return await accessRequests(ctx);
   } catch (err) {
-    if (err instanceof UsageFailure) {
+    if (err instanceof UsageFailure || err instanceof AdminError) {
       io.err(`folio ${group}: ${err.message}`);
       return EXIT.USAGE;
     }
     throw err;
   } finally {
-    db?.close();
+    stores?.close();
   }
 }

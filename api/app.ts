@@ -11,6 +11,7 @@ import { renderDocs } from "./docs.ts";
 import { authenticate } from "./http/auth.ts";
 import { AuthThrottle } from "./http/auth-throttle.ts";
 import { httpsOnly, requestId } from "./http/edge.ts";
+import { methodTable } from "./http/methods.ts";
 import { ApiError, problemHandler, sendProblem } from "./http/problem.ts";
 import { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
@@ -20,8 +21,8 @@ import { accessRequestsRouter } from "./routes/access-requests.ts";
 import { filesRouter } from "./routes/files.ts";
 import { jobsRouter } from "./routes/jobs.ts";
 import { operationsRouter } from "./routes/operations.ts";
-import type { AccessRequestStore } from "./store/access-requests.ts";
-import type { TenantStore } from "./store/tenants.ts";
+import type { AccessRequests } from "./store/tenant-admin.ts";
+import type { KeyAuthenticator } from "./store/tenants.ts";
 
 export interface AppDeps {
   config: Config;
@@ -29,9 +30,15 @@ export interface AppDeps {
   metrics: Metrics;
   backend: JobBackend;
   store: ObjectStore;
-  tenants: TenantStore;
-  accessRequests: AccessRequestStore;
+  /** Who a presented API key belongs to (api/store/tenants.ts; one implementation per mode). */
+  tenants: KeyAuthenticator;
+  accessRequests: AccessRequests;
   checkWebhookUrl: (url: string) => Promise<string | null>;
+  /**
+   * The rate-limit tables (default: this process's own). Kubernetes mode passes tables that take
+   * this replica's share of every limit (api/store/kubernetes/replicas.ts).
+   */
+  rateLimits?: RateLimits;
   /** The dashboard (api/dashboard), mounted at /dashboard; it is given the API keys' rate-limit buckets to show their state. */
   dashboard?: (buckets: BucketTable) => express.Router;
   /** Embedded mode: /metrics on the API's port; Kubernetes mode: false (see api/main.ts). */
@@ -55,7 +62,7 @@ export function createApp(deps: AppDeps): express.Express {
   const trusted = parseTrustedProxies(config.FOLIO_TRUST_PROXY);
   const isTrusted = (addr: string | undefined): boolean => trusted.has(addr);
   const clientAddress = (req: Request): string => clientAddressOf(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted);
-  const limits = new RateLimits();
+  const limits = deps.rateLimits ?? new RateLimits();
   const throttle = new AuthThrottle({
     byAddress: limits.authFailuresByAddress,
     byKey: limits.authFailuresByKey,
@@ -111,7 +118,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.use("/v1", v1);
   if (deps.dashboard) app.use("/dashboard", deps.dashboard(limits.keys));
 
-  app.use((_req, res) => sendProblem(res, new ApiError("not_found", "No such endpoint.")));
+  const methods = methodTable(openapi);
+  app.use((req, res) => {
+    const allow = methods.allowed(req.path);
+    if (allow && !allow.includes(req.method)) {
+      res.setHeader("Allow", allow.join(", "));
+      return sendProblem(res, new ApiError("method_not_allowed", `${req.method} is not allowed here; use ${allow.join(", ")}.`));
+    }
+    sendProblem(res, new ApiError("not_found", "No such endpoint."));
+  });
   app.use(problemHandler(deps.log));
   return app;
 }

@@ -5,7 +5,7 @@
  * server.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type net from "node:net";
@@ -16,26 +16,28 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { parseTrustedProxies } from "../core/net/proxies.ts";
+import { guardSandbox } from "../core/sandbox.ts";
 import { FsObjectStore } from "../core/storage/fs-store.ts";
-import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { adminCommand, parseFlags, usersCommand } from "./admin.ts";
 import { dashboardRouter } from "./dashboard/index.ts";
-import { attemptRecorder, embeddedDashboard, sqliteDashboardStores } from "./dashboard/embedded.ts";
-import type { DashboardStores } from "./dashboard/context.ts";
+import { attemptRecorder, embeddedDashboard, kubernetesDashboardStores, sqliteDashboardStores } from "./dashboard/embedded.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
 import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
 import { createApp, metricsHandler } from "./app.ts";
+import type { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
-import { KubernetesBackend } from "./jobs/kubernetes.ts";
 import { LocalBackend } from "./jobs/local.ts";
-import { loadKubeConfig, PdfJobClient } from "./jobs/pdfjob-client.ts";
+import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
 import { WorkerPool } from "./jobs/worker-pool.ts";
 import { Metrics } from "./metrics.ts";
 import { createDualServer } from "./server.ts";
 import { AccessRequestStore } from "./store/access-requests.ts";
-import { openDb, type Db } from "./store/db.ts";
-import { TenantStore } from "./store/tenants.ts";
+import { openDb } from "./store/db.ts";
+import { kubernetesStores, storeNamespace } from "./store/kubernetes/index.ts";
+import { KubernetesTenantAdmin } from "./store/kubernetes/tenant-admin.ts";
+import { SqliteAccessRequests, type AccessRequests } from "./store/tenant-admin.ts";
+import { TenantStore, type KeyAuthenticator } from "./store/tenants.ts";
 import { loadOrCreateTls } from "./tls.ts";
 import { createWebhooks, webhookGuard, webhookUrlCheck, type Webhooks } from "./webhooks/wiring.ts";
 
@@ -104,29 +106,52 @@ function listen(server: net.Server, port: number, host: string): Promise<void> {
   });
 }
 
-interface BackendParts {
+interface Parts {
   backend: JobBackend;
   store: ObjectStore;
+  tenants: KeyAuthenticator;
+  accessRequests: AccessRequests;
   webhooks: Pick<Webhooks, "check" | "start" | "stop">;
-  pool: { busyCount: number; size: number } | null;
+  /** The first start's dev tenant (embedded mode only). */
+  first: { key: string; secret: string; signIn: string } | null;
+  /** The dashboard and its usage collector, on the mode's stores. */
+  dashboard: { router: (buckets: BucketTable) => express.Router; collector: { start(): void; stop(): Promise<void> } };
+  /** Kubernetes mode: this replica's share of the rate limits. */
+  rateLimits?: RateLimits;
+  close(): Promise<void>;
 }
 
-function embeddedBackend(
-  config: Config,
-  db: Db,
-  tenants: TenantStore,
-  log: Logger,
-  metrics: Metrics,
-  dataDir: string,
-  dashboard: DashboardStores,
-): BackendParts {
+/** The dashboard over a mode's stores (api/dashboard). */
+function dashboardOf(o: Parameters<typeof embeddedDashboard>[0]): Parts["dashboard"] {
+  const d = embeddedDashboard(o);
+  return {
+    router: (buckets) => dashboardRouter({ ...d.deps, rateLimitState: (keyId, policy) => buckets.peek(keyId, policy) }),
+    collector: d.collector,
+  };
+}
+
+/** Embedded mode: SQLite in the data directory, files on disk, the runner pool, the webhook queue. */
+async function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataDir: string): Promise<Parts> {
+  // Embedded mode runs the engines here: in their sandbox, or not at all (core/sandbox.ts).
+  guardSandbox(config, log);
+  const db = openDb(dataDir);
+  const tenants = new TenantStore(db);
+  const dashboardStores = sqliteDashboardStores(db);
+  let first: Parts["first"] = null;
+  if (tenants.list().length === 0) {
+    const t = tenants.create("dev", "business");
+    const signIn = (await invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }))
+      .url;
+    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret, signIn };
+  }
   const store = new FsObjectStore(path.join(dataDir, "files"));
   const pool = new WorkerPool({
     size: config.FOLIO_WORKERS,
-    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)) },
+    // The resolved data directory, so that the workers' sandboxes hide it (core/sandbox.ts).
+    env: { ...process.env, FOLIO_SOFFICE_POOL_SIZE: String(Math.max(1, config.FOLIO_SOFFICE_POOL_SIZE)), FOLIO_DATA_DIR: dataDir },
     log,
   });
-  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboard) });
+  const webhooks = createWebhooks({ db, config, log, metrics, tenants, onAttempt: attemptRecorder(dashboardStores, log) });
   const backend = new LocalBackend({
     db,
     store,
@@ -138,41 +163,53 @@ function embeddedBackend(
     sealKey: sealKey(dataDir),
     workDir: path.join(dataDir, "work"),
   });
-  return {
+  const port = sqliteTenantPort(tenants, new AccessRequestStore(db));
+  const dashboard = dashboardOf({
+    config,
+    log,
+    db,
+    dataDir,
     backend,
-    store,
-    webhooks,
+    tenants: port.tenants,
+    accessRequests: port.accessRequests,
+    stores: dashboardStores,
     pool: {
       get busyCount() {
         return pool.busyCount;
       },
       size: config.FOLIO_WORKERS,
     },
-  };
+  });
+  const accessRequests = new SqliteAccessRequests(db);
+  return { backend, store, tenants, accessRequests, webhooks, first, dashboard, close: () => Promise.resolve(db.close()) };
 }
 
-/** PdfJobs in FOLIO_JOBS_NAMESPACE, bytes in S3; webhooks are the controller's, only checked here. */
-function kubernetesBackend(config: Config, db: Db, tenants: TenantStore, log: Logger): BackendParts {
-  if (!config.FOLIO_S3_BUCKET) throw new Error("FOLIO_S3_BUCKET is required in Kubernetes mode");
-  const store = S3ObjectStore.fromConfig(config);
-  const kube = new PdfJobClient(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
-  const backend = new KubernetesBackend({
-    db,
-    store,
-    kube,
-    tenants,
+/**
+ * Kubernetes mode: no database and no volume — PdfJobs, Tenants, Secrets and AccessRequests in
+ * FOLIO_JOBS_NAMESPACE, read through informers, bytes and upload records in S3 (docs/adr/0008);
+ * the dashboard's people, audit log and usage in the cluster too (api/store/kubernetes-dashboard.ts).
+ * Webhooks are the controller's, only checked here. Resolves once the caches are full.
+ */
+async function kubernetesMode(config: Config, log: Logger, dataDir: string): Promise<Parts> {
+  // Only the generated certificate (and, without FOLIO_DASHBOARD_SECRET, the dashboard's key) lives here.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const kc = loadKubeConfig(config.KUBECONFIG);
+  const stores = kubernetesStores(config, kc, log);
+  await stores.start();
+  const namespace = storeNamespace(config);
+  const webhooks = { check: webhookUrlCheck(webhookGuard(config)), start: () => undefined, stop: () => Promise.resolve() };
+  const dashboard = dashboardOf({
+    config,
     log,
-    uploadTtlMs: config.FOLIO_UPLOAD_TTL_SECONDS * 1000,
-    // The runner stops itself at FOLIO_JOB_TIMEOUT_MS; the Job's deadline leaves room for the pod to start.
-    deadlineSeconds: Math.min(86_400, Math.ceil(config.FOLIO_JOB_TIMEOUT_MS / 1000) + 60),
-    sweepIntervalMs: config.FOLIO_SWEEP_INTERVAL_MS,
+    db: null,
+    dataDir,
+    backend: stores.backend,
+    tenants: new KubernetesTenantAdmin(kc, namespace),
+    accessRequests: stores.accessRequests,
+    stores: kubernetesDashboardStores(kc, namespace),
+    pool: null,
   });
-  const webhooks = {
-    check: webhookUrlCheck(webhookGuard(config)),
-    start: () => undefined,
-    stop: () => Promise.resolve(),
-  };
-  return { backend, store, webhooks, pool: null };
+  return { ...stores, webhooks, first: null, dashboard, close: () => stores.stop() };
 }
 
 async function serve(argv: readonly string[]): Promise<number> {
@@ -183,54 +220,29 @@ async function serve(argv: readonly string[]): Promise<number> {
   if (typeof p.flags.get("host") === "string") overrides.FOLIO_HOST = p.flags.get("host") as string;
   const config = loadConfig({ ...process.env, ...overrides });
   const log = createLogger({ level: config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "api" });
+  // Embedded mode's data; in Kubernetes mode only a generated certificate (an emptyDir in the chart).
   const dataDir = path.resolve(config.FOLIO_DATA_DIR);
-  const db = openDb(dataDir);
-  const tenants = new TenantStore(db);
   const kubernetes = config.FOLIO_BACKEND === "kubernetes";
-  const dashboardStores = sqliteDashboardStores(db);
-  let first: { key: string; secret: string; signIn: string } | null = null;
-  // In Kubernetes mode the admin creates tenants with `folio tenants create` (the chart's NOTES say how).
-  if (!kubernetes && tenants.list().length === 0) {
-    const t = tenants.create("dev", "business");
-    const signIn = invite(dashboardStores.users, publicUrl(config), { email: "owner@dev.localhost", tenantId: t.id, role: "owner" }).url;
-    first = { key: tenants.createKey(t.id).key, secret: t.webhook_secret, signIn };
-  }
   const metrics = new Metrics();
-  let parts: BackendParts;
+  let parts: Parts;
   try {
-    parts = kubernetes
-      ? kubernetesBackend(config, db, tenants, log)
-      : embeddedBackend(config, db, tenants, log, metrics, dataDir, dashboardStores);
+    parts = kubernetes ? await kubernetesMode(config, log, dataDir) : await embeddedMode(config, log, metrics, dataDir);
   } catch (err) {
     log.fatal({ err }, "Could not set up the job backend");
-    db.close();
     return EXIT.USAGE;
   }
-  const { backend, store, webhooks } = parts;
-  const accessRequests = new AccessRequestStore(db);
-  const port = sqliteTenantPort(tenants, accessRequests);
-  // Kubernetes mode delivers webhooks from the controller: no attempt log here.
-  const dashboard = embeddedDashboard({
-    config,
-    log,
-    db,
-    dataDir,
-    backend,
-    tenants: port.tenants,
-    accessRequests: port.accessRequests,
-    stores: kubernetes ? { ...dashboardStores, attempts: null } : dashboardStores,
-    pool: parts.pool,
-  });
+  const { backend, store, webhooks, dashboard } = parts;
   const app = createApp({
     config,
     log,
     metrics,
     backend,
     store,
-    tenants,
-    accessRequests,
+    tenants: parts.tenants,
+    accessRequests: parts.accessRequests,
     checkWebhookUrl: webhooks.check,
-    dashboard: (buckets) => dashboardRouter({ ...dashboard.deps, rateLimitState: (keyId, policy) => buckets.peek(keyId, policy) }),
+    dashboard: dashboard.router,
+    ...(parts.rateLimits ? { rateLimits: parts.rateLimits } : {}),
     version: VERSION,
     metricsOnApiPort: !kubernetes,
   });
@@ -255,14 +267,14 @@ async function serve(argv: readonly string[]): Promise<number> {
     await server.close();
     metricsServer?.close();
     await backend.stop();
-    db.close();
+    await parts.close();
     return EXIT.INTERNAL;
   }
   backend.start();
   webhooks.start();
   dashboard.collector.start();
   const samples = await samplePdfs(path.join(dataDir, "samples"));
-  process.stdout.write(banner(config, dataDir, tls.certPath, first, samples) + "\n");
+  process.stdout.write(banner(config, dataDir, tls.certPath, parts.first, samples) + "\n");
   log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");
   return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
@@ -273,7 +285,7 @@ async function serve(argv: readonly string[]): Promise<number> {
         await dashboard.collector.stop();
         await webhooks.stop();
         await backend.stop();
-        db.close();
+        await parts.close();
         resolve(EXIT.OK);
       })();
     };

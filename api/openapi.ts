@@ -4,6 +4,7 @@
  * operation's options merged with the common fields, as the server parses them.
  */
 import { z } from "zod";
+import { CONTENT_TYPES } from "../core/sniff.ts";
 import { API_ERRORS, JOB_ERRORS } from "../core/errors.ts";
 import {
   AccessRequestAccepted,
@@ -58,6 +59,7 @@ const OPERATION_DOCS: Record<Operation, string> = {
   merge: "Merge 2–50 PDFs, each optionally limited to page ranges, keeping or rebuilding bookmarks.",
   split: "Split a PDF by ranges, every N pages, or into single pages; outputs the parts and one zip of them all.",
   convert: "Convert Office documents (DOCX, DOC, ODT, RTF, XLSX, XLS, ODS, PPTX, PPT, ODP) to PDF.",
+  ocr: "Make a scanned PDF, or PNG/JPEG/TIFF images, searchable: an invisible text layer over the page images (OCRmyPDF and Tesseract), with languages, deskew, page rotation, skip_text and optional PDF/A-2b.",
   edit: "Edit a PDF with ordered steps: rotate, delete, select (reorder/extract), watermark and stamp (text or an image input), page numbers, header/footer with {n} and {total}, flatten, metadata, unlock (with `password`), repair. One qpdf run for all steps. Further inputs are PNG/JPEG/TIFF images that stamps name by index.",
   protect:
     "Encrypt a PDF with AES-256 (default) or AES-128, a user password and permissions. Passwords are never stored in job records, logs or metrics.",
@@ -74,7 +76,17 @@ function problemResponses(codes: (keyof typeof API_ERRORS)[]): Json {
   return out;
 }
 
-const AUTHED: (keyof typeof API_ERRORS)[] = ["unauthorized", "plan_required", "https_required", "rate_limited", "internal_error"];
+/** What a download can be: any type an upload is sniffed as, and the zip of a split's parts. */
+const DOWNLOAD_TYPES = [...new Set([...Object.values(CONTENT_TYPES), "application/zip"])];
+
+const AUTHED: (keyof typeof API_ERRORS)[] = [
+  "unauthorized",
+  "plan_required",
+  "tenant_suspended",
+  "https_required",
+  "rate_limited",
+  "internal_error",
+];
 
 export function buildOpenApi(version: string): Json {
   const schemas: Json = {};
@@ -205,7 +217,16 @@ export function buildOpenApi(version: string): Json {
         summary: "The file's bytes (ETag = sha256).",
         parameters: [idParam("file")],
         responses: {
-          "200": { description: "The bytes.", content: { "application/octet-stream": {} } },
+          "200": {
+            description:
+              "The bytes, with the file's own Content-Type (an upload's sniffed type, or an output's: PDF, DOCX, XLSX, a split's zip …), Content-Disposition (filename and RFC 8187 filename*) and ETag.",
+            headers: {
+              "Content-Disposition": { schema: { type: "string" }, description: "attachment; filename=\"…\"; filename*=UTF-8''…" },
+              ETag: { schema: { type: "string" }, description: "The sha256 of the bytes, quoted." },
+            },
+            content: Object.fromEntries(DOWNLOAD_TYPES.map((t) => [t, { schema: { type: "string", contentMediaType: t } }])),
+          },
+          "304": { description: "If-None-Match matched the ETag." },
           ...problemResponses([...AUTHED, "not_found"]),
         },
       },

@@ -3,8 +3,9 @@
  *   node bench/fuzz-parser.ts [runs per target] [seed]     (make bench-fuzz-parser)
  *
  * Every PDF of the qpdf corpus (../shared/corpus/qpdf-qtest, read in place) seeds the lexer,
- * content-stream and sniffing targets; each corpus file qpdf can open, rewritten the way merge
- * writes it, seeds the incremental-update target. Each target then gets RUNS mutated inputs
+ * content-stream, stream-filter and sniffing targets; each corpus file qpdf can open, rewritten
+ * the way merge writes it, seeds the incremental-update target; Office-shaped zips (plain, data
+ * descriptors, ZIP64, a stub before them) seed the zip-directory and sniffing targets. Each target then gets RUNS mutated inputs
  * (default 20,000; a random fast-check seed unless one is given, printed for replay). The property:
  * only the parser's typed error, and no input slower than 10 s. Prints, per target, the inputs
  * answered and refused and the slowest input; exits 1 on any failure, with fast-check's shrunk
@@ -13,7 +14,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { TARGETS, corpusFiles, fuzz, qpdfWrittenSeeds, type FuzzReport } from "../test/helpers/parser-fuzz.ts";
+import { TARGETS, corpusFiles, fuzz, qpdfWrittenSeeds, zipSeeds, type FuzzReport } from "../test/helpers/parser-fuzz.ts";
 
 const RUNS = Number(process.argv[2] ?? 20_000);
 const SEED = Number(process.argv[3] ?? Math.floor(Math.random() * 2 ** 31));
@@ -23,11 +24,12 @@ const dir = await mkdtemp(path.join(os.tmpdir(), "folio-bench-fuzz-"));
 try {
   const pdfs = corpusFiles(10_000, 4 * 1024 * 1024);
   const written = (await qpdfWrittenSeeds(pdfs, dir)).map((w) => w.file);
+  const zips = await zipSeeds(dir);
   console.log(`seeds: ${pdfs.length} corpus PDFs, ${written.length} of them as qpdf writes them; ${RUNS} inputs per target, seed ${SEED}`);
   const reports: FuzzReport[] = [];
   for (const [name, target] of Object.entries(TARGETS)) {
     const started = performance.now();
-    const seeds = name === "qpdfWritten" ? written : pdfs;
+    const seeds = name === "qpdfWritten" ? written : name === "zipDirectory" ? zips : name === "sniffing" ? [...pdfs, ...zips] : pdfs;
     const report = await fuzz(target, seeds, { runs: RUNS, seed: SEED, maxMs: MAX_MS, scratch: path.join(dir, `${name}.bin`) });
     reports.push(report);
     const secs = ((performance.now() - started) / 1000).toFixed(0);

@@ -10,9 +10,14 @@
  *      second by the controller (goal ≥ 20/s), errors (goal 0), time until every Job exists,
  *      and with `--drain` the time until every PdfJob has succeeded.
  *
- * The kubelet runs each pod as a local process; a node's capacity is `--max-pods` pods (the rest
- * wait unscheduled, as on a full cluster), so the backlog measures the controller, not how many
- * Node processes two cores can start. The control plane is a fresh one in a temporary directory:
+ *   0. Container start: what the local kubelet's runtime takes to run a container of the runner
+ *      image (runc on the unpacked image, overlay, restricted securityContext, seccomp, cgroup
+ *      limits) from start to exit, `true` in it, median of 20 — on the host's network and in a
+ *      network namespace of its own (the runner pods'), next to the engines' times in it.
+ *
+ * The kubelet runs each pod as a runc container of the image; a node's capacity is `--max-pods`
+ * pods (the rest wait unscheduled, as on a full cluster), so the backlog measures the controller,
+ * not how many containers two cores can start. The control plane is a fresh one in a temporary directory:
  * stopping it at the end removes every object the run made.
  *
  *   node bench/k8s.ts [--latency 30] [--backlog 500] [--creators 8] [--workers 2] [--max-pods 2] [--drain]
@@ -27,6 +32,8 @@ import { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job, type V1Pod } from "@kubernetes/client-node";
 import { Informer } from "../controller/informer.ts";
+import { runnerImage } from "../test/k8s/images.ts";
+import { effectiveSecurity } from "../test/k8s/runtime/security.ts";
 import { startController, type Controller } from "../controller/main.ts";
 import { newId } from "../core/ids.ts";
 import {
@@ -44,7 +51,7 @@ import {
 } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
-import { applyCrd, runnerTemplate } from "../test/e2e/support.ts";
+import { applyCrd, runnerAccess, runnerTemplate } from "../test/e2e/support.ts";
 import { tmpDir } from "../test/helpers/tools.ts";
 import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../test/k8s/platform.ts";
@@ -267,6 +274,7 @@ async function setUp(dir: string): Promise<Bench> {
     workers: WORKERS,
     leaderElection: { namespace: NS, name: "folio-controller", identity: "bench" },
     template: runnerTemplate(s3),
+    prepareJob: runnerAccess(kc, s3),
     log: (msg) => {
       const m = /^reconcile [^:]+: (.*)$/s.exec(msg);
       if (m) errors.set(errorKind(m[1]!), (errors.get(errorKind(m[1]!)) ?? 0) + 1);
@@ -490,6 +498,62 @@ async function latency(b: Bench): Promise<void> {
   console.log(`\n   failed: ${failed} of ${names.length}\n`);
 }
 
+/** Part 0: container start, median of 20 (after one unpack, not counted). */
+async function containerStart(b: Bench): Promise<void> {
+  const runtime = b.platform.kubelet!.runtime;
+  const image = await runtime.images.unpack(runtime.images.find(runnerImage())!);
+  const security = effectiveSecurity(
+    { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } },
+    { name: "bench", securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } } },
+    image.config.user,
+    { passwd: "", group: "" },
+  );
+  const base = path.join(b.platform.kubelet!.rootDir, "bench");
+  let n = 0;
+  const once = async (argv: string[], egress?: { host: string; port: number }[]): Promise<number> => {
+    const id = `bench-${n++}`;
+    const started = performance.now();
+    const c = await runtime.start({
+      id,
+      bundle: path.join(base, id),
+      image,
+      argv,
+      env: { PATH: "/opt/folio/.tools/node/bin:/usr/bin:/bin", HOME: "/tmp" },
+      cwd: "/",
+      hostname: id,
+      security,
+      mounts: [],
+      resources: { memoryBytes: 2 * 1024 ** 3, cpuQuotaUs: 200_000 },
+      ...(egress ? { egress } : {}),
+      logFile: path.join(base, `${id}.log`),
+    });
+    const exit = await c.exited;
+    if (exit.exitCode !== 0) throw new Error(`container ${id} exited with ${exit.exitCode}`);
+    return performance.now() - started;
+  };
+  const median = async (runs: number, fn: () => Promise<number>): Promise<number> => {
+    const xs: number[] = [];
+    for (let i = 0; i < runs; i++) xs.push(await fn());
+    return quantile(xs, 0.5);
+  };
+  const s3 = new URL(b.s3.endpoint);
+  await once(["true"]);
+  const rows: [string, number][] = [
+    ["container `true`, host network", await median(20, () => once(["true"]))],
+    [
+      "container `true`, own network (object store relay)",
+      await median(20, () => once(["true"], [{ host: s3.hostname, port: Number(s3.port) }])),
+    ],
+    ["  engine in it: qpdf --version", await median(20, () => once(["qpdf", "--version"]))],
+    ["  engine in it: node -e 0 (the runner's Node)", await median(20, () => once(["node", "-e", "0"]))],
+  ];
+  console.log(`0. Container start (runc, runner image, restricted), median of 20 — load ${load()}
+`);
+  console.log(row(["", "ms"]));
+  for (const [what, ms] of rows) console.log(row([what, ms.toFixed(0)]));
+  console.log();
+}
+
 /** Part 2: a backlog created as fast as possible. */
 async function backlog(b: Bench): Promise<void> {
   // One pair of inputs for the whole backlog (the controller keeps inputs another unfinished
@@ -598,6 +662,7 @@ async function main(): Promise<void> {
     console.log(
       `kubernetes ${v.kubernetes}, etcd ${v.etcd}, platform up in ${secs(Date.now() - t)} s; controller: ${WORKERS} workers, leader election on; node capacity ${MAX_PODS} pods\n`,
     );
+    await containerStart(b);
     if (LATENCY_JOBS > 0) await latency(b);
     if (BACKLOG > 0) await backlog(b);
   } finally {

@@ -47,6 +47,7 @@ export interface KubeClient {
   /** A merge patch of metadata.finalizers guarded by the object's resourceVersion. */
   setFinalizers(pj: PdfJob, finalizers: string[]): Promise<PdfJob>;
   deletePdfJob(namespace: string, name: string, uid: string | undefined): Promise<void>;
+  deleteSecret(namespace: string, name: string): Promise<void>;
   createEvent(namespace: string, event: CoreV1Event): Promise<void>;
 }
 
@@ -83,6 +84,8 @@ export interface ApplyDeps {
   now?: () => Date;
   /** The reporting component of events. */
   component?: string;
+  /** Before a Job is created: what its pod needs first (its storage access Secret; 409 is fine). */
+  prepareJob?: (namespace: string, job: V1Job) => Promise<void>;
 }
 
 export interface ApplyResult {
@@ -197,7 +200,8 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
     case "removeFinalizer":
       return removeFinalizer(pj, deps, now);
     case "createJob":
-      // The name is deterministic: if it exists already, the next reconcile reads it.
+      // The names are deterministic: if they exist already, the next reconcile reads them.
+      if (deps.prepareJob) await tolerating(409, () => deps.prepareJob!(ns, a.job));
       await tolerating(409, () => deps.kube.createJob(ns, a.job));
       return;
     case "deleteJob":
@@ -215,6 +219,9 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
       return;
     case "deletePdfJob":
       await tolerating(404, () => deps.kube.deletePdfJob(ns, pj.metadata.name, pj.metadata.uid));
+      return;
+    case "deleteSecret":
+      await tolerating(404, () => deps.kube.deleteSecret(ns, a.name));
       return;
     case "requeueAfter":
       step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, a.ms);
@@ -288,6 +295,9 @@ export function kubeClient(kc: KubeConfig): KubeClient {
     },
     async deletePdfJob(namespace, name, uid) {
       await custom.deleteNamespacedCustomObject({ ...crd, namespace, name, ...(uid ? { body: { preconditions: { uid } } } : {}) });
+    },
+    async deleteSecret(namespace, name) {
+      await core.deleteNamespacedSecret({ namespace, name });
     },
     async createEvent(namespace, event) {
       await core.createNamespacedEvent({ namespace, body: event });

@@ -1,6 +1,7 @@
 /**
- * The PdfJob CustomResourceDefinition, generated from the zod schemas in core/schemas/pdfjob.ts
- * (`node controller/gen-crd.ts` writes crds/pdfjobs.folio.dev.yaml; a test fails when it is stale).
+ * The CustomResourceDefinitions — PdfJob, and the Tenant and AccessRequest of Kubernetes mode's
+ * store — generated from the zod schemas in core/schemas/pdfjob.ts and tenant.ts
+ * (`node controller/gen-crd.ts` writes crds/*.folio.dev.yaml; a test fails when one is stale).
  *
  * zod's OpenAPI 3.0 output is turned into a *structural* schema as apiextensions.k8s.io/v1
  * requires (https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema):
@@ -20,6 +21,15 @@ import {
   PdfJobStatus,
   SECRET_REF_RULE,
 } from "../core/schemas/pdfjob.ts";
+import {
+  ACCESS_REQUEST_KIND,
+  ACCESS_REQUEST_PLURAL,
+  AccessRequestSpec,
+  AccessRequestStatus,
+  TENANT_KIND,
+  TENANT_PLURAL,
+  TenantSpec,
+} from "../core/schemas/tenant.ts";
 
 type Json = Record<string, unknown>;
 
@@ -167,38 +177,51 @@ const PRINTER_COLUMNS = [
   { name: "Operation", type: "string", jsonPath: ".spec.operation" },
   { name: "Tenant", type: "string", jsonPath: ".spec.tenant" },
   { name: "Phase", type: "string", jsonPath: ".status.phase" },
+  { name: "Queue", type: "integer", jsonPath: ".status.queuePosition", priority: 1 },
   { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   { name: "Reason", type: "string", jsonPath: '.status.conditions[?(@.type=="Succeeded")].reason' },
 ];
 
-/** The CustomResourceDefinition object (apiextensions.k8s.io/v1). */
-export function pdfJobCrd(): Json {
+interface CrdShape {
+  kind: string;
+  plural: string;
+  shortNames: string[];
+  description: string;
+  spec: z.ZodType;
+  status?: z.ZodType;
+  printerColumns: Json[];
+  /** CEL rules on the whole object (they may read metadata.name). */
+  validations?: Json[];
+}
+
+/** A namespaced CustomResourceDefinition (apiextensions.k8s.io/v1) of Folio's group. */
+function crdOf(c: CrdShape): Json {
   const openAPIV3Schema = {
     type: "object",
-    description: "A PDF operation requested through the Folio API, run by the controller as a batch/v1 Job.",
+    description: c.description,
     properties: {
       apiVersion: { type: "string", description: "APIVersion defines the versioned schema of this representation of an object." },
       kind: { type: "string", description: "Kind is a string value representing the REST resource this object represents." },
       metadata: { type: "object" },
-      spec: structuralOf(PdfJobSpec),
-      status: structuralOf(PdfJobStatus),
+      spec: structuralOf(c.spec),
+      ...(c.status ? { status: structuralOf(c.status) } : {}),
     },
     required: ["spec"],
-    "x-kubernetes-validations": [{ rule: SECRET_REF_RULE, message: "spec.secretRef.name must be the PdfJob's own Secret (its name)" }],
+    ...(c.validations ? { "x-kubernetes-validations": c.validations } : {}),
   };
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
-    metadata: { name: CRD_NAME, labels: { "app.kubernetes.io/part-of": "folio" } },
+    metadata: { name: `${c.plural}.${PDFJOB_GROUP}`, labels: { "app.kubernetes.io/part-of": "folio" } },
     spec: {
       group: PDFJOB_GROUP,
       scope: "Namespaced",
       names: {
-        kind: PDFJOB_KIND,
-        listKind: `${PDFJOB_KIND}List`,
-        plural: PDFJOB_PLURAL,
-        singular: "pdfjob",
-        shortNames: ["pj"],
+        kind: c.kind,
+        listKind: `${c.kind}List`,
+        plural: c.plural,
+        singular: c.kind.toLowerCase(),
+        shortNames: c.shortNames,
         categories: ["folio"],
       },
       versions: [
@@ -206,14 +229,70 @@ export function pdfJobCrd(): Json {
           name: PDFJOB_VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: PRINTER_COLUMNS,
+          ...(c.status ? { subresources: { status: {} } } : {}),
+          additionalPrinterColumns: c.printerColumns,
           schema: { openAPIV3Schema },
         },
       ],
     },
   };
 }
+
+/** The PdfJob CustomResourceDefinition. */
+export function pdfJobCrd(): Json {
+  return crdOf({
+    kind: PDFJOB_KIND,
+    plural: PDFJOB_PLURAL,
+    shortNames: ["pj"],
+    description: "A PDF operation requested through the Folio API, run by the controller as a batch/v1 Job.",
+    spec: PdfJobSpec,
+    status: PdfJobStatus,
+    printerColumns: PRINTER_COLUMNS,
+    validations: [{ rule: SECRET_REF_RULE, message: "spec.secretRef.name must be the PdfJob's own Secret (its name)" }],
+  });
+}
+
+/** The Tenant CustomResourceDefinition (core/schemas/tenant.ts). */
+export function tenantCrd(): Json {
+  return crdOf({
+    kind: TENANT_KIND,
+    plural: TENANT_PLURAL,
+    shortNames: ["ft"],
+    description: "A Folio tenant: its plan, whether it is suspended, and the Secret of its webhook signing secrets.",
+    spec: TenantSpec,
+    printerColumns: [
+      { name: "Plan", type: "string", jsonPath: ".spec.plan" },
+      { name: "Suspended", type: "boolean", jsonPath: ".spec.suspended" },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
+}
+
+/** The AccessRequest CustomResourceDefinition (core/schemas/tenant.ts). */
+export function accessRequestCrd(): Json {
+  return crdOf({
+    kind: ACCESS_REQUEST_KIND,
+    plural: ACCESS_REQUEST_PLURAL,
+    shortNames: ["far"],
+    description: "A request for early access sent to POST /v1/access_requests; an operator approves or rejects it.",
+    spec: AccessRequestSpec,
+    status: AccessRequestStatus,
+    printerColumns: [
+      { name: "Company", type: "string", jsonPath: ".spec.company" },
+      { name: "Email", type: "string", jsonPath: ".spec.email" },
+      { name: "Phase", type: "string", jsonPath: ".status.phase" },
+      { name: "Tenant", type: "string", jsonPath: ".status.tenant" },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
+}
+
+/** Every CRD of the product, by file name (crds/<name>.yaml). */
+export const CRDS: readonly { name: string; object: () => Json; source: string }[] = [
+  { name: CRD_NAME, object: pdfJobCrd, source: "core/schemas/pdfjob.ts" },
+  { name: `${TENANT_PLURAL}.${PDFJOB_GROUP}`, object: tenantCrd, source: "core/schemas/tenant.ts" },
+  { name: `${ACCESS_REQUEST_PLURAL}.${PDFJOB_GROUP}`, object: accessRequestCrd, source: "core/schemas/tenant.ts" },
+];
 
 // --- a small YAML emitter -------------------------------------------------------------------------
 // Block style for maps and lists; a string is written plain only when YAML cannot read it as
@@ -260,12 +339,12 @@ export function toYaml(value: unknown): string {
   return s !== null ? `${s}\n` : block(value, "").join("\n") + "\n";
 }
 
-/** The committed file's content: a header and the CRD. */
-export function crdYaml(): string {
+/** A committed file's content: a header and the CRD (the PdfJob one by default). */
+export function crdYaml(crd: Json = pdfJobCrd(), source = "core/schemas/pdfjob.ts"): string {
   return (
-    "# Generated by controller/gen-crd.ts from the zod schemas in core/schemas/pdfjob.ts: do not edit.\n" +
+    `# Generated by controller/gen-crd.ts from the zod schemas in ${source}: do not edit.\n` +
     "# Regenerate with `make crds`; the test suite fails when this file is stale.\n" +
     "---\n" +
-    toYaml(pdfJobCrd())
+    toYaml(crd)
   );
 }

@@ -18,13 +18,17 @@
  *   PdfJob's status, never in the same list as an updateStatus;
  * - deleteStorage: deletes the keys and everything under the prefixes; absent objects are fine;
  * - deleteJob: foreground propagation, so the runner has stopped before storage is deleted;
+ * - deleteSecret: the PdfJob's own Secret (404 is fine), when a deleted PdfJob is kept to hold
+ *   its idempotency key: its passwords must not outlive the job;
  * - requeueAfter: at most one, always last.
  */
 import type { V1Job } from "@kubernetes/client-node";
 import { jobIdOf, pdfJobToApiJob } from "../core/pdfjob-view.ts";
 import type { JobObject } from "../core/schemas/api.ts";
 import {
+  IDEMPOTENCY_KEY_MS,
   jobStoragePrefix,
+  PDFJOB_ANNOTATIONS,
   PDFJOB_FINALIZER,
   TERMINAL_PHASES,
   validatePdfJobSpec,
@@ -35,6 +39,7 @@ import {
 } from "../core/schemas/pdfjob.ts";
 import { rfc3339 } from "../core/time.ts";
 import { buildJob, childJobName, runnerPodSpec, RUNNER_SPEC_MAX_BYTES, type JobTemplateOptions } from "./job-template.ts";
+import { shownPosition } from "./fair-queue.ts";
 import { camelReason, newLedger, nextAttemptMs, settled, SUCCEEDED, withCondition } from "./ledger.ts";
 import { jobFinished, jobStarted, ownedBy, readOutcome, toMs, type ObservedPod, type Outcome } from "./observe.ts";
 import { isTenantKey, specOwnershipProblem } from "./validate.ts";
@@ -69,6 +74,7 @@ export type Action =
   | { action: "deliverWebhook"; delivery: WebhookDelivery }
   | { action: "deleteStorage"; keys: string[]; prefixes: string[] }
   | { action: "deletePdfJob" }
+  | { action: "deleteSecret"; name: string }
   | { action: "removeFinalizer" }
   | { action: "requeueAfter"; ms: number };
 
@@ -78,6 +84,11 @@ export interface DecideOptions {
   observedPod?: ObservedPod;
   /** Input keys that other unfinished PdfJobs still use: never deleted from under them. */
   inputKeysInUse?: Pick<ReadonlySet<string>, "has">;
+  /**
+   * The fair queue's answer for a PdfJob without a Job (controller/fair-queue.ts): start it now,
+   * or keep it queued at `position`. Absent: start at once (no limit on running Jobs).
+   */
+  queue?: { start: boolean; position: number };
 }
 
 /** How long to wait for a deleted Job's runner to stop before looking again. */
@@ -118,6 +129,8 @@ function updateIfChanged(ctx: Ctx, next: PdfJobStatus): Action[] {
 /** What to do for this PdfJob now; see the module comment. */
 export function decide(pj: PdfJob, observedJob: V1Job | null, now: Date, opts: DecideOptions): Action[] {
   const ctx: Ctx = { pj, status: pj.status ?? {}, now: now.getTime(), generation: pj.metadata.generation ?? 0, opts };
+  // Taken back by the API before anyone was told of it: nothing runs, nothing is announced.
+  if (pj.metadata.annotations?.[PDFJOB_ANNOTATIONS.rejected] !== undefined) return takeBack(ctx, observedJob);
   if (pj.metadata.deletionTimestamp) return finalize(ctx, observedJob);
   // The finalizer first, alone: the metadata write wakes the next reconcile.
   if (!pj.metadata.finalizers?.includes(PDFJOB_FINALIZER)) return [{ action: "addFinalizer" }];
@@ -134,8 +147,9 @@ export function decide(pj: PdfJob, observedJob: V1Job | null, now: Date, opts: D
 
 function progress(ctx: Ctx, phase: "Pending" | "Running", jobName: string, startTime?: string): PdfJobStatus {
   const message = phase === "Running" ? `Job ${jobName} is running.` : `Job ${jobName} was created.`;
+  const { queuePosition: _q, ...status } = ctx.status;
   return {
-    ...ctx.status,
+    ...status,
     phase,
     observedGeneration: ctx.generation,
     jobName,
@@ -149,7 +163,32 @@ function progress(ctx: Ctx, phase: "Pending" | "Running", jobName: string, start
   };
 }
 
+/** A PdfJob waiting for a runner (FOLIO_MAX_RUNNING_JOBS): Pending, with its place in the fair queue. */
+function queued(ctx: Ctx, position: number): Action[] {
+  const next: PdfJobStatus = {
+    ...ctx.status,
+    phase: "Pending",
+    observedGeneration: ctx.generation,
+    queuePosition: shownPosition(position),
+    conditions: withCondition(
+      ctx.status.conditions,
+      {
+        type: SUCCEEDED,
+        status: "Unknown",
+        reason: "Queued",
+        message: "Waiting for a runner: the cluster runs at most FOLIO_MAX_RUNNING_JOBS Jobs.",
+      },
+      ctx.now,
+      ctx.generation,
+    ),
+  };
+  return updateIfChanged(ctx, next);
+}
+
 function create(ctx: Ctx, spec: PdfJobSpec, name: string): Action[] {
+  const queue = ctx.opts.queue;
+  // A Running PdfJob whose Job vanished holds its place already.
+  if (queue && !queue.start && ctx.status.phase !== "Running") return queued(ctx, queue.position);
   if (JSON.stringify(runnerPodSpec(ctx.pj, spec, ctx.opts.template.limits)).length > RUNNER_SPEC_MAX_BYTES) {
     return end(ctx, {
       phase: "Failed",
@@ -314,6 +353,39 @@ function afterEnd(ctx: Ctx): Action[] {
 // --- deletion -------------------------------------------------------------------------------------------
 
 /**
+ * A deleted PdfJob made under an Idempotency-Key is kept (its finalizer stays) until the key is
+ * 24 h old: its name is the key, and a retry must find it taken — the API answers 404 for its
+ * job, never a second one (docs/adr/0008). Its Secret goes at once: no password outlives the job.
+ * Null when there is nothing to hold.
+ */
+function hold(ctx: Ctx, status: PdfJobStatus): Action[] | null {
+  if (ctx.pj.metadata.annotations?.[PDFJOB_ANNOTATIONS.idempotencyHash] === undefined) return null;
+  const created = Number(ctx.pj.metadata.annotations[PDFJOB_ANNOTATIONS.createdMs]) || Date.parse(ctx.pj.metadata.creationTimestamp ?? "");
+  const until = (Number.isNaN(created) ? ctx.now : created) + IDEMPOTENCY_KEY_MS;
+  if (ctx.now >= until) return null;
+  const actions: Action[] = [];
+  if (!status.idempotencyHeldUntil) {
+    const secret = ctx.pj.spec.secretRef?.name;
+    if (secret) actions.push({ action: "deleteSecret", name: secret });
+    status = { ...status, idempotencyHeldUntil: rfc3339(until) };
+  }
+  return [...actions, ...updateIfChanged(ctx, status), { action: "requeueAfter", ms: until - ctx.now }];
+}
+
+/** A PdfJob the API took back (annotated rejected): stop a Job that may have started, then let it go. */
+function takeBack(ctx: Ctx, job: V1Job | null): Action[] {
+  if (!ctx.pj.metadata.deletionTimestamp || !ctx.pj.metadata.finalizers?.includes(PDFJOB_FINALIZER)) return [];
+  if (job && ownedBy(job, ctx.pj) && !jobFinished(job)) {
+    const stop: Action[] = job.metadata?.deletionTimestamp
+      ? []
+      : [{ action: "deleteJob", name: job.metadata?.name ?? childJobName(ctx.pj) }];
+    return [...stop, { action: "requeueAfter", ms: JOB_GONE_POLL_MS }];
+  }
+  // Its inputs stay: they are the tenant's uploads, which its retry may use.
+  return [{ action: "removeFinalizer" }];
+}
+
+/**
  * A PdfJob being deleted (the API's DELETE, the retention sweep, kubectl): cancel it if it had
  * not ended, stop its Job and wait for the runner to be gone, delete every storage object of the
  * job, see its webhook through (the `job.canceled` one included), then let it go.
@@ -337,7 +409,11 @@ function finalize(ctx: Ctx, job: V1Job | null): Action[] {
     storage.push(allStorage(ctx));
     status = { ...status, storageDeletedTime: rfc3339(ctx.now) };
   }
-  if (!status.webhook || settled(status.webhook)) return [...storage, ...actions, { action: "removeFinalizer" }];
+  if (!status.webhook || settled(status.webhook)) {
+    const held = hold(ctx, status);
+    if (held) return [...storage, ...actions, ...held];
+    return [...storage, ...actions, { action: "removeFinalizer" }];
+  }
   // Attempts go out only from a persisted ledger; a new one is written first (its write wakes us).
   const delivery = deliver(ctx);
   const wait = delivery ? [delivery] : requeueAt(ctx, [nextAttemptMs(status.webhook)]);

@@ -9,7 +9,9 @@
  * - the "restricted" Pod Security Standard: non-root uid 10001, seccomp RuntimeDefault, no
  *   privilege escalation, every capability dropped, a read-only root file system with an
  *   emptyDir at /tmp; no service-account token and no service links;
- * - labels for filtered informers, a controller ownerReference to the PdfJob.
+ * - labels for filtered informers, a controller ownerReference to the PdfJob;
+ * - with `access: "presigned"`, no storage credentials at all: the runner reads its inputs and
+ *   writes its outputs through presigned URLs from its Secret (controller/runner-access.ts).
  *
  * The pod gets its RunnerPodSpec as JSON in FOLIO_RUNNER_SPEC (no ConfigMap to create and
  * clean up; the Job object carries it) and the protect passwords from the PdfJob's Secret as
@@ -20,6 +22,7 @@ import { createHash } from "node:crypto";
 import type { V1EnvVar, V1Job, V1ResourceRequirements, V1Toleration } from "@kubernetes/client-node";
 import { EXIT, JOB_ERRORS } from "../core/errors.ts";
 import { jobIdOf } from "../core/pdfjob-view.ts";
+import { accessSecretName, RUNNER_ACCESS_ENV, RUNNER_ACCESS_KEY } from "./runner-access.ts";
 import type { RunnerLimits } from "../core/schemas/job.ts";
 import {
   jobStoragePrefix,
@@ -34,6 +37,7 @@ import {
   type PdfJobSpec,
   type RunnerPodSpec,
 } from "../core/schemas/pdfjob.ts";
+import { runnerImageFor } from "./runner-image.ts";
 
 export const RUNNER_CONTAINER = "runner";
 export const TERMINATION_MESSAGE_PATH = "/dev/termination-log";
@@ -66,6 +70,8 @@ export const S3_ENV = {
 
 export interface JobTemplateOptions {
   image: string;
+  /** The runner image with Chromium, OCR and veraPDF, for the jobs that need them (runner-image.ts). */
+  fullImage?: string;
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /** Default: `folio runner --pod` (the runner reads FOLIO_RUNNER_SPEC). */
   command?: readonly string[];
@@ -73,6 +79,11 @@ export interface JobTemplateOptions {
   /** How long a finished Job and its pod stay (the controller copies the outcome long before). */
   ttlSecondsAfterFinished?: number;
   storage?: S3Settings;
+  /**
+   * "presigned": the runner gets no storage settings or credentials, only the presigned URLs of
+   * its Secret (controller/runner-access.ts; the controller creates it with the Job).
+   */
+  access?: "presigned";
   /** More environment for the runner (log level, engine settings). */
   env?: readonly V1EnvVar[];
   /** Size limit of the /tmp emptyDir (inputs, outputs and the engines' scratch space). */
@@ -164,6 +175,11 @@ function storageEnv(s: S3Settings | undefined): V1EnvVar[] {
   return env;
 }
 
+/** The runner's storage access: its presigned URLs, from the Secret named after its Job. */
+function accessEnv(jobName: string): V1EnvVar[] {
+  return [{ name: RUNNER_ACCESS_ENV, valueFrom: { secretKeyRef: { name: accessSecretName(jobName), key: RUNNER_ACCESS_KEY } } }];
+}
+
 function secretEnv(spec: PdfJobSpec): V1EnvVar[] {
   const name = spec.secretRef?.name;
   // edit may carry the password that opens its input (optional: most edits have none).
@@ -197,7 +213,7 @@ export function buildJob(pj: PdfJob, spec: PdfJobSpec, o: JobTemplateOptions): V
     { name: "FOLIO_TMP_DIR", value: "/tmp" },
     // LibreOffice writes its profile under $HOME; the root file system is read-only.
     { name: "HOME", value: "/tmp" },
-    ...storageEnv(o.storage),
+    ...(o.access === "presigned" ? accessEnv(childJobName(pj)) : storageEnv(o.storage)),
     ...(o.env ?? []),
     ...secretEnv(spec),
   ];
@@ -253,7 +269,7 @@ export function buildJob(pj: PdfJob, spec: PdfJobSpec, o: JobTemplateOptions): V
           containers: [
             {
               name: RUNNER_CONTAINER,
-              image: o.image,
+              image: runnerImageFor(spec, o),
               ...(o.imagePullPolicy ? { imagePullPolicy: o.imagePullPolicy } : {}),
               command: [...(o.command ?? DEFAULT_COMMAND)],
               env,

@@ -8,7 +8,7 @@
  * - FOLIO_CONTROLLER_NAMESPACE: watch one namespace (default: all);
  * - FOLIO_RUNNER_IMAGE (required), FOLIO_RUNNER_IMAGE_PULL_POLICY;
  * - FOLIO_CONTROLLER_WORKERS (default 2);
- * - FOLIO_S3_CREDENTIALS_SECRET: the Secret with the runner's AWS credentials.
+ * - runner pods get no storage credentials: presigned URLs per Job (controller/runner-access.ts);
  *
  * - FOLIO_CONTROLLER_LEADER_ELECTION (default true), FOLIO_CONTROLLER_LEASE_NAMESPACE (default:
  *   the watched namespace, else POD_NAMESPACE, else "default"), POD_NAME for the identity;
@@ -48,7 +48,10 @@ import type { ObjectStore } from "../core/storage/store.ts";
 import { kubeClient, type WebhookSender } from "./apply.ts";
 import { Informer, objectKey, sleep, type ListResult } from "./informer.ts";
 import type { JobTemplateOptions } from "./job-template.ts";
+import { accessPreparer } from "./runner-access.ts";
 import { WorkQueue } from "./queue.ts";
+import { FairQueue } from "./fair-queue.ts";
+import { startUploadSweep, unfinishedInputs } from "./upload-sweep.ts";
 import { ControllerMetrics, serveMetrics, type MetricsServer } from "./metrics.ts";
 import { Reconciler, type Caches } from "./reconciler.ts";
 import { kubeSecrets, webhookSender } from "./webhooks.ts";
@@ -71,6 +74,12 @@ export interface ControllerOptions {
   log?: (msg: string) => void;
   /** Run workers only while holding this Lease; without it, workers start at once. */
   leaderElection?: LeaderElectionOptions;
+  /** FOLIO_MAX_RUNNING_JOBS: runner Jobs at once, shared fairly between tenants (fair-queue.ts); 0 or absent: no limit. */
+  maxRunningJobs?: number;
+  /** The leader sweeps expired uploads every `intervalMs` (upload-sweep.ts; needs a store that lists). */
+  uploadSweep?: { intervalMs: number; ttlMs: number };
+  /** Before each Job is created (the runner's access Secret: controller/runner-access.ts). */
+  prepareJob?: (namespace: string, job: V1Job) => Promise<void>;
 }
 
 export interface WebhookOptions {
@@ -257,6 +266,7 @@ export function startController(o: ControllerOptions): Controller {
   const crd = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
   const nsPath = ns ? `/namespaces/${ns}` : "";
 
+  const fairQueue = new FairQueue(o.maxRunningJobs ?? 0, enqueue);
   const pdfJobs = new Informer<PdfJob>({
     name: "pdfjobs",
     kubeConfig: o.kubeConfig,
@@ -268,7 +278,10 @@ export function startController(o: ControllerOptions): Controller {
         },
       ),
     watchPath: `/apis/${PDFJOB_GROUP}/${PDFJOB_VERSION}${nsPath}/${PDFJOB_PLURAL}`,
-    onChange: (pj) => enqueue(objectKey(pj)),
+    onChange: (pj, kind) => {
+      fairQueue.observe(pj, kind);
+      enqueue(objectKey(pj));
+    },
     ...(o.resyncMs === undefined ? {} : { resyncMs: o.resyncMs }),
     log,
   });
@@ -337,12 +350,14 @@ export function startController(o: ControllerOptions): Controller {
   const reconciler = new Reconciler({
     caches,
     template: o.template,
+    ...(o.prepareJob ? { prepareJob: o.prepareJob } : {}),
     store: metrics.instrumentStore(o.store),
     kube: kubeClient(o.kubeConfig),
     sendWebhook,
     onWebhookAttempt: (result) => metrics.webhook(result),
     onPhaseChange: (change) => metrics.phaseChanged(change),
     onReconcile: (result, seconds) => metrics.reconciled(result, seconds),
+    fairQueue,
     log,
   });
 
@@ -374,6 +389,9 @@ export function startController(o: ControllerOptions): Controller {
   const workers = Promise.all([synced, leading]).then(() =>
     stopping ? [] : Promise.all(Array.from({ length: Math.max(1, o.workers ?? 2) }, () => reconciler.work(queue))),
   );
+  const sweeper = o.uploadSweep
+    ? startUploadSweep(o.store, o.uploadSweep, () => unfinishedInputs(pdfJobs.list()), Promise.all([synced, leading]), log)
+    : undefined;
 
   return {
     queue,
@@ -385,6 +403,8 @@ export function startController(o: ControllerOptions): Controller {
     ready,
     async stop() {
       stopping = true;
+      fairQueue.stop();
+      sweeper?.stop();
       await queue.shutDownWithDrain();
       await elector?.stop();
       metrics.setLeader(false);
@@ -402,11 +422,16 @@ function kubeConfigFrom(config: Config): KubeConfig {
   return kc;
 }
 
-/** The runner Jobs' template from the FOLIO_RUNNER_* and FOLIO_S3_* settings (the chart sets them). */
-function templateFrom(config: Config, image: string, secret: string | undefined): JobTemplateOptions {
+/**
+ * The runner Jobs' template from the FOLIO_RUNNER_* settings (the chart sets them). Runner pods get
+ * no storage settings or credentials: presigned URLs for their own objects (runner-access.ts).
+ */
+function templateFrom(config: Config, image: string): JobTemplateOptions {
   const c = config;
   return {
     image,
+    access: "presigned",
+    ...(c.FOLIO_RUNNER_FULL_IMAGE ? { fullImage: c.FOLIO_RUNNER_FULL_IMAGE } : {}),
     ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
     ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
     ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
@@ -415,21 +440,6 @@ function templateFrom(config: Config, image: string, secret: string | undefined)
     ...(c.FOLIO_RUNNER_PRIORITY_CLASS ? { priorityClassName: c.FOLIO_RUNNER_PRIORITY_CLASS } : {}),
     ...(c.FOLIO_RUNNER_NODE_SELECTOR ? { nodeSelector: c.FOLIO_RUNNER_NODE_SELECTOR } : {}),
     ...(c.FOLIO_RUNNER_TOLERATIONS ? { tolerations: c.FOLIO_RUNNER_TOLERATIONS } : {}),
-    storage: {
-      bucket: c.FOLIO_S3_BUCKET ?? "",
-      region: c.FOLIO_S3_REGION,
-      ...(c.FOLIO_S3_ENDPOINT ? { endpoint: c.FOLIO_S3_ENDPOINT } : {}),
-      forcePathStyle: c.FOLIO_S3_FORCE_PATH_STYLE,
-      ...(secret
-        ? {
-            credentialsSecret: {
-              name: secret,
-              accessKeyIdKey: c.FOLIO_S3_ACCESS_KEY_ID_KEY,
-              secretAccessKeyKey: c.FOLIO_S3_SECRET_ACCESS_KEY_KEY,
-            },
-          }
-        : {}),
-    },
   };
 }
 
@@ -447,8 +457,9 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     process.stderr.write("folio controller: FOLIO_RUNNER_IMAGE is not set\n");
     return 2;
   }
-  const secret = config.FOLIO_S3_CREDENTIALS_SECRET;
-  const template = templateFrom(config, image, secret);
+  // Runner pods get no bucket credentials: each gets presigned URLs for its own keys (runner-access.ts).
+  const template = templateFrom(config, image);
+  const store = S3ObjectStore.fromConfig(config);
   const namespace = config.FOLIO_CONTROLLER_NAMESPACE;
   let lost = false;
   let wake: () => void = () => undefined;
@@ -483,13 +494,29 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     }
   }
   const metrics = new ControllerMetrics();
+  const core = kubeConfig.makeApiClient(CoreV1Api);
   const controller = startController({
     ...(leaderElection ? { leaderElection } : {}),
     kubeConfig,
-    store: S3ObjectStore.fromConfig(config),
+    store,
     template,
+    prepareJob: accessPreparer({
+      target: {
+        bucket: config.FOLIO_S3_BUCKET ?? "",
+        region: config.FOLIO_S3_REGION,
+        ...(config.FOLIO_S3_ENDPOINT ? { endpoint: config.FOLIO_S3_ENDPOINT } : {}),
+        forcePathStyle: config.FOLIO_S3_FORCE_PATH_STYLE,
+      },
+      credentials: () => store.client.config.credentials(),
+      maxBytes: config.FOLIO_MAX_OUTPUT_BYTES,
+      createSecret: async (namespace, body) => {
+        await core.createNamespacedSecret({ namespace, body });
+      },
+    }),
     ...(namespace ? { namespace } : {}),
     workers: config.FOLIO_CONTROLLER_WORKERS,
+    maxRunningJobs: config.FOLIO_MAX_RUNNING_JOBS,
+    uploadSweep: { intervalMs: config.FOLIO_SWEEP_INTERVAL_MS, ttlMs: config.FOLIO_UPLOAD_TTL_SECONDS * 1000 },
     webhooks: { allowedHosts: config.FOLIO_WEBHOOK_ALLOWED_HOSTS, ...(tls ? { tls } : {}) },
     metrics,
     log,

@@ -5,7 +5,7 @@
  *   earlier `SuccessCriteriaMet`/`FailureTarget`: pods may still be terminating then);
  * - `Failed` reasons: `DeadlineExceeded` (activeDeadlineSeconds) → `timeout`; `PodFailurePolicy`
  *   (the runner exited with a no-retry code) and `BackoffLimitExceeded` → the error the runner
- *   reported, else `internal_error`;
+ *   reported, else `limit_exceeded` when its container was OOMKilled, else `internal_error`;
  * - the runner reports in its termination message (≤ 4 KiB of JSON): a RunnerPodResult, a
  *   RunnerFailure `{error}`, or `{result_key}` when the result was too large and was stored
  *   instead (the apply layer fetches it and passes its text as the termination message).
@@ -20,6 +20,8 @@ import type { JobErrorCode } from "../core/errors.ts";
 export interface ObservedPod {
   terminationMessage?: string;
   exitCode?: number;
+  /** The runtime's reason: OOMKilled when the container's memory cgroup killed it. */
+  reason?: string;
 }
 
 export type JobError = { code: JobErrorCode; message: string };
@@ -142,6 +144,15 @@ function failed(
     };
   }
   if (report.kind === "error") return { phase: "Failed", error: report.error, completionTime: cond.at };
+  // Killed by its memory limit before it could report (issue #11): the document needs more memory
+  // than a runner may have, which no retry changes — the client's limit, not our fault.
+  if (pod?.reason === "OOMKilled") {
+    return {
+      phase: "Failed",
+      error: { code: "limit_exceeded", message: "The document needs more memory than the runner may use." },
+      completionTime: cond.at,
+    };
+  }
   const exit = pod?.exitCode === undefined ? "" : `, exit code ${pod.exitCode}`;
   return internal(`Job failed: ${cond.reason ?? "no reason"}${exit}${cond.message ? `: ${cond.message}` : ""}`, cond.at);
 }

@@ -9,6 +9,7 @@ import type { ObjectStore } from "../core/storage/store.ts";
 import { applyActions, type ApplyDeps, type ApplyResult } from "./apply.ts";
 import { isOwnResultKey, RESULT_MAX_BYTES } from "./validate.ts";
 import { decide, type Action, type ObservedPod } from "./decide.ts";
+import type { FairQueue } from "./fair-queue.ts";
 import { childJobName, RUNNER_CONTAINER, type JobTemplateOptions } from "./job-template.ts";
 import { resultRefKey } from "./observe.ts";
 import { splitKey } from "./informer.ts";
@@ -33,6 +34,8 @@ export interface ReconcilerOptions extends ApplyDeps {
   log?: (msg: string) => void;
   /** Told how every reconcile of `work()` ended and how long it took. */
   onReconcile?: (result: ReconcileResult, seconds: number) => void;
+  /** Hands out the places of FOLIO_MAX_RUNNING_JOBS (controller/fair-queue.ts); none: no limit. */
+  fairQueue?: Pick<FairQueue, "admit" | "release">;
 }
 
 export interface ReconcileOutcome {
@@ -52,7 +55,11 @@ export function newestTermination(pods: readonly V1Pod[]): ObservedPod | undefin
   const cs = newest.status?.containerStatuses?.find((c) => c.name === RUNNER_CONTAINER);
   const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
   if (!term) return undefined;
-  return { ...(term.message === undefined ? {} : { terminationMessage: term.message }), exitCode: term.exitCode };
+  return {
+    ...(term.message === undefined ? {} : { terminationMessage: term.message }),
+    exitCode: term.exitCode,
+    ...(term.reason ? { reason: term.reason } : {}),
+  };
 }
 
 /** The stored result's text, or "" (an invalid result: the job fails) when it is larger than `max`. */
@@ -114,13 +121,18 @@ export class Reconciler {
       const text = isOwnResultKey(pj, ref) ? await readText(this.#o.store, ref, RESULT_MAX_BYTES) : "";
       observedPod = { ...observedPod, terminationMessage: text };
     }
+    // A PdfJob that would get a Job asks the fair queue for a place first.
+    const queue = !job && this.#o.fairQueue ? this.#o.fairQueue.admit(key) : undefined;
     const actions = decide(pj, job, (this.#o.now ?? (() => new Date()))(), {
       template: this.#o.template,
       ...(observedPod ? { observedPod } : {}),
       // Scanning every PdfJob is only needed when a job ends and its inputs go.
       inputKeysInUse: lazySet(() => this.#inputKeysInUse(pj)),
+      ...(queue ? { queue } : {}),
     });
     const result = await applyActions(pj, actions, this.#o);
+    // A place handed out for a Job that was not created goes back.
+    if (queue?.reserved && (result.error !== undefined || !actions.some((a) => a.action === "createJob"))) this.#o.fairQueue!.release(key);
     return { actions, result };
   }
 

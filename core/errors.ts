@@ -9,10 +9,14 @@
 export const API_ERRORS = {
   unauthorized: { status: 401, title: "Missing or invalid API key" },
   plan_required: { status: 403, title: "Your plan does not include API access" },
+  /** Beyond API.md: an operator suspended the tenant (`folio tenants suspend`); its keys stay valid. */
+  tenant_suspended: { status: 403, title: "The tenant is suspended" },
   https_required: { status: 403, title: "HTTPS is required" },
   not_found: { status: 404, title: "Not found" },
   validation_failed: { status: 422, title: "The request is not valid" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  /** A known path asked with a method it does not take; the answer carries `Allow` (RFC 9110 §15.5.6). */
+  method_not_allowed: { status: 405, title: "Method not allowed" },
   payload_too_large: { status: 413, title: "Payload too large" },
   /**
    * The tenant's stored bytes (uploads and unexpired outputs) would pass its plan's quota. 413,
@@ -27,6 +31,9 @@ export const API_ERRORS = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/** Codes Folio added where API.md is silent (documented in the OpenAPI document and the README). */
+export const API_ERROR_EXTENSIONS: readonly ApiErrorCode[] = ["tenant_suspended", "storage_quota_exceeded", "method_not_allowed"];
 
 /**
  * Runner process exit codes. Kubernetes' podFailurePolicy maps BAD_INPUT to FailJob (retrying

@@ -78,9 +78,12 @@ COPY --from=lean /opt/folio /opt/folio
 COPY --chmod=0755 docker/folio.sh /usr/local/bin/folio
 # Read-only root file system: everything written goes to /tmp (an emptyDir in the chart) or to
 # the data directory's volume.
+# FOLIO_SANDBOX=container: the container (the pod's securityContext, limits and NetworkPolicy)
+# is the engines' sandbox; bubblewrap cannot nest in it (core/sandbox.ts).
 ENV HOME=/tmp \
     TMPDIR=/tmp \
     FOLIO_TMP_DIR=/tmp \
+    FOLIO_SANDBOX=container \
     FOLIO_DATA_DIR=/var/lib/folio \
     PATH=/opt/folio/.tools/node/bin:$PATH \
     NODE_ENV=production

@@ -77,9 +77,14 @@ const remove = (p: string): void => {
 };
 const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
+/** What a package specifier can look like (npm names: lower case, no spaces or markup). */
+const SPECIFIER = /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w./-]*)?$/;
+
 /** The package name of a bare specifier (`@aws-sdk/client-s3/x` → `@aws-sdk/client-s3`). */
 function packageName(spec: string): string | undefined {
   if (spec.startsWith("node:") || spec.startsWith(".") || spec.startsWith("/") || BUILTINS.has(spec.split("/")[0]!)) return undefined;
+  // The patterns also match prose in string literals ("… from "the list" …"): not a package.
+  if (!SPECIFIER.test(spec)) return undefined;
   const parts = spec.split("/");
   return spec.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
 }

@@ -50,6 +50,7 @@ COPY controller ./controller
 COPY runner ./runner
 COPY docker/prune-modules.ts ./docker/
 RUN node_modules/.bin/tsc -p tsconfig.build.json \
+ && cp -r api/dashboard/assets dist/api/dashboard/ \
  && node /opt/npm/bin/npm-cli.js prune --omit=dev --no-audit --no-fund
 
 # --- lean: only what this image runs (docker/prune-modules.ts) --------------------------------------
@@ -87,9 +88,12 @@ RUN mapfile -t pkgs < <(awk '!/^[[:space:]]*#/ && NF && $2 == "runtime" {print $
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin folio
 COPY --from=lean /opt/folio /opt/folio
 COPY --chmod=0755 docker/folio.sh /usr/local/bin/folio
+# FOLIO_SANDBOX=container: the container (the pod's securityContext, limits and NetworkPolicy)
+# is the engines' sandbox; bubblewrap cannot nest in it (core/sandbox.ts).
 ENV HOME=/tmp \
     TMPDIR=/tmp \
     FOLIO_TMP_DIR=/tmp \
+    FOLIO_SANDBOX=container \
     PATH=/opt/folio/.tools/node/bin:$PATH \
     NODE_ENV=production
 USER 10001:10001

@@ -25,7 +25,7 @@ export class UsageError extends Error {
 }
 
 export const RUN_USAGE = `usage: folio run <operation> [--options JSON|@FILE|-] [--name value ...] INPUT... -o OUTDIR
-  operations: compress | merge | split | convert | protect
+  operations: compress | merge | split | convert | protect | edit | ocr
   --options '{"level": "high"}'   the operation's options, exactly as in the API (API.md)
   --level high, --mode every --every 5, --permissions.print none
                                   the same options as kebab-case flags
@@ -106,7 +106,8 @@ export function parseRunArgs(argv: readonly string[], stdin: () => string = () =
   }
   for (const [name, value] of flags) setPath(options, name, value);
   if (!outDir) throw new UsageError("missing -o OUTDIR");
-  if (inputs.length === 0) throw new UsageError("missing INPUT");
+  // A convert of a web page (--url) has no input file.
+  if (inputs.length === 0 && options.url === undefined) throw new UsageError("missing INPUT");
   return { operation: operation.data, options, inputs, outDir, ...(outputFilename ? { outputFilename } : {}) };
 }
 

@@ -13,9 +13,11 @@ import { jsonLine } from "../core/json-line.ts";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT, toJobError } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
+import { guardSandbox } from "../core/sandbox.ts";
 import { parseRunArgs, reportFailure, RUN_USAGE, UsageError } from "./cli.ts";
 import { createBrowsers } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/soffice-job.ts";
+import type { PodStorage, PresignedAccess } from "./pod-storage.ts";
 import { runSpec } from "./run.ts";
 
 /**
@@ -38,9 +40,11 @@ const print = (line: string): void => {
   process.stdout.write(line + "\n");
 };
 
+/** Configuration and logger; refuses to go on when the engines' sandbox cannot work (core/sandbox.ts). */
 function setup(level?: string): { config: Config; log: Logger } {
   const config = loadConfig();
   const log = createLogger({ level: level ?? config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "runner" });
+  guardSandbox(config, log);
   return { config, log };
 }
 
@@ -108,18 +112,29 @@ async function workerLoop(config: Config, log: Logger): Promise<number> {
 /** `folio runner --pod`: see runner/pod.ts. */
 async function podCommand(config: Config, log: Logger): Promise<number> {
   const { POD_ENV_NAMES, runPod, writeTerminationMessage } = await import("./pod.ts");
-  const { S3ObjectStore } = await import("../core/storage/s3-store.ts");
-  // The pod contract's variables are read here, once; the secret ones are then removed from the
-  // process environment so that no engine (qpdf, LibreOffice) inherits a password.
+  const { presignedStorage, storeStorage, RUNNER_ACCESS_ENV } = await import("./pod-storage.ts");
+  // The pod contract's variables are read here, once; the secret ones (passwords, presigned URLs)
+  // are then removed from the process environment — engines get an allow-listed one anyway
+  // (core/sandbox.ts), this is defence in depth.
   const env: Record<string, string | undefined> = {};
   for (const name of POD_ENV_NAMES) {
     env[name] = process.env[name];
-    if (name.startsWith("FOLIO_OPTION_")) delete process.env[name];
+    if (name.startsWith("FOLIO_OPTION_") || name === RUNNER_ACCESS_ENV) delete process.env[name];
   }
   const soffice = lazyColdSoffice(config, log);
-  let store: InstanceType<typeof S3ObjectStore> | undefined;
+  const { S3ObjectStore } = await import("../core/storage/s3-store.ts");
+  // Presigned URLs for exactly this job's objects when the controller gave them (its runner pods
+  // get no credentials: controller/runner-access.ts); else the bucket, with the SDK's credentials.
+  const access = env[RUNNER_ACCESS_ENV];
+  let store: PodStorage | undefined;
   try {
-    const outcome = await runPod(env, { config, log, soffice, store: () => (store ??= S3ObjectStore.fromConfig(config)) });
+    const outcome = await runPod(env, {
+      config,
+      log,
+      soffice,
+      store: () =>
+        (store ??= access ? presignedStorage(JSON.parse(access) as PresignedAccess) : storeStorage(S3ObjectStore.fromConfig(config))),
+    });
     try {
       await writeTerminationMessage(env, outcome.message);
     } catch (err) {

@@ -22,7 +22,7 @@
  * container sees is therefore the original JSON, and it is parsed as is: un-doubling it again
  * would corrupt a spec that really contains `$$` (a filename, say).
  */
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Readable, Transform } from "node:stream";
@@ -42,13 +42,20 @@ import {
   TERMINATION_MESSAGE_PATH_ENV,
   type RunnerPodResult,
 } from "../core/schemas/pdfjob.ts";
-import { ObjectNotFound, type ObjectStore } from "../core/storage/store.ts";
+import { ObjectNotFound } from "../core/storage/store.ts";
+import type { PodStorage } from "./pod-storage.ts";
 import { UsageError } from "./cli.ts";
+import { RUNNER_ACCESS_ENV } from "./pod-storage.ts";
 import type { SofficeProvider } from "./engines/soffice-job.ts";
 import { defaultLimits, runSpec } from "./run.ts";
 
 /** The environment variables the pod contract uses (main.ts reads them; see SECRET_OPTION_ENV). */
-export const POD_ENV_NAMES: readonly string[] = [RUNNER_SPEC_ENV, TERMINATION_MESSAGE_PATH_ENV, ...Object.values(SECRET_OPTION_ENV)];
+export const POD_ENV_NAMES: readonly string[] = [
+  RUNNER_SPEC_ENV,
+  TERMINATION_MESSAGE_PATH_ENV,
+  RUNNER_ACCESS_ENV,
+  ...Object.values(SECRET_OPTION_ENV),
+];
 
 export type PodEnv = Readonly<Record<string, string | undefined>>;
 
@@ -56,8 +63,8 @@ export interface PodDeps {
   config: Config;
   log: Logger;
   soffice: SofficeProvider;
-  /** Made on first use (not at all for a spec that does not parse). */
-  store: () => ObjectStore;
+  /** Made on first use (not at all for a spec that does not parse): presigned, or an ObjectStore. */
+  store: () => PodStorage;
 }
 
 export interface PodOutcome {
@@ -110,7 +117,7 @@ function byteLimit(max: number, filename: string): Transform {
 }
 
 async function download(
-  store: ObjectStore,
+  store: PodStorage,
   input: RunnerPodSpec["inputs"][number],
   file: string,
   maxBytes: number,
@@ -169,7 +176,7 @@ async function runPodSpec(spec: RunnerPodSpec, env: PodEnv, deps: PodDeps, work:
   for (const [i, o] of result.outputs.entries()) {
     if (deadline.aborted) throw timedOut("storing the outputs");
     const key = outputKey(spec, i);
-    await store.put(key, createReadStream(o.path));
+    await store.putFile(key, o.path);
     outputs.push({ key, filename: o.filename, content_type: o.content_type, size: o.size, sha256: o.sha256, pages: o.pages });
   }
   return { operation: result.operation, outputs, figures: result.figures, duration_ms: Date.now() - started };
@@ -221,7 +228,7 @@ export async function runPod(env: PodEnv, deps: PodDeps): Promise<PodOutcome> {
   // Too large for the kubelet: the full result goes to the store, the message points to it.
   try {
     const key = resultKey(spec!);
-    await deps.store().put(key, Readable.from([Buffer.from(text)]));
+    await deps.store().putBytes(key, Buffer.from(text));
     return { message: JSON.stringify({ result_key: key }), exitCode };
   } catch (err) {
     const f = failure(err, deps.log);

@@ -5,19 +5,22 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../core/config.ts";
 import { JobError, toJobError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { RunnerSpec, type OutputFile, type RunnerLimits, type RunnerResult } from "../core/schemas/job.ts";
 import { OPTIONS_SCHEMAS } from "../core/schemas/options.ts";
-import { IMAGE_KINDS, SNIFF_BYTES, sniff } from "../core/sniff.ts";
+import { sandboxPolicy, withSandbox } from "../core/sandbox.ts";
+import { IMAGE_KINDS } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import { createBrowsers, type BrowserProvider } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
 import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./engines/output-budget.ts";
-import { countPages, inspectPdf } from "./engines/qpdf.ts";
+import { sniffFile } from "./engines/office-zip.ts";
+import { countPages } from "./engines/qpdf.ts";
+import { openOrRepair } from "./engines/repair.ts";
 import { rasterInfo } from "./engines/raster.ts";
 import { OPS } from "./ops/index.ts";
 import type { InspectedInput, OpContext, OpOutputFile } from "./ops/types.ts";
@@ -48,19 +51,9 @@ function zodMessage(error: { issues: { path: PropertyKey[]; message: string }[] 
   return error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
 }
 
-async function readHead(file: string): Promise<Buffer> {
-  const fh = await open(file, "r");
-  try {
-    const buf = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
-
 async function inspectInput(
   input: RunnerSpec["inputs"][number],
+  index: number,
   accepts: "pdf" | "any",
   limits: RunnerLimits,
   qctx: { qpdf: string; work: string; signal: AbortSignal },
@@ -71,7 +64,7 @@ async function inspectInput(
   if (st.size > limits.max_file_bytes) {
     throw new JobError("limit_exceeded", `Input "${input.filename}" is larger than ${limits.max_file_bytes} bytes.`);
   }
-  const kind = sniff(await readHead(input.path), input.filename);
+  const kind = sniffFile(input.path, st.size, input.filename, limits.max_file_bytes);
   if (kind === null || (accepts === "pdf" && kind !== "pdf")) {
     const what = accepts === "pdf" ? "a PDF" : "a PDF, an image, a web page or a supported Office document";
     throw new JobError(accepts === "pdf" ? "invalid_pdf" : "unsupported_input", `Input "${input.filename}" is not ${what}.`);
@@ -81,11 +74,13 @@ async function inspectInput(
   if (IMAGE_KINDS.includes(kind))
     return { ...base, pages: (await rasterInfo(input.path, input.filename, limits.max_image_pixels)).pages, encrypted: false };
   if (kind !== "pdf") return { ...base, pages: null, encrypted: false };
-  const facts = await inspectPdf(qctx, input.path, passwordFile);
-  if (facts.pages > limits.max_pages) {
-    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${facts.pages} pages; the limit is ${limits.max_pages}.`);
+  // A damaged PDF that qpdf can reconstruct is reconstructed once, here, and every operation
+  // reads the reconstruction (engines/repair.ts).
+  const opened = await openOrRepair(qctx, input.path, { filename: input.filename, size: st.size, index }, limits, passwordFile);
+  if (opened.pages > limits.max_pages) {
+    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${opened.pages} pages; the limit is ${limits.max_pages}.`);
   }
-  return { ...base, pages: facts.pages, encrypted: facts.encrypted };
+  return { ...base, path: opened.path, pages: opened.pages, encrypted: opened.encrypted, ...(opened.repaired ? { repaired: true } : {}) };
 }
 
 async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }): Promise<OutputFile> {
@@ -176,47 +171,56 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   await mkdir(spec.output_dir, { recursive: true });
   const qctx = { qpdf: deps.config.FOLIO_QPDF, work, signal };
   const log = deps.log.child({ job_id: spec.job_id, operation: spec.operation });
-  const ownBrowsers = deps.browsers ? null : createBrowsers(deps.config, log, false);
-  try {
-    // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
-    const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
-    let next = 0;
-    // A password the client gave to open its input (edit) goes to qpdf in a 0600 file.
-    const passwordFile = await writePasswordFile(parsedOptions.data, work);
-    const inspectNext = async (): Promise<void> => {
-      for (let i = next++; i < spec.inputs.length; i = next++)
-        inputs[i] = await inspectInput(spec.inputs[i]!, def.accepts, limits, qctx, passwordFile);
-    };
-    const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
-    const ctx: OpContext<never> = {
-      options: parsedOptions.data as never,
-      inputs,
-      outDir: path.resolve(spec.output_dir),
-      baseName: outputBase(spec, url),
-      work,
-      limits,
-      config: deps.config,
-      signal,
-      log,
-      soffice: deps.soffice,
-      browsers: deps.browsers ?? ownBrowsers!,
-    };
-    const result = await op.run(ctx);
-    const outputs: OutputFile[] = [];
-    for (const f of result.files) outputs.push(await describe(f, qctx));
-    await enforceOutputCaps(outputCaps(limits, inputs), outputs);
-    const duration_ms = Math.round(performance.now() - started);
-    log.info({ outputs: outputs.length, duration_ms }, "Ran job");
-    return { operation: spec.operation, outputs, figures: result.figures, duration_ms };
-  } catch (err) {
-    if (signal.aborted && (err instanceof ExecAborted || !(err instanceof JobError))) {
-      throw new JobError("timeout", `The job did not finish within ${Math.round(limits.timeout_ms / 1000)} s.`, { cause: err });
+  // Every engine of this job sees its inputs, its work and output directories, and nothing else
+  // of ours (core/sandbox.ts; FOLIO_SANDBOX).
+  const sandbox = {
+    ...sandboxPolicy(deps.config),
+    readable: spec.inputs.map((i) => path.resolve(i.path)),
+    writable: [work, path.resolve(spec.output_dir)],
+  };
+  return withSandbox(sandbox, async (): Promise<RunnerResult> => {
+    const ownBrowsers = deps.browsers ? null : createBrowsers(deps.config, log, false);
+    try {
+      // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
+      const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
+      let next = 0;
+      // A password the client gave to open its input (edit) goes to qpdf in a 0600 file.
+      const passwordFile = await writePasswordFile(parsedOptions.data, work);
+      const inspectNext = async (): Promise<void> => {
+        for (let i = next++; i < spec.inputs.length; i = next++)
+          inputs[i] = await inspectInput(spec.inputs[i]!, i, def.accepts, limits, qctx, passwordFile);
+      };
+      const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
+      const ctx: OpContext<never> = {
+        options: parsedOptions.data as never,
+        inputs,
+        outDir: path.resolve(spec.output_dir),
+        baseName: outputBase(spec, url),
+        work,
+        limits,
+        config: deps.config,
+        signal,
+        log,
+        soffice: deps.soffice,
+        browsers: deps.browsers ?? ownBrowsers!,
+      };
+      const result = await op.run(ctx);
+      const outputs: OutputFile[] = [];
+      for (const f of result.files) outputs.push(await describe(f, qctx));
+      await enforceOutputCaps(outputCaps(limits, inputs), outputs);
+      const duration_ms = Math.round(performance.now() - started);
+      log.info({ outputs: outputs.length, duration_ms }, "Ran job");
+      return { operation: spec.operation, outputs, figures: result.figures, duration_ms };
+    } catch (err) {
+      if (signal.aborted && (err instanceof ExecAborted || !(err instanceof JobError))) {
+        throw new JobError("timeout", `The job did not finish within ${Math.round(limits.timeout_ms / 1000)} s.`, { cause: err });
+      }
+      const jobError = toJobError(err);
+      if (jobError.code === "internal_error") log.error({ err }, "Job failed with an internal error");
+      throw jobError;
+    } finally {
+      await ownBrowsers?.close();
+      await rm(work, { recursive: true, force: true });
     }
-    const jobError = toJobError(err);
-    if (jobError.code === "internal_error") log.error({ err }, "Job failed with an internal error");
-    throw jobError;
-  } finally {
-    await ownBrowsers?.close();
-    await rm(work, { recursive: true, force: true });
-  }
+  });
 }

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Config } from "../../core/config.ts";
 import type { Logger } from "../../core/logger.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
@@ -13,6 +14,8 @@ import type { JobBackend } from "../jobs/backend.ts";
 import { SqliteAuditLog } from "../store/audit.ts";
 import { sql, type Db } from "../store/db.ts";
 import { SqliteKeyLabels } from "../store/key-labels.ts";
+import { KubernetesAuditLog, KubernetesKeyLabels, KubernetesUsageStore, KubernetesUserStore } from "../store/kubernetes-dashboard.ts";
+import { JsonObjects } from "../store/kubernetes-objects.ts";
 import { SqliteUsageStore } from "../store/usage.ts";
 import { SqliteUserStore } from "../store/users.ts";
 import { SqliteWebhookAttempts } from "../store/webhook-attempts.ts";
@@ -33,6 +36,22 @@ export function dashboardKey(config: Config, dataDir: string): Buffer {
   return readFileSync(file);
 }
 
+/**
+ * Kubernetes mode: the dashboard's stores in the cluster (api/store/kubernetes-dashboard.ts), in
+ * the namespace the API works in, so that every API replica shares them. The controller keeps
+ * webhook attempts in each PdfJob's status, so there is no attempt log here.
+ */
+export function kubernetesDashboardStores(kc: KubeConfig, namespace: string): DashboardStores {
+  const objects = new JsonObjects(kc, namespace);
+  return {
+    users: new KubernetesUserStore(objects),
+    audit: new KubernetesAuditLog(objects),
+    usage: new KubernetesUsageStore(objects),
+    keyLabels: new KubernetesKeyLabels(objects),
+    attempts: null,
+  };
+}
+
 export function sqliteDashboardStores(db: Db): DashboardStores {
   return {
     users: new SqliteUserStore(db),
@@ -43,19 +62,48 @@ export function sqliteDashboardStores(db: Db): DashboardStores {
   };
 }
 
-/** Records a webhook attempt for the job page. */
-export function attemptRecorder(stores: DashboardStores): (a: AttemptRecord) => void {
+/** Records a webhook attempt for the job page (the delivery worker does not wait for it). */
+export function attemptRecorder(stores: DashboardStores, log: Logger): (a: AttemptRecord) => void {
   return (a) =>
-    stores.attempts?.record({
-      delivery_id: a.delivery.id,
-      job_id: a.delivery.job_id,
-      tenant_id: a.delivery.tenant_id,
-      at: a.at,
-      status_code: a.status,
-      latency_ms: a.latencyMs,
-      error: a.error,
-      next_attempt_at: a.nextAttemptAt,
-    });
+    void stores.attempts
+      ?.record({
+        delivery_id: a.delivery.id,
+        job_id: a.delivery.job_id,
+        tenant_id: a.delivery.tenant_id,
+        at: a.at,
+        status_code: a.status,
+        latency_ms: a.latencyMs,
+        error: a.error,
+        next_attempt_at: a.nextAttemptAt,
+      })
+      .catch((err: unknown) => log.error({ err }, "Could not record a webhook attempt"));
+}
+
+type Counts = (status: "queued" | "running") => number;
+
+function embeddedCounts(db: Db): Counts {
+  const rows = sql(db, "SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running') GROUP BY status").all() as unknown as {
+    status: string;
+    n: number;
+  }[];
+  return (status) => rows.find((c) => c.status === status)?.n ?? 0;
+}
+
+/** Unfinished jobs of every tenant, counted through the job backend (at most 1,000 per tenant and status). */
+async function backendCounts(backend: JobBackend, tenants: DashboardTenants): Promise<Counts> {
+  const counts = { queued: 0, running: 0 };
+  for (const t of await tenants.listTenants()) {
+    for (const status of ["queued", "running"] as const) {
+      let after: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const r = await backend.listJobs(t.id, { status, limit: 100, ...(after ? { startingAfter: after } : {}) });
+        counts[status] += r.data.length;
+        after = r.data.at(-1)?.id;
+        if (!r.has_more || !after) break;
+      }
+    }
+  }
+  return (status) => counts[status];
 }
 
 export interface EmbeddedDashboard {
@@ -66,7 +114,8 @@ export interface EmbeddedDashboard {
 export function embeddedDashboard(o: {
   config: Config;
   log: Logger;
-  db: Db;
+  /** Embedded mode's database (job counts); null in Kubernetes mode. */
+  db: Db | null;
   dataDir: string;
   backend: JobBackend;
   tenants: DashboardTenants;
@@ -74,21 +123,15 @@ export function embeddedDashboard(o: {
   stores: DashboardStores;
   pool: { busyCount: number; size: number } | null;
 }): EmbeddedDashboard {
-  const { config, db, stores } = o;
+  const { config, stores } = o;
   const health = async (): Promise<ServiceHealth> => {
-    const counts = sql(
-      db,
-      "SELECT status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running') GROUP BY status",
-    ).all() as unknown as {
-      status: string;
-      n: number;
-    }[];
-    const n = (s: string): number => counts.find((c) => c.status === s)?.n ?? 0;
+    // Embedded: one query on the jobs table. Kubernetes: the PdfJobs of every tenant, through the backend.
+    const n = o.pool && o.db ? embeddedCounts(o.db) : await backendCounts(o.backend, o.tenants);
     return {
       queued: n("queued"),
       running: n("running"),
       engines: o.pool ? { busy: o.pool.busyCount, size: o.pool.size } : null,
-      webhookBacklog: stores.attempts?.backlog() ?? null,
+      webhookBacklog: (await stores.attempts?.backlog()) ?? null,
       ready: await o.backend.ready(),
     };
   };

@@ -43,8 +43,8 @@ export function dashboardRouter(d: DashboardDeps): Router {
   r.use(express.urlencoded({ extended: false, limit: "64kb", parameterLimit: 100 }));
 
   // The session (if any) of every request, and the CSRF check of every state change.
-  r.use((req: Request, res: Response, next: NextFunction) => {
-    const s = ctx.sessions.read(req, res);
+  r.use(async (req: Request, res: Response, next: NextFunction) => {
+    const s = await ctx.sessions.read(req, res);
     res.locals.session = s;
     if (req.method === "GET" || req.method === "HEAD") return next();
     const body = req.body as Record<string, unknown> | undefined;

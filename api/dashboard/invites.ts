@@ -26,17 +26,24 @@ export interface Invite {
 }
 
 /** Finds or creates the person (by e-mail within the tenant, or among operators) and makes a link. */
-export function invite(
+export async function invite(
   users: UserStore,
   base: string,
   who: { email: string; tenantId: string | null; role: Role },
   now = Date.now(),
-): Invite {
+): Promise<Invite> {
   const email = who.email.trim().toLowerCase();
   if (!EMAIL.test(email)) throw new Error("not an e-mail address");
-  const existing = users.byEmail(email).find((u) => u.tenant_id === who.tenantId && (who.tenantId !== null || u.role === "operator"));
-  const user = existing ?? users.create({ email, tenantId: who.tenantId, role: who.role }, now);
-  if (existing && existing.role !== who.role) users.setRole(existing.id, who.role);
-  const token = users.createInvite(user.id, INVITE_TTL_MS, now);
-  return { url: `${base}/dashboard/invite/${token}`, user: users.byId(user.id)!, created: !existing, expiresAt: now + INVITE_TTL_MS };
+  const existing = (await users.byEmail(email)).find(
+    (u) => u.tenant_id === who.tenantId && (who.tenantId !== null || u.role === "operator"),
+  );
+  const user = existing ?? (await users.create({ email, tenantId: who.tenantId, role: who.role }, now));
+  if (existing && existing.role !== who.role) await users.setRole(existing.id, who.role);
+  const token = await users.createInvite(user.id, INVITE_TTL_MS, now);
+  return {
+    url: `${base}/dashboard/invite/${token}`,
+    user: (await users.byId(user.id))!,
+    created: !existing,
+    expiresAt: now + INVITE_TTL_MS,
+  };
 }

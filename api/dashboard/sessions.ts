@@ -66,25 +66,26 @@ export class Sessions {
   }
 
   /** The live session of the request, or null; refreshes the cookie's idle clock when due. */
-  read(req: Request, res: Response, now = Date.now()): Session | null {
+  async read(req: Request, res: Response, now = Date.now()): Promise<Session | null> {
     const c = this.signer.verify<SessionClaims>("session", readCookie(req, SESSION_COOKIE));
     if (!c || typeof c.sid !== "string" || typeof c.uid !== "string") return null;
     if (now - c.seen > this.o.idleMs || now - c.iat > this.o.absoluteMs) return null;
-    const user = this.users.byId(c.uid);
-    if (!user || user.disabled_at !== null || user.session_epoch !== c.ep || this.users.isSessionRevoked(user.id, c.sid)) return null;
+    const user = await this.users.byId(c.uid);
+    if (!user || user.disabled_at !== null || user.session_epoch !== c.ep || (await this.users.isSessionRevoked(user.id, c.sid)))
+      return null;
     if (now - c.seen > TOUCH_EVERY_MS) this.write(res, { ...c, seen: now });
     return { claims: c, user, csrf: this.signer.mac("csrf", c.sid) };
   }
 
   /** Signs out this session only. */
-  end(res: Response, s: Session): void {
-    this.users.revokeSession(s.user.id, s.claims.sid, s.claims.iat + this.o.absoluteMs);
+  async end(res: Response, s: Session): Promise<void> {
+    await this.users.revokeSession(s.user.id, s.claims.sid, s.claims.iat + this.o.absoluteMs);
     clearCookie(res, SESSION_COOKIE);
   }
 
   /** Signs out every session of the user, on every replica. */
-  endAll(res: Response, s: Session): void {
-    this.users.bumpEpoch(s.user.id);
+  async endAll(res: Response, s: Session): Promise<void> {
+    await this.users.bumpEpoch(s.user.id);
     clearCookie(res, SESSION_COOKIE);
   }
 }

@@ -34,7 +34,7 @@ export class Throttle {
     return user.locked_until !== null && user.locked_until > now;
   }
 
-  failed(user: User, now = Date.now()): void {
-    this.users.signInFailed(user.id, LOCK_AFTER, lockMs, now);
+  failed(user: User, now = Date.now()): Promise<void> {
+    return this.users.signInFailed(user.id, LOCK_AFTER, lockMs, now);
   }
 }

@@ -48,7 +48,7 @@ export class UsageCollector {
       const page = await this.o.backend.listJobs(tenantId, { limit: 100, ...(after ? { startingAfter: after } : {}) });
       for (const j of page.data) {
         const e = endedJob(tenantId, j);
-        if (e && this.o.usage.count(e)) counted++;
+        if (e && (await this.o.usage.count(e))) counted++;
       }
       const last = page.data.at(-1);
       if (!page.has_more || !last) break;
@@ -60,7 +60,7 @@ export class UsageCollector {
   async collectAll(): Promise<void> {
     for (const t of await this.o.tenants.listTenants()) await this.collect(t.id);
     // Jobs live at most 24 h after they end; their markers can go after 48 h.
-    this.o.usage.prune(Date.now() - 48 * 3_600_000);
+    await this.o.usage.prune(Date.now() - 48 * 3_600_000);
   }
 
   start(): void {

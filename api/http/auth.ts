@@ -6,13 +6,13 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../../core/config.ts";
 import { planLimits, type PlanLimits } from "../../core/plans.ts";
-import type { Tenant, TenantStore } from "../store/tenants.ts";
+import type { KeyAuthenticator, TenantInfo } from "../store/tenants.ts";
 import type { AuthThrottle } from "./auth-throttle.ts";
 import { ApiError } from "./problem.ts";
 import { type BucketTable, rateLimitHeaders } from "./rate-limit.ts";
 
 export interface AuthLocals {
-  tenant: Tenant;
+  tenant: TenantInfo;
   keyId: string;
   limits: PlanLimits;
 }
@@ -21,7 +21,7 @@ export interface AuthLocals {
 const KEY_ID = /^folio_sk_([0-9A-Za-z]{16})_/;
 
 export interface AuthDeps {
-  tenants: TenantStore;
+  tenants: KeyAuthenticator;
   config: Config;
   keyBuckets: BucketTable;
   throttle: AuthThrottle;
@@ -59,6 +59,8 @@ export function authenticate({ tenants, config, keyBuckets, throttle, clientAddr
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     if (!taken.allowed) throw new ApiError("rate_limited", `Too many requests; retry after ${taken.retryAfterSeconds} s.`, { headers });
     if (!limits.apiAccess) throw new ApiError("plan_required", "API access needs the business plan.");
+    if (found.tenant.suspended)
+      throw new ApiError("tenant_suspended", "This tenant is suspended; its operator can lift the suspension (folio tenants unsuspend).");
     res.locals.auth = { tenant: found.tenant, keyId: found.keyId, limits } satisfies AuthLocals;
     next();
   };

@@ -77,8 +77,9 @@ export interface JobBackend {
   /**
    * What an Idempotency-Key says about a request, looked up before anything else of it is checked
    * (api/store/idempotency.ts): free, the job of an identical request (as it is now), or conflict.
+   * `fresh`: first catch up with every write made before now (a store read through a cache).
    */
-  replay(req: IdempotentRequest): Promise<ReplayResult | null>;
+  replay(req: IdempotentRequest, opts?: { fresh?: boolean }): Promise<ReplayResult | null>;
   /** Creates the job — unless the tenant is at its cap, or the key (when given) already has one. */
   submit(job: NewJob, idempotency: { key: string; hash: string } | null): Promise<SubmitResult>;
   getJob(tenantId: string, id: string): Promise<JobObject | null>;

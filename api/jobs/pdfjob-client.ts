@@ -2,16 +2,48 @@
  * The Kubernetes calls of the API's Kubernetes backend, and nothing else: PdfJobs in one
  * namespace and the Secrets they own (created with their owner, never read or changed: the
  * garbage collector deletes them with it). A 404 is an answer here (null / false), not an error;
- * every other failure is thrown, and the client gets `500 internal_error` (API.md).
+ * every other failure is thrown, and the client gets `500 internal_error` (API.md). Reads go
+ * through the informer it makes (api/store/kubernetes/pdfjob-cache.ts), not through here.
  */
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, Watch } from "@kubernetes/client-node";
+import type { ListResult, WatchFn } from "../../core/kube/informer.ts";
 import { shareConnections } from "../../core/net/kube-connections.ts";
-import { PDFJOB_API_VERSION, PDFJOB_GROUP, PDFJOB_KIND, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import {
+  PDFJOB_ANNOTATIONS,
+  PDFJOB_API_VERSION,
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  type PdfJob,
+} from "../../core/schemas/pdfjob.ts";
 
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
 const PAGE = 500;
 
-const isStatus = (err: unknown, code: number): boolean => err instanceof ApiException && err.code === code;
+export const isStatus = (err: unknown, code: number): boolean => err instanceof ApiException && err.code === code;
+
+/** client-node's watch as the informer's WatchFn (core/kube/informer.ts). */
+export function kubeWatch(kc: KubeConfig): WatchFn {
+  const watch = new Watch(kc);
+  return (path, params, onEvent, done) => watch.watch(path, params, onEvent, done);
+}
+
+/** Every item of a paged list (one snapshot: continue tokens keep the first page's resourceVersion). */
+export async function listAll<T>(
+  page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>,
+): Promise<ListResult<T>> {
+  const items: T[] = [];
+  let resourceVersion = "";
+  let cont: string | undefined;
+  do {
+    const res = await page(cont);
+    items.push(...res.items);
+    resourceVersion ||= res.metadata?.resourceVersion ?? "";
+    cont = res.metadata?.continue || undefined;
+  } while (cont);
+  return { items, resourceVersion };
+}
 
 /** KUBECONFIG when set, else the pod's service account. */
 export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
@@ -20,9 +52,6 @@ export function loadKubeConfig(kubeconfig: string | undefined): KubeConfig {
   else kc.loadFromCluster();
   return kc;
 }
-
-/** What the Kubernetes backend needs of the cluster (PdfJobClient; a stand-in in unit tests). */
-export type PdfJobApi = Pick<PdfJobClient, "namespace" | "create" | "get" | "list" | "delete" | "annotate" | "createOwnedSecret" | "ready">;
 
 export class PdfJobClient {
   readonly namespace: string;
@@ -50,25 +79,51 @@ export class PdfJobClient {
     }
   }
 
-  /** Every PdfJob matching the label selector (all pages of the list). */
-  async list(labelSelector: string): Promise<PdfJob[]> {
-    const out: PdfJob[] = [];
-    let cont: string | undefined;
-    do {
-      const page = (await this.#custom.listNamespacedCustomObject({
-        ...CRD,
-        namespace: this.namespace,
-        labelSelector,
-        limit: PAGE,
-        ...(cont ? { _continue: cont } : {}),
-      })) as {
-        items: PdfJob[];
-        metadata?: { continue?: string };
-      };
-      out.push(...page.items);
-      cont = page.metadata?.continue || undefined;
-    } while (cont);
-    return out;
+  /** Every PdfJob of the namespace, for the informer (pages of 500, one snapshot). */
+  list(): Promise<ListResult<PdfJob>> {
+    return listAll(
+      async (cont) =>
+        (await this.#custom.listNamespacedCustomObject({
+          ...CRD,
+          namespace: this.namespace,
+          limit: PAGE,
+          ...(cont ? { _continue: cont } : {}),
+        })) as { items: PdfJob[]; metadata?: { continue?: string; resourceVersion?: string } },
+    );
+  }
+
+  /** The watch path of the namespace's PdfJobs. */
+  get watchPath(): string {
+    return `/apis/${PDFJOB_GROUP}/${PDFJOB_VERSION}/namespaces/${this.namespace}/${PDFJOB_PLURAL}`;
+  }
+
+  /**
+   * The PdfJobs matching a label selector, read through to the apiserver (a consistent list,
+   * served from its watch cache): what a replica does for an id its own cache does not know yet.
+   */
+  async listByLabel(labelSelector: string): Promise<PdfJob[]> {
+    const res = (await this.#custom.listNamespacedCustomObject({ ...CRD, namespace: this.namespace, labelSelector, limit: 50 })) as {
+      items: PdfJob[];
+    };
+    return res.items;
+  }
+
+  /**
+   * Takes back a PdfJob nobody was told about (refused at the cap, or its Secret failed): marked
+   * so that the controller runs nothing, sends no webhook and holds no idempotency key for it,
+   * then deleted.
+   */
+  async reject(name: string, reason: string): Promise<void> {
+    try {
+      await this.#custom.patchNamespacedCustomObject(
+        { ...CRD, namespace: this.namespace, name, body: { metadata: { annotations: { [PDFJOB_ANNOTATIONS.rejected]: reason } } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      if (isStatus(err, 404)) return;
+      throw err;
+    }
+    await this.delete(name);
   }
 
   /** Deletes a PdfJob (its finalizer lets the controller cancel and clean up first); false when absent. */

@@ -162,6 +162,7 @@ export class JobScheduler {
     const finished = transaction(this.d.db, () => {
       if (!this.jobs.finish(job.id, "succeeded", now, { result: { figures: result.figures } })) return false;
       for (const r of rows) this.files.insert(r);
+      this.enqueueWebhook(job.id, "job.succeeded");
       return true;
     });
     if (!finished) {
@@ -169,20 +170,31 @@ export class JobScheduler {
       await Promise.all(rows.map((r) => this.d.store.delete(r.storage_key)));
       return;
     }
-    await this.announce(job, "succeeded", "job.succeeded");
+    await this.announce(job, "succeeded");
   }
 
   private fail(job: JobRow, error: { code: string; message: string }): void {
-    if (!this.jobs.finish(job.id, "failed", this.now(), { error })) return;
-    void this.announce(job, error.code, "job.failed");
+    const ended = transaction(this.d.db, () => {
+      if (!this.jobs.finish(job.id, "failed", this.now(), { error })) return false;
+      this.enqueueWebhook(job.id, "job.failed");
+      return true;
+    });
+    if (ended) void this.announce(job, error.code);
   }
 
-  private async announce(job: JobRow, outcome: string, event: WebhookEvent): Promise<void> {
+  /**
+   * The job's webhook, queued in the transaction that ends the job: a crash (SIGKILL) right after
+   * the end was recorded can no longer lose the webhook (found by test/api/chaos.test.ts).
+   */
+  private enqueueWebhook(jobId: string, event: WebhookEvent): void {
+    const fresh = this.jobs.byId(jobId);
+    if (fresh?.webhook_url) this.d.webhooks.enqueue(fresh.tenant_id, fresh.id, fresh.webhook_url, event, this.d.view(fresh));
+  }
+
+  private async announce(job: JobRow, outcome: string): Promise<void> {
     this.jobs.deleteSecret(job.id);
     this.d.metrics.jobs.inc({ operation: job.operation, outcome });
     await this.purgeInputs(job);
-    const fresh = this.jobs.byId(job.id);
-    if (fresh?.webhook_url) this.d.webhooks.enqueue(fresh.tenant_id, fresh.id, fresh.webhook_url, event, this.d.view(fresh));
     this.d.ended.emit(job.id);
   }
 
@@ -217,7 +229,34 @@ export class JobScheduler {
         this.fail(job, { code: "internal_error", message: "The job was interrupted by restarts and did not complete." });
       else this.jobs.requeue(job.id);
     }
+    void this.purgeLeftInputs();
     this.pump();
+  }
+
+  /**
+   * Inputs of a job that ended just before a crash, when their purge had not run: an upload with
+   * no expiry (it was attached to a job) that no unfinished job uses. Their records go in one
+   * synchronous transaction, before any request can attach them again; then their bytes.
+   */
+  private async purgeLeftInputs(): Promise<void> {
+    const left = transaction(this.d.db, () => {
+      const rows = sql(this.d.db, "SELECT id, storage_key FROM files WHERE role = 'upload' AND expires_at IS NULL").all() as {
+        id: string;
+        storage_key: string;
+      }[];
+      const unused = rows.filter(
+        (f) =>
+          (
+            sql(this.d.db, "SELECT COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running') AND inputs LIKE ?").get(`%"${f.id}"%`) as {
+              n: number;
+            }
+          ).n === 0,
+      );
+      for (const f of unused) this.files.delete(f.id);
+      return unused;
+    });
+    for (const f of left) await this.d.store.delete(f.storage_key);
+    if (left.length > 0) this.d.log.info({ files: left.length }, "Purged the inputs of jobs that ended before a restart");
   }
 
   /** Stops claiming, closes the workers and waits for the jobs in flight to settle. */

@@ -11,6 +11,7 @@ import { createInterface } from "node:readline";
 import { jsonLine } from "../../core/json-line.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { RunnerResult, RunnerSpec } from "../../core/schemas/job.ts";
+import { engineEnv } from "../../core/sandbox.ts";
 
 export type WorkerAnswer = { result: RunnerResult } | { error: { code: string; message: string } };
 
@@ -24,6 +25,21 @@ interface Slot {
   startedAt: number;
   busy: { jobId: string; resolve: (a: WorkerAnswer) => void; reject: (e: Error) => void } | null;
   jobs: number;
+}
+
+/**
+ * What a runner worker needs of the API's environment: the engines' allow-list (PATH, HOME, TMPDIR,
+ * locale), Node's own settings, and the configuration keys the runner reads — never the API's
+ * other secrets or settings. (The data directory's and TLS files' paths go along only so the
+ * sandbox can hide them: core/sandbox.ts.)
+ */
+const RUNNER_KEYS =
+  /^(FOLIO_(LOG_LEVEL|PRETTY_LOGS|TMP_DIR|QPDF|SOFFICE\w*|MAX_\w+|JOB_TIMEOUT_MS|SANDBOX\w*|DATA_DIR|TLS_CERT|TLS_KEY)|NODE_\w+)$/;
+
+export function workerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = engineEnv(env);
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && RUNNER_KEYS.test(k)) out[k] = v;
+  return out;
 }
 
 /** The command that starts a worker: this checkout's `folio` entry point, compiled or not. */
@@ -47,7 +63,7 @@ export class WorkerPool {
   constructor(opts: { size: number; command?: string[]; env: NodeJS.ProcessEnv; log: Logger }) {
     this.size = opts.size;
     this.command = opts.command ?? defaultWorkerCommand();
-    this.env = opts.env;
+    this.env = workerEnv(opts.env);
     this.log = opts.log;
     for (let i = 0; i < opts.size; i++) this.slots.push(this.spawnSlot());
   }

@@ -9,6 +9,7 @@ import { pdfPages } from "../http/pdf-pages.ts";
 import { ApiError } from "../http/problem.ts";
 import { checkUploadFits, quotaLeft } from "../http/quota.ts";
 import { readMultipart, type UploadedPart } from "../http/uploads.ts";
+import { sandboxPolicy } from "../../core/sandbox.ts";
 
 /** Streams and stores the `file` parts of a multipart request, with page counts for PDFs. */
 export async function receiveUploads(
@@ -41,7 +42,7 @@ export async function receiveUploads(
   }
   for (const f of files) {
     const p = f.kind === "pdf" ? store.localPath?.(f.storageKey) : undefined;
-    f.pages = p ? await pdfPages(config.FOLIO_QPDF, p) : null;
+    f.pages = p ? await pdfPages(config.FOLIO_QPDF, p, undefined, sandboxPolicy(config)) : null;
   }
   return { parts: files, fields };
 }

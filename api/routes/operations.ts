@@ -90,8 +90,8 @@ function checkInputCount(operation: Operation, count: number, options: Record<st
     if (count >= 1 && count <= 10) return;
     throw validationFailed([{ path: "inputs", message: `edit takes a PDF and at most 9 images; got ${count} inputs` }]);
   }
-  // convert takes several inputs only when all are images (checked with their types below).
-  if (operation === "convert" && count >= 1) return;
+  // convert and ocr take several inputs only when all are images (checked with their types below).
+  if ((operation === "convert" || operation === "ocr") && count >= 1) return;
   if (count >= (operation === "merge" ? 2 : 1) && (operation === "merge" || count === 1)) return;
   const want = operation === "merge" ? "at least 2 inputs" : "exactly 1 input";
   throw validationFailed([{ path: "inputs", message: `${operation} takes ${want}; got ${count}` }]);
@@ -100,8 +100,9 @@ function checkInputCount(operation: Operation, count: number, options: Record<st
 /** What an input may be for an operation, where that is more than "a PDF" (null: it may be this). */
 function inputProblem(operation: Operation, index: number, contentType: string, count: number): string | null {
   const isPdf = contentType === "application/pdf";
-  if (operation === "convert" && count > 1 && !contentType.startsWith("image/"))
-    return `convert takes several inputs only to make one PDF of images; this is ${contentType}`;
+  if ((operation === "convert" || operation === "ocr") && count > 1 && !contentType.startsWith("image/"))
+    return `${operation} takes several inputs only when all are images; this is ${contentType}`;
+  if (operation === "ocr") return isPdf || contentType.startsWith("image/") ? null : `ocr takes a PDF or images; this is ${contentType}`;
   if (operation === "edit" && index > 0)
     return contentType.startsWith("image/") ? null : `edit takes images after the PDF (for stamps); this is ${contentType}`;
   if (operation !== "convert" && !isPdf) return `${operation} takes PDFs; this is ${contentType}`;
@@ -162,6 +163,40 @@ async function respond(req: Request, res: Response, backend: JobBackend, tenantI
   res.status(finished ? 200 : 202).json(job);
 }
 
+interface Submission {
+  res: Response;
+  deps: OperationsDeps;
+  operation: Operation;
+  body: unknown;
+  parts: UploadedPart[];
+  fieldErrs: FieldError[];
+  idem: { key: string; hash: string } | null;
+  /** Told the ids of the inline uploads once they are registered (to discard them on failure). */
+  uploaded: (ids: string[]) => void;
+}
+
+/** Validates the request, registers its inline uploads and submits the job. */
+async function validateAndSubmit(s: Submission): Promise<SubmitResult> {
+  const { backend } = s.deps;
+  const { tenant, limits } = auth(s.res);
+  await refuseWhenOverQuota(backend, tenant.id, limits);
+  const parsed = parseOperationBody(s.operation, s.body);
+  if (!parsed.ok || s.fieldErrs.length) throw validationFailed([...s.fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
+  const { common, options } = parsed;
+  const uploaded = s.parts.length ? await backend.addUploads(tenant.id, s.parts) : [];
+  s.uploaded(uploaded.map((f) => f.id));
+  const inputs = jobInputs(uploaded, common.inputs ?? []);
+  checkInputCount(s.operation, inputs.length, options);
+  const errors = await checkInputs(backend, tenant.id, s.operation, options, inputs);
+  if (common.webhook_url) {
+    const reason = await s.deps.checkWebhookUrl(common.webhook_url);
+    if (reason) errors.push({ path: "webhook_url", message: reason });
+  }
+  if (errors.length) throw validationFailed(errors);
+  const job = { tenantId: tenant.id, operation: s.operation, inputs, options, retentionMs: limits.retentionMs, ...commonJobFields(common) };
+  return backend.submit({ ...job, maxUnfinished: limits.maxUnfinishedJobs }, s.idem);
+}
+
 /** The answer to a submission that made no new job (a replay, a conflict, a refusal); null for a created job. */
 function refusal(result: SubmitResult, maxUnfinished: number): ApiError | null {
   switch (result.kind) {
@@ -213,23 +248,23 @@ export function operationsRouter(deps: OperationsDeps): Router {
       // The key first (API.md "Operations"): a retry gets its job whatever happened since — the
       // job ended and consumed its inputs, the tenant reached its cap.
       let submitted: SubmitResult | null = idem ? await backend.replay({ tenantId: tenant.id, ...idem }) : null;
-      if (!submitted) {
-        await refuseWhenOverQuota(backend, tenant.id, limits);
-        const parsed = parseOperationBody(operation, body);
-        if (!parsed.ok || fieldErrs.length) throw validationFailed([...fieldErrs, ...(parsed.ok ? [] : parsed.errors)]);
-        const { common, options } = parsed;
-        const uploaded = parts.length ? await backend.addUploads(tenant.id, parts) : [];
-        uploadedIds = uploaded.map((f) => f.id);
-        const inputs = jobInputs(uploaded, common.inputs ?? []);
-        checkInputCount(operation, inputs.length, options);
-        const errors = await checkInputs(backend, tenant.id, operation, options, inputs);
-        if (common.webhook_url) {
-          const reason = await deps.checkWebhookUrl(common.webhook_url);
-          if (reason) errors.push({ path: "webhook_url", message: reason });
-        }
-        if (errors.length) throw validationFailed(errors);
-        const job = { tenantId: tenant.id, operation, inputs, options, retentionMs: limits.retentionMs, ...commonJobFields(common) };
-        submitted = await backend.submit({ ...job, maxUnfinished: limits.maxUnfinishedJobs }, idem);
+      try {
+        submitted ??= await validateAndSubmit({
+          res,
+          deps,
+          operation,
+          body,
+          parts,
+          fieldErrs,
+          idem,
+          uploaded: (ids) => (uploadedIds = ids),
+        });
+      } catch (err) {
+        // A store read through a cache (Kubernetes mode) may not yet show a key used through
+        // another replica a moment ago: before refusing a keyed request, look again, caught up.
+        const late = idem && err instanceof ApiError ? await backend.replay({ tenantId: tenant.id, ...idem }, { fresh: true }) : null;
+        if (!late) throw err;
+        submitted = late;
       }
       const refused = refusal(submitted, limits.maxUnfinishedJobs);
       if (refused) throw refused;

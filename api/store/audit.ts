@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- a synchronous SQLite implementation of an asynchronous contract (Kubernetes mode keeps these in the cluster) */
 /** The audit log: who did what to keys, secrets, members and tenants, and from where. */
 import { migrateDashboard } from "./dashboard-schema.ts";
 import { sql, type Db } from "./db.ts";
@@ -16,9 +17,9 @@ export interface AuditEntry {
 export type NewAuditEntry = Omit<AuditEntry, "id" | "at"> & { at?: number };
 
 export interface AuditLog {
-  record(e: NewAuditEntry): void;
+  record(e: NewAuditEntry): Promise<void>;
   /** Newest first; `tenantId` null lists the installation's (operator) entries. */
-  list(tenantId: string | null, limit: number): AuditEntry[];
+  list(tenantId: string | null, limit: number): Promise<AuditEntry[]>;
 }
 
 export class SqliteAuditLog implements AuditLog {
@@ -29,7 +30,7 @@ export class SqliteAuditLog implements AuditLog {
     migrateDashboard(db);
   }
 
-  record(e: NewAuditEntry): void {
+  async record(e: NewAuditEntry): Promise<void> {
     sql(this.db, "INSERT INTO audit_log (tenant_id, actor, action, target, detail, address, at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
       e.tenant_id,
       e.actor,
@@ -41,7 +42,7 @@ export class SqliteAuditLog implements AuditLog {
     );
   }
 
-  list(tenantId: string | null, limit: number): AuditEntry[] {
+  async list(tenantId: string | null, limit: number): Promise<AuditEntry[]> {
     const rows = (tenantId === null
       ? sql(this.db, "SELECT * FROM audit_log ORDER BY at DESC, id DESC LIMIT ?").all(limit)
       : sql(this.db, "SELECT * FROM audit_log WHERE tenant_id = ? ORDER BY at DESC, id DESC LIMIT ?").all(

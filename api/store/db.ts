@@ -103,6 +103,8 @@ const MIGRATIONS: string[] = [
      decided_at INTEGER,
      tenant_id TEXT
    );`,
+  // A suspended tenant's keys answer 403 tenant_suspended (issue #12).
+  `ALTER TABLE tenants ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 export type Db = DatabaseSync;

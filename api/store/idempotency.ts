@@ -19,10 +19,11 @@
  * its job.
  */
 import { newId } from "../../core/ids.ts";
+import { IDEMPOTENCY_KEY_MS } from "../../core/schemas/pdfjob.ts";
 import { sql, transaction, type Db } from "./db.ts";
 
-/** Keys are kept 24 hours (API.md). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+/** Keys are kept 24 hours (API.md); the controller holds a deleted keyed PdfJob as long. */
+export const IDEMPOTENCY_TTL_MS = IDEMPOTENCY_KEY_MS;
 
 /** A request that carries an Idempotency-Key: its tenant, the key, and a hash of the request. */
 export interface IdempotentRequest {

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- a synchronous SQLite implementation of an asynchronous contract (Kubernetes mode keeps these in the cluster) */
 /**
  * What the dashboard shows beside an API key that the key store does not keep: its name, who
  * created it, and which key it replaced when it came from a rotation.
@@ -14,8 +15,8 @@ export interface KeyLabel {
 }
 
 export interface KeyLabels {
-  set(label: KeyLabel): void;
-  forTenant(tenantId: string): Map<string, KeyLabel>;
+  set(label: KeyLabel): Promise<void>;
+  forTenant(tenantId: string): Promise<Map<string, KeyLabel>>;
 }
 
 export class SqliteKeyLabels implements KeyLabels {
@@ -26,7 +27,7 @@ export class SqliteKeyLabels implements KeyLabels {
     migrateDashboard(db);
   }
 
-  set(l: KeyLabel): void {
+  async set(l: KeyLabel): Promise<void> {
     sql(this.db, "INSERT OR REPLACE INTO key_labels (key_id, tenant_id, name, created_by, replaces) VALUES (?, ?, ?, ?, ?)").run(
       l.key_id,
       l.tenant_id,
@@ -36,7 +37,7 @@ export class SqliteKeyLabels implements KeyLabels {
     );
   }
 
-  forTenant(tenantId: string): Map<string, KeyLabel> {
+  async forTenant(tenantId: string): Promise<Map<string, KeyLabel>> {
     const rows = sql(this.db, "SELECT * FROM key_labels WHERE tenant_id = ?").all(tenantId) as unknown as KeyLabel[];
     return new Map(rows.map((r) => [r.key_id, r]));
   }

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- a synchronous SQLite implementation of an asynchronous contract (Kubernetes mode keeps these in the cluster) */
 /**
  * Daily usage aggregates per tenant: jobs by operation and outcome, pages and bytes processed,
  * and a histogram of durations (p50/p95 are read from it). Job records expire an hour after a job
@@ -35,11 +36,11 @@ export interface UsageRow {
 
 export interface UsageStore {
   /** Adds an ended job to its day's aggregate, once: a job already counted is ignored. */
-  count(job: EndedJob, now?: number): boolean;
+  count(job: EndedJob, now?: number): Promise<boolean>;
   /** Rows of the last `days` days (UTC), of one tenant or of all. */
-  since(tenantId: string | null, fromDay: string): UsageRow[];
+  since(tenantId: string | null, fromDay: string): Promise<UsageRow[]>;
   /** Forgets the counted-job markers older than `before` (jobs that old have expired). */
-  prune(before: number): void;
+  prune(before: number): Promise<void>;
 }
 
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -75,7 +76,7 @@ export class SqliteUsageStore implements UsageStore {
     migrateDashboard(db);
   }
 
-  count(job: EndedJob, now = Date.now()): boolean {
+  async count(job: EndedJob, now = Date.now()): Promise<boolean> {
     return transaction(this.db, () => {
       if (sql(this.db, "INSERT OR IGNORE INTO usage_counted (job_id, at) VALUES (?, ?)").run(job.id, now).changes === 0) return false;
       const day = utcDay(job.completed_at);
@@ -96,7 +97,7 @@ export class SqliteUsageStore implements UsageStore {
     });
   }
 
-  since(tenantId: string | null, fromDay: string): UsageRow[] {
+  async since(tenantId: string | null, fromDay: string): Promise<UsageRow[]> {
     const rows = (tenantId === null
       ? sql(this.db, "SELECT * FROM usage_daily WHERE day >= ? ORDER BY day").all(fromDay)
       : sql(this.db, "SELECT * FROM usage_daily WHERE tenant_id = ? AND day >= ? ORDER BY day").all(tenantId, fromDay)) as unknown as (Omit<
@@ -106,7 +107,7 @@ export class SqliteUsageStore implements UsageStore {
     return rows.map((r) => ({ ...r, durations: JSON.parse(r.durations) as number[] }));
   }
 
-  prune(before: number): void {
+  async prune(before: number): Promise<void> {
     sql(this.db, "DELETE FROM usage_counted WHERE at < ?").run(before);
   }
 }

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- a synchronous SQLite implementation of an asynchronous contract (Kubernetes mode keeps these in the cluster) */
 /**
  * People who sign in to the dashboard: tenant members (owner, developer, viewer) and operators,
  * and their one-time invites. The interface is what the dashboard needs; SqliteUserStore is the
@@ -38,31 +39,31 @@ export interface NewUser {
 }
 
 export interface UserStore {
-  create(u: NewUser, now?: number): User;
-  byId(id: string): User | undefined;
+  create(u: NewUser, now?: number): Promise<User>;
+  byId(id: string): Promise<User | undefined>;
   /** Everyone with this e-mail (a person may belong to several tenants). */
-  byEmail(email: string): User[];
-  byTenant(tenantId: string): User[];
-  operators(): User[];
-  setPassword(id: string, hash: string): void;
-  setTotp(id: string, secret: string | null): void;
+  byEmail(email: string): Promise<User[]>;
+  byTenant(tenantId: string): Promise<User[]>;
+  operators(): Promise<User[]>;
+  setPassword(id: string, hash: string): Promise<void>;
+  setTotp(id: string, secret: string | null): Promise<void>;
   /** Records an accepted TOTP step; false if it (or a later one) was used already (replay). */
-  useTotpStep(id: string, step: number): boolean;
-  setRole(id: string, role: Role): void;
-  disable(id: string, now?: number): void;
-  linkOidc(id: string, subject: string): void;
+  useTotpStep(id: string, step: number): Promise<boolean>;
+  setRole(id: string, role: Role): Promise<void>;
+  disable(id: string, now?: number): Promise<void>;
+  linkOidc(id: string, subject: string): Promise<void>;
   /** A failed sign-in: counts it and locks the account for `lockMs` once `after` failures in a row are reached. */
-  signInFailed(id: string, after: number, lockMs: (failures: number) => number, now?: number): void;
-  signInSucceeded(id: string, now?: number): void;
+  signInFailed(id: string, after: number, lockMs: (failures: number) => number, now?: number): Promise<void>;
+  signInSucceeded(id: string, now?: number): Promise<void>;
   /** "Sign out everywhere": every session issued before is refused from now on. */
-  bumpEpoch(id: string): number;
-  revokeSession(id: string, sid: string, until: number, now?: number): void;
-  isSessionRevoked(id: string, sid: string): boolean;
+  bumpEpoch(id: string): Promise<number>;
+  revokeSession(id: string, sid: string, until: number, now?: number): Promise<void>;
+  isSessionRevoked(id: string, sid: string): Promise<boolean>;
   /** A one-time invite link token (returned once; only its hash is stored). */
-  createInvite(userId: string, ttlMs: number, now?: number): string;
+  createInvite(userId: string, ttlMs: number, now?: number): Promise<string>;
   /** Consumes an invite: the user, or why not. */
-  peekInvite(token: string, now?: number): { user: User } | { error: "unknown" | "expired" | "used" };
-  useInvite(token: string, now?: number): boolean;
+  peekInvite(token: string, now?: number): Promise<{ user: User } | { error: "unknown" | "expired" | "used" }>;
+  useInvite(token: string, now?: number): Promise<boolean>;
 }
 
 const hashToken = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex");
@@ -76,7 +77,7 @@ export class SqliteUserStore implements UserStore {
     migrateDashboard(db);
   }
 
-  create(u: NewUser, now = Date.now()): User {
+  async create(u: NewUser, now = Date.now()): Promise<User> {
     const id = `usr_${randomBase62(24)}`;
     sql(this.db, "INSERT INTO users (id, email, tenant_id, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
       id,
@@ -85,41 +86,45 @@ export class SqliteUserStore implements UserStore {
       u.role,
       now,
     );
-    return this.byId(id)!;
+    return this.row(id)!;
   }
 
-  byId(id: string): User | undefined {
+  private row(id: string): User | undefined {
     return sql(this.db, "SELECT * FROM users WHERE id = ?").get(id) as User | undefined;
   }
 
-  byEmail(email: string): User[] {
+  async byId(id: string): Promise<User | undefined> {
+    return this.row(id);
+  }
+
+  async byEmail(email: string): Promise<User[]> {
     return sql(this.db, "SELECT * FROM users WHERE email = ? AND disabled_at IS NULL ORDER BY created_at").all(
       normalise(email),
     ) as unknown as User[];
   }
 
-  byTenant(tenantId: string): User[] {
+  async byTenant(tenantId: string): Promise<User[]> {
     return sql(this.db, "SELECT * FROM users WHERE tenant_id = ? AND disabled_at IS NULL ORDER BY created_at").all(
       tenantId,
     ) as unknown as User[];
   }
 
-  operators(): User[] {
+  async operators(): Promise<User[]> {
     return sql(
       this.db,
       "SELECT * FROM users WHERE role = 'operator' AND disabled_at IS NULL ORDER BY created_at",
     ).all() as unknown as User[];
   }
 
-  setPassword(id: string, hash: string): void {
+  async setPassword(id: string, hash: string): Promise<void> {
     sql(this.db, "UPDATE users SET password_hash = ? WHERE id = ?").run(hash, id);
   }
 
-  setTotp(id: string, secret: string | null): void {
+  async setTotp(id: string, secret: string | null): Promise<void> {
     sql(this.db, "UPDATE users SET totp_secret = ?, totp_last_step = NULL WHERE id = ?").run(secret, id);
   }
 
-  useTotpStep(id: string, step: number): boolean {
+  async useTotpStep(id: string, step: number): Promise<boolean> {
     return (
       sql(this.db, "UPDATE users SET totp_last_step = ? WHERE id = ? AND (totp_last_step IS NULL OR totp_last_step < ?)").run(
         step,
@@ -129,21 +134,21 @@ export class SqliteUserStore implements UserStore {
     );
   }
 
-  setRole(id: string, role: Role): void {
+  async setRole(id: string, role: Role): Promise<void> {
     sql(this.db, "UPDATE users SET role = ? WHERE id = ?").run(role, id);
   }
 
-  disable(id: string, now = Date.now()): void {
+  async disable(id: string, now = Date.now()): Promise<void> {
     sql(this.db, "UPDATE users SET disabled_at = ?, session_epoch = session_epoch + 1 WHERE id = ?").run(now, id);
   }
 
-  linkOidc(id: string, subject: string): void {
+  async linkOidc(id: string, subject: string): Promise<void> {
     sql(this.db, "UPDATE users SET oidc_subject = ? WHERE id = ?").run(subject, id);
   }
 
-  signInFailed(id: string, after: number, lockMs: (failures: number) => number, now = Date.now()): void {
+  async signInFailed(id: string, after: number, lockMs: (failures: number) => number, now = Date.now()): Promise<void> {
     transaction(this.db, () => {
-      const u = this.byId(id);
+      const u = this.row(id);
       if (!u) return;
       const failures = u.failed_logins + 1;
       const locked = failures >= after ? now + lockMs(failures - after + 1) : u.locked_until;
@@ -151,16 +156,16 @@ export class SqliteUserStore implements UserStore {
     });
   }
 
-  signInSucceeded(id: string, now = Date.now()): void {
+  async signInSucceeded(id: string, now = Date.now()): Promise<void> {
     sql(this.db, "UPDATE users SET failed_logins = 0, locked_until = NULL, last_login_at = ? WHERE id = ?").run(now, id);
   }
 
-  bumpEpoch(id: string): number {
+  async bumpEpoch(id: string): Promise<number> {
     sql(this.db, "UPDATE users SET session_epoch = session_epoch + 1, revoked_sessions = '[]' WHERE id = ?").run(id);
-    return this.byId(id)?.session_epoch ?? 0;
+    return this.row(id)?.session_epoch ?? 0;
   }
 
-  revokeSession(id: string, sid: string, until: number, now = Date.now()): void {
+  async revokeSession(id: string, sid: string, until: number, now = Date.now()): Promise<void> {
     transaction(this.db, () => {
       const row = sql(this.db, "SELECT revoked_sessions FROM users WHERE id = ?").get(id) as { revoked_sessions: string } | undefined;
       if (!row) return;
@@ -171,12 +176,12 @@ export class SqliteUserStore implements UserStore {
     });
   }
 
-  isSessionRevoked(id: string, sid: string): boolean {
+  async isSessionRevoked(id: string, sid: string): Promise<boolean> {
     const row = sql(this.db, "SELECT revoked_sessions FROM users WHERE id = ?").get(id) as { revoked_sessions: string } | undefined;
     return !row || (JSON.parse(row.revoked_sessions) as { sid: string }[]).some((e) => e.sid === sid);
   }
 
-  createInvite(userId: string, ttlMs: number, now = Date.now()): string {
+  async createInvite(userId: string, ttlMs: number, now = Date.now()): Promise<string> {
     const token = randomBytes(32).toString("base64url");
     sql(this.db, "INSERT INTO invites (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)").run(
       hashToken(token),
@@ -187,17 +192,17 @@ export class SqliteUserStore implements UserStore {
     return token;
   }
 
-  peekInvite(token: string, now = Date.now()): { user: User } | { error: "unknown" | "expired" | "used" } {
+  async peekInvite(token: string, now = Date.now()): Promise<{ user: User } | { error: "unknown" | "expired" | "used" }> {
     const row = sql(this.db, "SELECT * FROM invites WHERE token_hash = ?").get(hashToken(token)) as
       { user_id: string; expires_at: number; used_at: number | null } | undefined;
-    const user = row && this.byId(row.user_id);
+    const user = row && this.row(row.user_id);
     if (!row || !user || user.disabled_at !== null) return { error: "unknown" };
     if (row.used_at !== null) return { error: "used" };
     if (row.expires_at <= now) return { error: "expired" };
     return { user };
   }
 
-  useInvite(token: string, now = Date.now()): boolean {
+  async useInvite(token: string, now = Date.now()): Promise<boolean> {
     return (
       sql(this.db, "UPDATE invites SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?").run(
         now,

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- a synchronous SQLite implementation of an asynchronous contract (Kubernetes mode keeps these in the cluster) */
 /**
  * Every webhook attempt of embedded mode (time, HTTP status, latency, next retry), for the job
  * page, and "redeliver": a finished delivery made due again with the same `webhook-id`, so a
@@ -27,13 +28,13 @@ export interface DeliverySummary {
 }
 
 export interface WebhookAttempts {
-  record(a: WebhookAttempt): void;
-  forJob(tenantId: string, jobId: string): { deliveries: DeliverySummary[]; attempts: WebhookAttempt[] };
+  record(a: WebhookAttempt): Promise<void>;
+  forJob(tenantId: string, jobId: string): Promise<{ deliveries: DeliverySummary[]; attempts: WebhookAttempt[] }>;
   /** Makes the tenant's delivery due now; false when it is unknown or still being retried. */
-  redeliver(tenantId: string, deliveryId: string, now?: number): boolean;
+  redeliver(tenantId: string, deliveryId: string, now?: number): Promise<boolean>;
   /** Deliveries waiting for an attempt (pending or failing), for the service health page. */
-  backlog(): number;
-  purge(before: number): void;
+  backlog(): Promise<number>;
+  purge(before: number): Promise<void>;
 }
 
 export class SqliteWebhookAttempts implements WebhookAttempts {
@@ -44,7 +45,7 @@ export class SqliteWebhookAttempts implements WebhookAttempts {
     migrateDashboard(db);
   }
 
-  record(a: WebhookAttempt): void {
+  async record(a: WebhookAttempt): Promise<void> {
     sql(
       this.db,
       `INSERT INTO webhook_attempts (delivery_id, job_id, tenant_id, at, status_code, latency_ms, error, next_attempt_at)
@@ -52,7 +53,7 @@ export class SqliteWebhookAttempts implements WebhookAttempts {
     ).run(a.delivery_id, a.job_id, a.tenant_id, a.at, a.status_code, a.latency_ms, a.error, a.next_attempt_at);
   }
 
-  forJob(tenantId: string, jobId: string): { deliveries: DeliverySummary[]; attempts: WebhookAttempt[] } {
+  async forJob(tenantId: string, jobId: string): Promise<{ deliveries: DeliverySummary[]; attempts: WebhookAttempt[] }> {
     const deliveries = sql(
       this.db,
       `SELECT id, event_type, url, status, attempts, next_attempt_at FROM webhook_deliveries
@@ -65,7 +66,7 @@ export class SqliteWebhookAttempts implements WebhookAttempts {
     return { deliveries, attempts };
   }
 
-  redeliver(tenantId: string, deliveryId: string, now = Date.now()): boolean {
+  async redeliver(tenantId: string, deliveryId: string, now = Date.now()): Promise<boolean> {
     return (
       sql(
         this.db,
@@ -75,11 +76,11 @@ export class SqliteWebhookAttempts implements WebhookAttempts {
     );
   }
 
-  backlog(): number {
+  async backlog(): Promise<number> {
     return (sql(this.db, "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status IN ('pending', 'failing')").get() as { n: number }).n;
   }
 
-  purge(before: number): void {
+  async purge(before: number): Promise<void> {
     sql(this.db, "DELETE FROM webhook_attempts WHERE at < ?").run(before);
   }
 }

@@ -96,7 +96,13 @@ export const Problem = z
 export const CommonRequestFields = z
   .strictObject({
     inputs: z
-      .array(z.strictObject({ file_id: z.string().max(64), pages: PageRangeSpec.optional() }))
+      .array(
+        z.strictObject({
+          // The shape of every file id (core/ids.ts); the OpenAPI document shows it as a pattern.
+          file_id: z.string().regex(/^file_[0-9A-Za-z]{24}$/, "must be a file id (file_ and 24 letters or digits)"),
+          pages: PageRangeSpec.optional(),
+        }),
+      )
       .min(1)
       .optional()
       .meta({ description: "Uploaded files to use (JSON bodies). Multipart requests send `file` parts instead." }),
@@ -104,7 +110,8 @@ export const CommonRequestFields = z
       .url({ protocol: /^https$/ })
       .max(2048)
       .optional()
-      .meta({ description: "https URL notified when the job ends." }),
+      // zod's protocol check does not reach the JSON Schema: say "https" there as a pattern.
+      .meta({ description: "https URL notified when the job ends.", pattern: "^https://" }),
     metadata: Metadata.optional(),
     output_filename: z
       .string()
@@ -126,7 +133,11 @@ export const JobListQuery = z.strictObject({
 
 export const AccessRequestBody = z
   .strictObject({
-    email: z.email().max(254),
+    // RFC 5321 §4.5.3.1.1: a local part has at most 64 octets (zod's email() does not check it).
+    email: z
+      .email()
+      .max(254)
+      .refine((e) => Buffer.byteLength(e.slice(0, e.lastIndexOf("@"))) <= 64, "the part before @ has at most 64 characters"),
     company: z.string().min(1).max(200),
     use_case: z.enum(["batch_conversion", "document_pipeline", "saas_integration", "other"]),
     description: z.string().min(1).max(5000),

@@ -6,9 +6,10 @@
 import { z } from "zod";
 import { ConvertOptions } from "./convert-options.ts";
 import { EditOptions } from "./edit-options.ts";
+import { OcrOptions } from "./ocr-options.ts";
 import { PageRangeSpec } from "./page-range.ts";
 
-export const OPERATIONS = ["compress", "merge", "split", "convert", "protect", "edit"] as const;
+export const OPERATIONS = ["compress", "merge", "split", "convert", "protect", "edit", "ocr"] as const;
 export const Operation = z.enum(OPERATIONS);
 export type Operation = z.infer<typeof Operation>;
 
@@ -113,6 +114,7 @@ export const OPTIONS_SCHEMAS = {
   convert: ConvertOptions,
   protect: ProtectOptions,
   edit: EditOptions,
+  ocr: OcrOptions,
 } as const;
 
 export type OptionsOf<O extends Operation> = z.infer<(typeof OPTIONS_SCHEMAS)[O]>;

@@ -38,8 +38,55 @@ export const LABELS = {
   pdfJob: "folio.dev/pdfjob",
   tenant: "folio.dev/tenant",
   jobId: "folio.dev/job-id",
+  /** On PdfJobs: outputTag(job id), the prefix of its output file ids. */
+  outputTag: "folio.dev/output-tag",
 } as const;
 export const MANAGED_BY = "folio";
+
+/** Annotations on PdfJobs that the API writes and the controller reads. */
+export const PDFJOB_ANNOTATIONS = {
+  /** When the API created the job, in epoch milliseconds (creationTimestamp has whole seconds). */
+  createdMs: "folio.dev/created-ms",
+  /** Output file ids the client deleted (comma-separated). */
+  deletedOutputs: "folio.dev/deleted-outputs",
+  /**
+   * The request hash of the Idempotency-Key the PdfJob was created under (its name derives from
+   * the tenant and the key: idempotentPdfJobName). The controller keeps such a PdfJob, once
+   * deleted, until the key is 24 h old, so that the name — the key — stays taken (docs/adr/0008).
+   */
+  idempotencyHash: "folio.dev/idempotency-hash",
+  /**
+   * Set by the API on a PdfJob it takes back before answering (the tenant was at its cap): the
+   * controller runs nothing for it and sends no webhook; nobody was told it exists.
+   */
+  rejected: "folio.dev/rejected",
+} as const;
+
+/** How long an idempotency key holds (API.md "Operations"). */
+export const IDEMPOTENCY_KEY_MS = 24 * 3600 * 1000;
+
+/**
+ * The PdfJob name of a request with an Idempotency-Key: derived from (tenant, key) alone, so that
+ * of any number of identical requests on any number of API replicas, the apiserver lets exactly
+ * one create it (409 AlreadyExists for the others). `idem-` + 32 base32 characters (160 bits of
+ * SHA-256); the job id is separate (a label), random as always.
+ */
+export function idempotentPdfJobName(tenant: string, key: string): string {
+  const digest = createHash("sha256").update(`folio-idempotency\u0000${tenant}\u0000${key}`).digest();
+  const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+  let bits = 0;
+  let value = 0;
+  let out = "";
+  for (const byte of digest) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.length < 32) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return `idem-${out}`;
+}
 
 // --- names and ids -------------------------------------------------------------------------------
 
@@ -63,15 +110,20 @@ export function jobIdFromPdfJobName(name: string): string | null {
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/** `n` base62 characters (6 bits short of log2(62) each) of SHA-256 over the parts. */
+function derivedChars(parts: readonly string[], n: number): string {
+  let v = BigInt("0x" + createHash("sha256").update(parts.join("\u0000")).digest("hex"));
+  let out = "";
+  for (let i = 0; i < n; i++) {
+    out = BASE62[Number(v % 62n)]! + out;
+    v /= 62n;
+  }
+  return out;
+}
+
 /** `prefix_` + 24 base62 characters (≈143 bits) of SHA-256 over the parts: an id shaped like newId's. */
 function derivedId(prefix: "file" | "msg", parts: readonly string[]): string {
-  let n = BigInt("0x" + createHash("sha256").update(parts.join("\u0000")).digest("hex"));
-  let out = "";
-  for (let i = 0; i < 24; i++) {
-    out = BASE62[Number(n % 62n)]! + out;
-    n /= 62n;
-  }
-  return `${prefix}_${out}`;
+  return `${prefix}_${derivedChars(parts, 24)}`;
 }
 
 /** Where a job's outputs (and anything else its runner writes) live: one prefix per job. */
@@ -80,11 +132,24 @@ export function jobStoragePrefix(tenant: string, jobId: string): string {
 }
 
 /**
+ * The tag every output file id of a job starts with (12 base62 characters, ≈71 bits, of the job
+ * id), also the PdfJob's folio.dev/output-tag label: an API replica whose cache does not know an
+ * output id finds its PdfJob with one label-selected list (docs/adr/0008).
+ */
+export function outputTag(jobId: string): string {
+  return derivedChars(["folio-output-tag", jobId], 12);
+}
+
+/** The output tag an output file id carries (its first 12 characters after `file_`). */
+export const outputTagOf = (fileId: string): string => fileId.slice(5, 17);
+
+/**
  * The file id of a job's output `index`: deterministic, so that a retried pod overwrites the
- * objects of the failed attempt instead of orphaning them, and the id needs no registry.
+ * objects of the failed attempt instead of orphaning them, and the id needs no registry. The job's
+ * output tag, then 12 characters of (tenant, job, index).
  */
 export function outputFileId(tenant: string, jobId: string, index: number): string {
-  return derivedId("file", ["folio-output", tenant, jobId, String(index)]);
+  return `file_${outputTag(jobId)}${derivedChars(["folio-output", tenant, jobId, String(index)], 12)}`;
 }
 
 /**
@@ -262,6 +327,10 @@ export const PdfJobStatus = z
         "x-kubernetes-list-map-keys": ["type"],
       }),
     jobName: z.string().optional().meta({ description: "The batch/v1 Job running the runner." }),
+    queuePosition: z.int().min(1).optional().meta({
+      description:
+        "While the job waits for a runner (FOLIO_MAX_RUNNING_JOBS): its place in the fair queue, 1 = next; exact up to 10, then rounded up to 20, 50, 100, 200, 500, … (at most that many ahead; fewer status writes).",
+    }),
     startTime: Time.optional(),
     completionTime: Time.optional(),
     outputs: z.array(PdfJobOutput).optional(),
@@ -274,6 +343,9 @@ export const PdfJobStatus = z
     expireTime: Time.optional().meta({ description: "When the outputs and this PdfJob are deleted." }),
     inputsDeletedTime: Time.optional().meta({ description: "When the inputs were deleted from storage (the job had ended)." }),
     storageDeletedTime: Time.optional().meta({ description: "When every object of the job was deleted from storage." }),
+    idempotencyHeldUntil: Time.optional().meta({
+      description: "A deleted PdfJob made under an Idempotency-Key is kept until then (the key's 24 h), so that its name stays taken.",
+    }),
   })
   .meta({ description: "What happened, written by the controller only." });
 export type PdfJobStatus = z.infer<typeof PdfJobStatus>;
@@ -341,6 +413,8 @@ function issues(error: z.ZodError, root: string): string {
 export const RUNNER_SPEC_ENV = "FOLIO_RUNNER_SPEC";
 /** The environment variable naming the file the runner writes its report to. */
 export const TERMINATION_MESSAGE_PATH_ENV = "FOLIO_TERMINATION_MESSAGE_PATH";
+/** The environment variable (from the job's access Secret) with the runner's presigned URLs (controller/runner-access.ts). */
+export const RUNNER_ACCESS_ENV = "FOLIO_RUNNER_ACCESS";
 /** The environment variables carrying the secret options (from secretKeyRefs to the PdfJob's Secret). */
 export const SECRET_OPTION_ENV: Readonly<Record<SecretOptionKey, string>> = {
   user_password: "FOLIO_OPTION_USER_PASSWORD",

@@ -1,6 +1,13 @@
-/** ObjectStore on the local disk (embedded mode): one file per key under a root directory. */
+/**
+ * ObjectStore on the local disk (embedded mode): one file per key under a root directory.
+ *
+ * Durable before it is acknowledged (issue #10 item 17): a stored file's bytes are fsynced before
+ * its rename, and its directory after it (POSIX makes a rename durable only once the directory
+ * is synced), so a job recorded as succeeded, or an upload answered 201, survives a power cut
+ * with its bytes — not as an empty or missing file.
+ */
 import { constants, createReadStream, createWriteStream } from "node:fs";
-import { access, mkdir, rename, rm, copyFile } from "node:fs/promises";
+import { access, copyFile, mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -25,10 +32,12 @@ export class FsObjectStore implements ObjectStore {
     const file = this.localPath(key);
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     const tmp = `${file}.part`;
-    const out = createWriteStream(tmp, { mode: 0o600 });
+    // flush: fsync the file before the stream closes (Node ≥ 21).
+    const out = createWriteStream(tmp, { mode: 0o600, flush: true });
     try {
       await pipeline(body, out);
       await rename(tmp, file);
+      await syncDir(path.dirname(file));
       return out.bytesWritten;
     } catch (err) {
       await rm(tmp, { force: true });
@@ -39,13 +48,16 @@ export class FsObjectStore implements ObjectStore {
   async putFile(key: string, localPath: string): Promise<void> {
     const file = this.localPath(key);
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    await syncFile(localPath);
     try {
       await rename(localPath, file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
       await copyFile(localPath, file);
+      await syncFile(file);
       await rm(localPath, { force: true });
     }
+    await syncDir(path.dirname(file));
   }
 
   async get(key: string): Promise<Readable> {
@@ -82,4 +94,19 @@ export class FsObjectStore implements ObjectStore {
       return false;
     }
   }
+}
+
+/** fsync(2) of a file's data and metadata. */
+async function syncFile(file: string): Promise<void> {
+  const h = await open(file, "r");
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+}
+
+/** fsync(2) of a directory, which makes the entries created or renamed in it durable. */
+async function syncDir(dir: string): Promise<void> {
+  await syncFile(dir);
 }

@@ -17,6 +17,7 @@ import { Readable } from "node:stream";
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
@@ -31,6 +32,24 @@ import {
 } from "@aws-sdk/client-s3";
 import type { Config } from "../config.ts";
 import { assertPrefix, ObjectNotFound, StorageError, type ObjectStore } from "./store.ts";
+
+/** What a HEAD tells of an object. */
+export interface ObjectHead {
+  size: number;
+  /** Epoch milliseconds. */
+  lastModified: number;
+  contentType: string;
+  /** User metadata (x-amz-meta-*), keys in lower case. */
+  metadata: Record<string, string>;
+}
+
+/** An object in a listing. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  /** Epoch milliseconds. */
+  lastModified: number;
+}
 
 export interface S3StoreOptions {
   bucket: string;
@@ -259,6 +278,76 @@ export class S3ObjectStore implements ObjectStore {
       if (isNotFound(err)) return false;
       throw this.#error("exists", key, err);
     }
+  }
+
+  /** The object's size, time, content type and user metadata (x-amz-meta-*); null when absent. */
+  async head(key: string): Promise<ObjectHead | null> {
+    try {
+      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return {
+        size: res.ContentLength ?? 0,
+        lastModified: res.LastModified?.getTime() ?? 0,
+        contentType: res.ContentType ?? "",
+        metadata: res.Metadata ?? {},
+      };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw this.#error("head", key, err);
+    }
+  }
+
+  /**
+   * Replaces the object's user metadata and content type: a copy onto itself with the
+   * REPLACE directive (server-side; no bytes travel). Values must be ASCII (HTTP headers). False
+   * when the object is absent.
+   */
+  async setMetadata(key: string, metadata: Record<string, string>, contentType?: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          CopySource: `${this.bucket}/${key.split("/").map(encodeURIComponent).join("/")}`,
+          MetadataDirective: "REPLACE",
+          Metadata: metadata,
+          ...(contentType ? { ContentType: contentType } : {}),
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw this.#error("setMetadata", key, err);
+    }
+  }
+
+  /**
+   * The objects under `prefix`, a page at a time: with `delimiter` "/", only the direct children
+   * (and the common prefixes below, as `prefixes`).
+   */
+  async *list(prefix: string, delimiter?: string): AsyncGenerator<{ objects: ListedObject[]; prefixes: string[] }> {
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            ...(delimiter ? { Delimiter: delimiter } : {}),
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        );
+      } catch (err) {
+        throw this.#error("list", prefix, err);
+      }
+      yield {
+        objects: (page.Contents ?? []).flatMap((o) =>
+          o.Key ? [{ key: o.Key, size: o.Size ?? 0, lastModified: o.LastModified?.getTime() ?? 0 }] : [],
+        ),
+        prefixes: (page.CommonPrefixes ?? []).flatMap((c) => (c.Prefix ? [c.Prefix] : [])),
+      };
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 
   async ready(): Promise<boolean> {

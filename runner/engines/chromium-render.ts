@@ -191,8 +191,12 @@ export async function renderPdf(
     return { requests: stats.requests, blocked: stats.blocked, blocked_reasons: stats.reasons, wait_capped: capped };
   } catch (err) {
     if (err instanceof RenderFailure) throw err;
-    // A renderer that runs out of its heap can take the whole browser with it: the pipe closes.
-    if (state.stop === null && err instanceof CdpError && !browser.alive) state.stop = "crash";
+    // A renderer that runs out of its heap can take its session or the whole browser with it:
+    // the command fails before (or instead of) the crash event. Give the event a moment to come.
+    if (state.stop === null && err instanceof CdpError) {
+      await sleep(300);
+      if (state.stop === null && (!browser.alive || /crash|closed|detached|not found/i.test(err.message))) state.stop = "crash";
+    }
     if (state.stop === "timeout")
       throw new RenderFailure(new JobError("timeout", "The page did not finish rendering in time (does a script run forever?)."), "kill");
     if (state.stop === "memory" || state.stop === "crash") {

@@ -19,6 +19,7 @@ import { mkdir, readFile, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CdpConnection } from "./cdp.ts";
+import { engineEnv } from "../../core/sandbox.ts";
 
 export interface ChromiumOptions {
   chromium: string;
@@ -111,7 +112,8 @@ export class ChromiumInstance {
     await mkdir(profile, { recursive: true, mode: 0o700 });
     const args = [...BASE_FLAGS, `--user-data-dir=${profile}`, `--js-flags=--max-old-space-size=${opts.heapMb}`, "about:blank"];
     // Its own process group, so that a kill reaches the renderers and the GPU/utility processes too.
-    const child = spawn(opts.chromium, args, { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true });
+    // The engines' allow-listed environment (core/sandbox.ts): nothing of the runner's own.
+    const child = spawn(opts.chromium, args, { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true, env: engineEnv() });
     const instance = new ChromiumInstance(child, profile);
     const failed = new Promise<never>((_, reject) => {
       child.once("error", (e) => reject(e));

@@ -1,8 +1,18 @@
 /**
  * Runs an engine as a child process: no shell, arguments as an array, output captured with a
  * bound, and killed (the whole process group) when the job's signal aborts.
+ *
+ * Least privilege (core/sandbox.ts): the engine starts with the allow-listed environment (PATH,
+ * HOME, TMPDIR, locale) plus what its caller adds — never the runner's own (FOLIO_*, AWS_*, a
+ * spec with presigned URLs) — and, inside a job whose sandbox mode is `bwrap`, in that job's
+ * bubblewrap sandbox (job-sandbox.ts: one per job, shared by its engines), seeing only its files. An engine killed by the kernel's OOM killer (its container's or
+ * its own memory limit) fails the job with `limit_exceeded`, not as an engine fault.
  */
 import { spawn } from "node:child_process";
+import { JobError } from "../../core/errors.ts";
+import { currentSandbox, engineEnv, scopeSession } from "../../core/sandbox.ts";
+import { JobSandbox, SandboxAborted } from "./job-sandbox.ts";
+import { memoryLimitHit, oomKillCount } from "./oom.ts";
 
 export interface ExecResult {
   code: number;
@@ -13,7 +23,8 @@ export interface ExecResult {
 export interface ExecOptions {
   signal?: AbortSignal;
   cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  /** Added to the allow-listed environment (undefined removes a name). */
+  env?: Record<string, string | undefined>;
   /** Most bytes of stdout and of stderr kept; the rest is dropped. */
   maxOutput?: number;
 }
@@ -23,13 +34,47 @@ export class ExecAborted extends Error {
   override readonly name = "ExecAborted";
 }
 
+/** The job's sandbox, when the job runs its engines in bubblewrap. */
+function jobSandbox(): JobSandbox | undefined {
+  return currentSandbox()?.mode === "bwrap" ? scopeSession((scope) => new JobSandbox(scope)) : undefined;
+}
+
+/** An engine killed by SIGKILL that nobody here sent: the OOM killer, if the cgroup counted a kill. */
+function oomVerdict(code: number, signal: NodeJS.Signals | null, oomBefore: number): JobError | undefined {
+  if ((signal === "SIGKILL" || code === 137) && memoryLimitHit(oomBefore)) {
+    return new JobError("limit_exceeded", "The document needs more memory than the runner may use.");
+  }
+  return undefined;
+}
+
+async function execInSandbox(sandbox: JobSandbox, command: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
+  const oomBefore = oomKillCount();
+  try {
+    const res = await sandbox.run(command, args, {
+      maxOutput: opts.maxOutput ?? 1024 * 1024,
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const oom = oomVerdict(res.code, null, oomBefore);
+    if (oom) throw oom;
+    return res;
+  } catch (err) {
+    if (err instanceof SandboxAborted) throw new ExecAborted(err.message, { cause: err });
+    throw err;
+  }
+}
+
 export function exec(command: string, args: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
   const max = opts.maxOutput ?? 1024 * 1024;
+  const sandbox = jobSandbox();
+  if (sandbox) return execInSandbox(sandbox, command, args, opts);
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new ExecAborted(`${command} not started: aborted`));
+    const oomBefore = oomKillCount();
     const child = spawn(command, args, {
       cwd: opts.cwd,
-      env: opts.env ?? process.env,
+      env: engineEnv(process.env, opts.env),
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -60,11 +105,9 @@ export function exec(command: string, args: readonly string[], opts: ExecOptions
     child.on("close", (code, sig) => {
       opts.signal?.removeEventListener("abort", kill);
       if (opts.signal?.aborted) return reject(new ExecAborted(`${command} killed: aborted`));
-      resolve({
-        code: code ?? (sig ? 128 : 1),
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-      });
+      const oom = oomVerdict(code ?? 0, sig, oomBefore);
+      if (oom) return reject(oom);
+      resolve({ code: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
     });
   });
 }

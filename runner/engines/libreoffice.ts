@@ -11,6 +11,7 @@ import path from "node:path";
 import type { Config } from "../../core/config.ts";
 import { JobError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
+import { sandboxPolicy } from "../../core/sandbox.ts";
 import { exec, ExecAborted } from "./exec.ts";
 import { conversionTimeout, stageInput, verifyPdfOutput, type SofficeConvertOptions, type SofficeProvider } from "./soffice-job.ts";
 import { SofficePool } from "./soffice-pool.ts";
@@ -42,7 +43,7 @@ export class ColdSoffice implements SofficeProvider {
       // exec() runs soffice in its own process group and kills the whole group on abort.
       res = await exec(this.soffice, args, {
         signal: AbortSignal.any([opts.signal, limit]),
-        env: sofficeEnv(process.env, dirs),
+        env: sofficeEnv(dirs),
         cwd: dirs.tmp,
         maxOutput: 64 * 1024,
       });
@@ -84,6 +85,7 @@ export function createSoffice(config: Config, log: Logger, size: number): Soffic
     jobTimeoutMs: config.FOLIO_SOFFICE_JOB_TIMEOUT_MS,
     maxJobs: config.FOLIO_SOFFICE_MAX_JOBS,
     maxRssMb: config.FOLIO_SOFFICE_MAX_RSS_MB,
+    sandbox: sandboxPolicy(config),
     // "component" is the process (runner); the pool names itself as the module within it.
     log: log.child({ module: "soffice-pool" }),
   });

@@ -3,9 +3,7 @@
  * onto the pages of an output that qpdf assembled, and written into that output as an incremental
  * update. qpdf's page selection keeps no outline at all, so merge and split rebuild it here.
  *
- * Reading uses `qpdf --json=2 --json-key=outlines` (qpdf manual, "qpdf JSON"): qpdf decodes every
- * title to UTF-8 and resolves each item's destination (explicit, named, or a GoTo action) to a
- * page position, so no PDF parsing of arbitrary inputs happens in Node.
+ * Reading is outline-read.ts's (qpdf JSON: no PDF parsing of arbitrary inputs happens in Node).
  *
  * Placement rules, for merge page ranges and split parts alike: an item whose page is in the output points at
  * that page, with its original view (/XYZ left top zoom, /Fit, …). A page taken more than once
@@ -15,22 +13,9 @@
  */
 import { PdfSyntaxError, pdfNumber, pdfTextString, serialize, type PdfRef, type PdfValue } from "./pdf-syntax.ts";
 import { QpdfWrittenPdf, type UpdateObject } from "./pdf-update.ts";
-import { qpdfJson, type QpdfContext } from "./qpdf.ts";
+import type { DestView, OutlineNode } from "./outline-read.ts";
 
-/** A destination's view after its page: ["/XYZ", left, top, zoom], ["/Fit"], ["/FitH", top], … (§12.3.2.2). */
-export type DestView = [string, ...(number | null)[]];
-
-/** One bookmark of an input: `page` is 1-based in that input, null without a page destination. */
-export interface OutlineNode {
-  title: string;
-  page: number | null;
-  view: DestView | null;
-  open: boolean;
-  kids: OutlineNode[];
-  /** Lowest and highest page of this item and its descendants (Infinity/-Infinity without any). */
-  lo: number;
-  hi: number;
-}
+export { MAX_OUTLINE_DEPTH, readOutline, readStructure, type DestView, type OutlineNode } from "./outline-read.ts";
 
 /** One bookmark of an output: `page` is the 0-based index of its page in the output. */
 export interface PlacedItem {
@@ -41,60 +26,7 @@ export interface PlacedItem {
   kids: PlacedItem[];
 }
 
-/** §12.3.2.2 Table 151: destination types and how many numbers follow each. */
-const VIEW_ARITY = new Map<string, number>([
-  ["/XYZ", 3],
-  ["/Fit", 0],
-  ["/FitH", 1],
-  ["/FitV", 1],
-  ["/FitR", 4],
-  ["/FitB", 0],
-  ["/FitBH", 1],
-  ["/FitBV", 1],
-]);
 export const FIT: DestView = ["/Fit"];
-/** Deeper levels are dropped: no reader shows them usefully, and it bounds our recursion. */
-export const MAX_OUTLINE_DEPTH = 64;
-
-/** The view of a qpdf JSON destination ["12 0 R", "/XYZ", 56.7, 785.2, 0]; null when malformed. */
-function toView(dest: unknown): DestView | null {
-  if (!Array.isArray(dest) || typeof dest[1] !== "string") return null;
-  const [, type, ...args] = dest as [unknown, string, ...unknown[]];
-  const arity = VIEW_ARITY.get(type);
-  if (arity === undefined || args.length < arity) return null;
-  const nums = args.slice(0, arity).map((a) => (typeof a === "number" && Number.isFinite(a) ? a : null));
-  // null means "keep the current value" (Table 151), except in /FitR's rectangle.
-  if (type === "/FitR" && nums.includes(null)) return null;
-  return [type, ...nums];
-}
-
-function toNodes(items: unknown, depth: number): OutlineNode[] {
-  if (!Array.isArray(items) || depth > MAX_OUTLINE_DEPTH) return [];
-  const out: OutlineNode[] = [];
-  for (const raw of items as unknown[]) {
-    if (typeof raw !== "object" || raw === null) continue;
-    const it = raw as Record<string, unknown>;
-    const pos = it.destpageposfrom1;
-    const page = typeof pos === "number" && Number.isInteger(pos) && pos >= 1 ? pos : null;
-    const kids = toNodes(it.kids, depth + 1);
-    out.push({
-      title: typeof it.title === "string" ? it.title : "",
-      page,
-      view: page === null ? null : toView(it.dest),
-      open: it.open === true,
-      kids,
-      lo: kids.reduce((m, k) => Math.min(m, k.lo), page ?? Infinity),
-      hi: kids.reduce((m, k) => Math.max(m, k.hi), page ?? -Infinity),
-    });
-  }
-  return out;
-}
-
-/** Reads an input's bookmarks (an empty list when it has none). */
-export async function readOutline(ctx: QpdfContext, file: string): Promise<OutlineNode[]> {
-  const json = await qpdfJson(ctx, ["--json-key=outlines"], file);
-  return toNodes((json as { outlines?: unknown }).outlines, 1);
-}
 
 /** Counts items at every level. */
 export function countItems(items: readonly { kids: readonly unknown[] }[]): number {

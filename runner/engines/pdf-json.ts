@@ -34,6 +34,24 @@ export interface PdfObjects {
 
 const REF = /^\d+ \d+ R$/;
 
+/**
+ * JSON.parse for qpdf's JSON, which writes real numbers as the PDF has them: "0." and "-.5" are
+ * PDF numbers (ISO 32000-1 §7.3.3) but not JSON ones. Outside strings, such numbers are completed
+ * ("0.0", "-0.5") before parsing.
+ */
+export function parseQpdfJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const fixed = text.replace(
+      /("(?:[^"\\]|\\.)*")|(-?)(\d*)\.(\d*)(?=[\s,\]}])/g,
+      (m, str: string | undefined, sign: string, int: string, frac: string) =>
+        str !== undefined ? m : `${sign}${int || "0"}.${frac || "0"}`,
+    );
+    return JSON.parse(fixed);
+  }
+}
+
 /** A reference ("12 0 R")? */
 export function isRef(v: JsonValue | undefined): v is string {
   return typeof v === "string" && REF.test(v);

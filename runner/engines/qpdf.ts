@@ -58,34 +58,6 @@ export async function qpdfJob(ctx: QpdfContext, job: Record<string, unknown>): P
   }
 }
 
-export interface PdfFacts {
-  pages: number;
-  /** Encrypted, but opens without a password (owner password only). */
-  encrypted: boolean;
-}
-
-/**
- * Opens a PDF the way every operation will and reports its page count and encryption, in one qpdf
- * run (`--show-npages --show-encryption`). A file that needs a password makes qpdf print
- * "Incorrect password supplied" instead of a page count: `encrypted_input`. Anything qpdf cannot
- * open, even after its own repair, is `invalid_pdf`. `passwordFile` holds a password the client
- * gave to open it (edit's `password`), read by qpdf from the file, never from the command line.
- */
-export async function inspectPdf(ctx: QpdfContext, file: string, passwordFile?: string): Promise<PdfFacts> {
-  const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
-  const res = await exec(ctx.qpdf, ["--no-warn", ...pw, "--show-npages", "--show-encryption", file], { signal: ctx.signal });
-  const out = res.stdout;
-  if (/invalid password|incorrect password supplied/i.test(out + res.stderr)) {
-    throw new JobError("encrypted_input", "The PDF is password-protected; remove the password first.");
-  }
-  if (res.code !== QPDF_EXIT.OK && res.code !== QPDF_EXIT.WARNINGS) {
-    throw new JobError("invalid_pdf", "The file is not a readable PDF, even after repair.");
-  }
-  const pages = Number.parseInt(out.split("\n", 1)[0] ?? "", 10);
-  if (!Number.isFinite(pages) || pages < 1) throw new JobError("invalid_pdf", "The PDF has no pages.");
-  return { pages, encrypted: !out.includes("File is not encrypted") };
-}
-
 /** Page count of a PDF that Folio itself wrote. */
 export async function countPages(ctx: QpdfContext, file: string): Promise<number> {
   const res = await qpdf(ctx, ["--show-npages", file]);

@@ -9,9 +9,11 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../../core/logger.ts";
+import { engineEnv } from "../../core/sandbox.ts";
 import { findPipeOfProcess, ipcPing, ipcRequest, IpcUnavailable, pipePathFor } from "./soffice-ipc.ts";
 import { verifyPdfOutput } from "./soffice-job.ts";
 import { prepareSofficeDirs, SOFFICE_FLAGS, sofficeEnv } from "./soffice-profile.ts";
+import { makeIpcDir, officeCommand, throughExchange, type OfficeSandbox } from "./soffice-sandbox.ts";
 
 export interface SofficeInstanceOptions {
   /** The soffice executable. */
@@ -21,6 +23,8 @@ export interface SofficeInstanceOptions {
   log: Logger;
   /** How long start() may take, profile creation and warm-up included. */
   startTimeoutMs: number;
+  /** In a bwrap sandbox that sees only `dir` (soffice-sandbox.ts); unsandboxed otherwise. */
+  sandbox?: OfficeSandbox;
 }
 
 /** The processes of a process group, from /proc (pid and command name). */
@@ -71,6 +75,8 @@ export class SofficeInstance {
   private exited: Promise<void> = Promise.resolve();
   private alive = false;
   private recent: string[] = [];
+  /** A sandboxed office's /tmp, where its IPC socket is (soffice-sandbox.ts). */
+  private ipcDir: string | null = null;
 
   constructor(opts: SofficeInstanceOptions) {
     this.opts = opts;
@@ -79,6 +85,11 @@ export class SofficeInstance {
 
   get isAlive(): boolean {
     return this.alive;
+  }
+
+  /** In a bwrap sandbox: jobs then pass through the slot's exchange directory. */
+  get sandboxed(): boolean {
+    return this.opts.sandbox?.mode === "bwrap";
   }
 
   /** The last lines soffice printed (it names failed loads there); for logs only. */
@@ -92,9 +103,13 @@ export class SofficeInstance {
     const dirs = await prepareSofficeDirs(this.dir, { seedDocs: true });
     if (deadline.aborted) throw new Error("LibreOffice start was cancelled");
     const args = [...SOFFICE_FLAGS, `-env:UserInstallation=${dirs.profileUrl}`, dirs.keepalive];
-    const child = spawn("/bin/sh", ["-c", WATCHDOG, "folio-soffice", this.opts.soffice, ...args], {
+    if (this.sandboxed) this.ipcDir = await makeIpcDir();
+    const command = this.ipcDir
+      ? await officeCommand(this.opts.sandbox!, this.opts.soffice, args, this.dir, this.ipcDir, dirs.tmp)
+      : [this.opts.soffice, ...args];
+    const child = spawn("/bin/sh", ["-c", WATCHDOG, "folio-soffice", ...command], {
       cwd: dirs.tmp,
-      env: sofficeEnv(process.env, dirs),
+      env: engineEnv(process.env, sofficeEnv(dirs)),
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -156,7 +171,9 @@ export class SofficeInstance {
 
   /** Polls until the office greets on its IPC socket (created early, answered once it is ready). */
   private async waitForPipe(profileUrl: string, deadline: AbortSignal): Promise<string> {
-    const expected = pipePathFor(profileUrl, process.getuid?.() ?? 0);
+    const pipe = pipePathFor(profileUrl, process.getuid?.() ?? 0);
+    // Sandboxed, the office's /tmp is its own IPC directory.
+    const expected = this.ipcDir ? path.join(this.ipcDir, path.basename(pipe)) : pipe;
     const started = Date.now();
     for (;;) {
       if (deadline.aborted) throw new Error(`LibreOffice did not become ready within ${this.opts.startTimeoutMs} ms`);
@@ -185,9 +202,13 @@ export class SofficeInstance {
    * also does when loading failed: the caller verifies the output). Rejects with the IPC errors.
    */
   async convert(input: string, outDir: string, signal: AbortSignal): Promise<void> {
-    if (!this.socketPath || !this.alive) throw new IpcUnavailable("LibreOffice is not running");
+    const socket = this.socketPath;
+    if (!socket || !this.alive) throw new IpcUnavailable("LibreOffice is not running");
     this.recent = [];
-    await ipcRequest(this.socketPath, ["--convert-to", "pdf", "--outdir", outDir, input], { cwdUrl: pathToFileURL(outDir).href, signal });
+    const request = (inFile: string, out: string): Promise<void> =>
+      ipcRequest(socket, ["--convert-to", "pdf", "--outdir", out, inFile], { cwdUrl: pathToFileURL(out).href, signal });
+    if (this.sandboxed) await throughExchange(this.dir, input, outDir, request);
+    else await request(input, outDir);
     this.jobs++;
   }
 
@@ -241,6 +262,7 @@ export class SofficeInstance {
     await Promise.race([this.exited, sleep(2000)]);
     this.alive = false;
     if (this.socketPath) await unlink(this.socketPath).catch(() => undefined);
+    if (this.ipcDir) await rm(this.ipcDir, { recursive: true, force: true });
     await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -17,6 +17,7 @@ import type { Logger } from "../../core/logger.ts";
 import { pathToFileURL } from "node:url";
 import { IpcAborted, IpcInterrupted, IpcUnavailable, pipePathFor } from "./soffice-ipc.ts";
 import { SofficeInstance } from "./soffice-instance.ts";
+import type { OfficeSandbox } from "./soffice-sandbox.ts";
 import {
   conversionTimeout,
   stageInput,
@@ -36,6 +37,8 @@ export interface SofficePoolOptions {
   maxRssMb: number;
   log: Logger;
   startTimeoutMs?: number;
+  /** Each office in a bwrap sandbox of its own (soffice-sandbox.ts) when the mode is bwrap. */
+  sandbox?: OfficeSandbox;
 }
 
 /** Counters and the live instances, for tests, benchmarks and metrics. */
@@ -169,6 +172,7 @@ export class SofficePool implements SofficeProvider {
       dir: path.join(this.root, `slot${slot.index}-gen${slot.generation}`),
       log: this.opts.log,
       startTimeoutMs: this.opts.startTimeoutMs ?? 60_000,
+      ...(this.opts.sandbox ? { sandbox: this.opts.sandbox } : {}),
     });
     instance.onUnexpectedExit = () => {
       // Crash between jobs: restart now, so the next job finds a warm office. During a job, the

@@ -16,8 +16,10 @@ export const SOFFICE_FLAGS = ["--headless", "--invisible", "--norestore", "--nol
  * 7.4 schema (share/registry/main.xcd). Why each one:
  *  - macros never run: security level 3 ("very high": only signed macros from trusted locations,
  *    and there are none) and DisableMacrosExecution, which switches Basic and scripts off entirely;
- *  - no linked content is fetched: Writer's and Calc's link updates set to "never" (Writer: 2,
- *    Calc: 1 — the two enumerations differ), and untrusted referer links blocked;
+ *  - no linked content is fetched: Writer's and Calc's link updates set to "never", and untrusted
+ *    referer links blocked. The two enumerations differ: Writer's is sw/inc/linkenum.hxx
+ *    (NEVER 0, MANUAL 1, AUTOMATIC 2 — 2 meant "always", issue #10 item 17), Calc's is ScLkUpdMode
+ *    in sc/inc/global.hxx (LM_ALWAYS 0, LM_NEVER 1, LM_ON_DEMAND 2);
  *  - no lock files next to documents (a stale one makes a later open fail), no autosave, no
  *    recovery data: a conversion leaves nothing behind and never waits on a dialog.
  */
@@ -25,7 +27,7 @@ const SETTINGS: readonly (readonly [string, string, string])[] = [
   ["/org.openoffice.Office.Common/Security/Scripting", "MacroSecurityLevel", "3"],
   ["/org.openoffice.Office.Common/Security/Scripting", "DisableMacrosExecution", "true"],
   ["/org.openoffice.Office.Common/Security/Scripting", "BlockUntrustedRefererLinks", "true"],
-  ["/org.openoffice.Office.Writer/Content/Update", "Link", "2"],
+  ["/org.openoffice.Office.Writer/Content/Update", "Link", "0"],
   ["/org.openoffice.Office.Calc/Content/Update", "Link", "1"],
   ["/org.openoffice.Office.Common/Misc", "UseLocking", "false"],
   ["/org.openoffice.Office.Common/Misc", "UseDocumentSystemFileLocking", "false"],
@@ -108,14 +110,14 @@ export async function prepareSofficeDirs(root: string, opts: { seedDocs: boolean
 const NO_NETWORK_PROXY = "http://127.0.0.1:9";
 
 /**
- * The environment soffice runs with: private HOME and TMPDIR (LibreOffice writes caches and
- * temporary copies there), the headless VCL backend, no display and no session bus, and proxies
- * pointing at a closed port so that linked content (images, OLE links, external data) can never be
- * fetched even if a document asks for it — defence in depth behind the profile settings.
+ * What soffice's environment adds to the engines' allow-listed one (core/sandbox.ts engineEnv):
+ * private HOME and TMPDIR (LibreOffice writes caches and temporary copies there), the headless VCL
+ * backend, no display and no session bus, and proxies pointing at a closed port so that linked
+ * content (images, OLE links, external data) can never be fetched even if a document asks for
+ * it — defence in depth behind the profile settings and, in a sandbox, the absent network.
  */
-export function sofficeEnv(base: NodeJS.ProcessEnv, dirs: Pick<SofficeDirs, "home" | "tmp">): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...base,
+export function sofficeEnv(dirs: Pick<SofficeDirs, "home" | "tmp">): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {
     HOME: dirs.home,
     TMPDIR: dirs.tmp,
     SAL_USE_VCLPLUGIN: "svp",

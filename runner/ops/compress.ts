@@ -10,7 +10,8 @@
  *
  * The output is never larger than the input: when no candidate beats it — or when qpdf reads the
  * input but cannot write it back correctly — the input itself is the output and the figures say
- * `compressed: false`. An input's encryption (owner password only, the only kind that reaches an
+ * `compressed: false`. The one exception is a damaged input, which is never returned as it came:
+ * its reconstruction is (figures: `repaired: true`). An input's encryption (owner password only, the only kind that reaches an
  * operation) is kept as it was, with its permissions: qpdf preserves it on write.
  */
 import { randomBytes } from "node:crypto";
@@ -18,6 +19,7 @@ import { copyFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { COMPRESS_LEVELS, type CompressOptions } from "../../core/schemas/options.ts";
 import { exec, ExecAborted } from "../engines/exec.ts";
+import { checkPdfInflation } from "../engines/pdf-inflation.ts";
 import { recompressImages, type ImagePassResult } from "../engines/pdf-images.ts";
 import { catalogMetadata } from "../engines/pdf-json.ts";
 import { qpdf, QPDF_EXIT, QpdfError, type QpdfContext } from "../engines/qpdf.ts";
@@ -152,15 +154,22 @@ export const compress: OpDefinition<CompressOptions> = {
   async run(ctx: OpContext<CompressOptions>): Promise<OpResult> {
     const input = ctx.inputs[0]!;
     const q: QpdfContext = { qpdf: ctx.config.FOLIO_QPDF, work: ctx.work, signal: ctx.signal };
+    // Every pass below inflates the streams (images decoded, Flate recompressed): a compression
+    // bomb is stopped first, at the cost of its allowance, not of inflating and deflating it all.
+    await checkPdfInflation(q, input.path, input.size, ctx.limits);
     const images = await runImagePass(ctx, q);
 
     // No good rewrite (a file qpdf reads but cannot write back correctly): the input is the output.
+    // A damaged input never comes back as it was sent: its reconstruction (runner/engines/repair.ts)
+    // stands in for it, or the rewrite when that is smaller, even if both outweigh the damaged file.
     const best = await rewrite(ctx, q, images.patch, !(await isPdfA1(q, input.path)));
     const compressed = best !== null && best.size < input.size;
+    const source = { file: input.path, size: input.repaired ? (await stat(input.path)).size : input.size };
+    const chosen = compressed || (input.repaired && best && best.size < source.size) ? best : source;
 
     const filename = `${ctx.baseName}.pdf`;
-    const file = await publish(compressed ? best.file : input.path, ctx.outDir, filename, compressed);
-    const finalSize = compressed ? best.size : input.size;
+    const file = await publish(chosen.file, ctx.outDir, filename, chosen !== source);
+    const finalSize = chosen.size;
     return {
       files: [{ path: file, filename, content_type: "application/pdf" }],
       figures: {
@@ -169,9 +178,10 @@ export const compress: OpDefinition<CompressOptions> = {
         size: finalSize,
         ratio: Math.round((finalSize / input.size) * 10_000) / 10_000,
         compressed,
-        linearized: compressed && ctx.options.linearize,
+        ...(input.repaired ? { repaired: true } : {}),
+        linearized: chosen !== source && ctx.options.linearize,
         ...(ctx.options.level === "lossless" ? {} : { images: images.images }),
-        images_recompressed: compressed && best.patched ? images.recompressed : 0,
+        images_recompressed: chosen !== source && best?.patched ? images.recompressed : 0,
       },
     };
   },

@@ -5,15 +5,23 @@
  * when the request is one of convert.ts's.
  */
 import { JobError } from "../../core/errors.ts";
-import type { ConvertOptions } from "../../core/schemas/convert-options.ts";
+import { isPdfa, type ConvertOptions } from "../../core/schemas/convert-options.ts";
 import { IMAGE_KINDS, type DocKind } from "../../core/sniff.ts";
 import type { OpContext, OpResult } from "./types.ts";
 
 /** Inputs rendered by Chromium: a page, Markdown, or a zip of a page and its assets. */
 const WEB_KINDS: readonly DocKind[] = ["html", "markdown", "zip"];
 
-export async function convertMore(ctx: OpContext<ConvertOptions>): Promise<OpResult | null> {
+/**
+ * `toPdf` is convert itself, for the directions that first need the document as a PDF (PDF/A from
+ * Office, HTML or images).
+ */
+export async function convertMore(
+  ctx: OpContext<ConvertOptions>,
+  toPdf: (c: OpContext<ConvertOptions>) => Promise<OpResult>,
+): Promise<OpResult | null> {
   const to = ctx.options.to;
+  if (isPdfa(to)) return (await import("./convert-pdfa.ts")).toPdfa(ctx, to, toPdf);
   const first = ctx.inputs[0];
   const images = ctx.inputs.length > 0 && ctx.inputs.every((i) => IMAGE_KINDS.includes(i.kind));
   if (ctx.inputs.length > 1 && !images) {
@@ -30,5 +38,10 @@ export async function convertMore(ctx: OpContext<ConvertOptions>): Promise<OpRes
     return (await import("./convert-html.ts")).htmlToPdf(ctx);
   }
   if (to === "png" || to === "jpeg") throw new JobError("unsupported_input", `Only a PDF can be converted to ${to.toUpperCase()}.`);
+  if (first?.kind === "pdf" && (to === "docx" || to === "xlsx") && ctx.options.ocr === "auto") {
+    // The hook of `ocr: "auto"`: pages without text get a text layer, then convert.ts goes on as usual.
+    const scanned = await (await import("./ocr-auto.ts")).ocrIfScanned(ctx);
+    if (scanned) ctx.inputs[0] = { ...first, path: scanned };
+  }
   return null;
 }

@@ -17,6 +17,8 @@ import type { ConvertOptions } from "../../core/schemas/options.ts";
 import { convertMore } from "./convert-more.ts";
 import { CONTENT_TYPES, OFFICE_KINDS, type DocKind } from "../../core/sniff.ts";
 import { isPasswordProtected } from "../engines/office-encryption.ts";
+import { checkZipInflation, normalizeZipNames } from "../engines/office-zip.ts";
+import { checkPdfInflation } from "../engines/pdf-inflation.ts";
 import { qpdf } from "../engines/qpdf.ts";
 import { analyzePdf } from "../pdf-layout/index.ts";
 import { writeDocx } from "./convert-docx.ts";
@@ -42,6 +44,8 @@ function checkDirection(kind: DocKind, to: "docx" | "xlsx" | "pdf"): void {
 async function fromPdf(ctx: OpContext<ConvertOptions>, to: "docx" | "xlsx"): Promise<OpResult> {
   const input = ctx.inputs[0]!;
   const started = performance.now();
+  // Layout analysis decodes every content stream: a compression bomb is stopped before it.
+  await checkPdfInflation({ qpdf: ctx.config.FOLIO_QPDF, work: ctx.work, signal: ctx.signal }, input.path, input.size, ctx.limits);
   const layout = await analyzePdf(input.path, { signal: ctx.signal, maxImagePixels: ctx.limits.max_image_pixels, images: to === "docx" });
   if (layout.chars === 0) {
     throw new JobError(
@@ -88,18 +92,23 @@ export const convert: OpDefinition<ConvertOptions> = {
   minInputs: 1,
   maxInputs: "max_merge_files",
   async run(ctx) {
-    const more = await convertMore(ctx);
+    const more = await convertMore(ctx, (c) => convert.run(c));
     if (more) return more;
     const input = ctx.inputs[0]!;
     // convertMore has taken every other target.
     const to = ctx.options.to as "docx" | "xlsx" | "pdf";
     checkDirection(input.kind, to);
     if (input.kind === "pdf" && to !== "pdf") return fromPdf(ctx, to);
+    // A zip bomb never reaches LibreOffice (entry count, overlapping entries, declared and real inflated sizes).
+    await checkZipInflation(input.path, input.size, ctx.limits);
     if (await isPasswordProtected(input.path, input.kind, ctx.limits.max_file_bytes)) {
       throw new JobError("encrypted_input", "The document is password-protected; remove the password and try again.");
     }
     const started = performance.now();
-    const pdf = await ctx.soffice.toPdf(input.path, { work: ctx.work, signal: ctx.signal, ext: input.kind });
+    // Entry names with backslashes (Excel reads them, LibreOffice does not): the zip rewritten first.
+    const normalized = path.join(ctx.work, `normalized.${input.kind}`);
+    const source = (await normalizeZipNames(input.path, input.size, normalized)) ? normalized : input.path;
+    const pdf = await ctx.soffice.toPdf(source, { work: ctx.work, signal: ctx.signal, ext: input.kind });
     const convert_ms = Math.round(performance.now() - started);
     const pages = await verifiedPages(ctx, pdf);
     const out = path.join(ctx.outDir, `${ctx.baseName}.pdf`);

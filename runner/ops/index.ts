@@ -32,5 +32,6 @@ export const OPS: Record<Operation, OpShape & { load: Loader }> = {
     load: async () => (await import("./convert.ts")).convert,
   },
   protect: { operation: "protect", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./protect.ts")).protect },
+  ocr: { operation: "ocr", accepts: "any", minInputs: 1, maxInputs: "max_merge_files", load: async () => (await import("./ocr.ts")).ocr },
   edit: { operation: "edit", accepts: "any", minInputs: 1, maxInputs: 10, load: async () => (await import("./edit.ts")).edit },
 };

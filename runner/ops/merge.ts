@@ -12,8 +12,11 @@
  *   outline writer can rely on a classic cross-reference table to append to.
  *
  * qpdf keeps no outline when it copies pages between files, so with `outline: keep` every input's
- * bookmarks are read (qpdf JSON, in parallel with the merge itself) and written into the result
- * as an incremental update (runner/engines/outline.ts), which costs only the bookmarks' bytes.
+ * bookmarks are read (qpdf JSON, in parallel with the merge itself; every destination form,
+ * runner/engines/outline-read.ts) and written into the result as an incremental update
+ * (runner/engines/outline.ts), which costs only the bookmarks' bytes. Nor does it keep the
+ * inputs' embedded files: they are added back (runner/engines/attachments.ts) whatever the
+ * outline option, at the cost of one more qpdf pass only when an input has any.
  */
 import path from "node:path";
 import { availableParallelism } from "node:os";
@@ -21,7 +24,9 @@ import { rm } from "node:fs/promises";
 import { JobError } from "../../core/errors.ts";
 import { parsePageRanges, resolvePageRanges, toQpdfRange } from "../../core/pages.ts";
 import type { MergeOptions } from "../../core/schemas/options.ts";
-import { FIT, mapLimit, placeOutline, readOutline, writeOutline, type OutlineNode, type PlacedItem } from "../engines/outline.ts";
+import { addAttachments, type AttachmentSource } from "../engines/attachments.ts";
+import { FIT, mapLimit, placeOutline, readStructure, writeOutline, type PlacedItem } from "../engines/outline.ts";
+import type { DocumentStructure } from "../engines/outline-read.ts";
 import { commitOutput, partialPath, type PdfOutputFile } from "../engines/outfile.ts";
 import { checkPages, outputCaps, specPageCount } from "../engines/output-budget.ts";
 import { blameInput, qpdf, type QpdfContext } from "../engines/qpdf.ts";
@@ -49,43 +54,57 @@ export function fileTitle(filename: string): string {
 }
 
 /**
- * Reads every input's bookmarks, each distinct file once; an unreadable outline costs that file's
- * bookmarks, never the merge.
+ * Reads every input's bookmarks (with `outline: keep`) and embedded files, each distinct file
+ * once; an unreadable outline or attachment list costs that file's, never the merge.
  */
-async function readAllOutlines(ctx: OpContext<MergeOptions>, qctx: QpdfContext): Promise<OutlineNode[][]> {
+async function readAllStructures(ctx: OpContext<MergeOptions>, qctx: QpdfContext): Promise<DocumentStructure[]> {
   const files = [...new Set(ctx.inputs.map((i) => path.resolve(i.path)))];
   // Alongside the merge, as many readers as cores: reading a large input's outline costs about as
   // much as merging it (qpdf walks every page to place each bookmark), so on two cores two readers
   // and the merge finish sooner together than with the readers queued behind one another.
   const limit = Math.max(2, availableParallelism());
+  const outline = ctx.options.outline === "keep";
   const read = await mapLimit(files, limit, (file) =>
-    readOutline(qctx, file).catch((err: unknown) => {
-      ctx.log.warn({ err }, "Skipped bookmarks that qpdf could not read");
-      return [];
+    readStructure(qctx, file, { outline }).catch((err: unknown): DocumentStructure => {
+      ctx.log.warn({ err }, "Skipped bookmarks and attachments that qpdf could not read");
+      return { outline: [], attachments: [] };
     }),
   );
   const byFile = new Map(files.map((f, i) => [f, read[i]!]));
-  return ctx.inputs.map((i) => byFile.get(path.resolve(i.path)) ?? []);
+  return ctx.inputs.map((i) => byFile.get(path.resolve(i.path)) ?? { outline: [], attachments: [] });
+}
+
+/** Each distinct file's attachments once, in input order. */
+function attachmentSources(ctx: OpContext<MergeOptions>, structures: DocumentStructure[]): AttachmentSource[] {
+  const seen = new Set<string>();
+  return ctx.inputs.flatMap((input, i) => {
+    const file = path.resolve(input.path);
+    if (seen.has(file)) return [];
+    seen.add(file);
+    return [{ file, attachments: structures[i]!.attachments }];
+  });
 }
 
 function buildOutline(
   ctx: OpContext<MergeOptions>,
   selections: number[][],
   offsets: number[],
-  outlines: OutlineNode[][] | null,
+  structures: DocumentStructure[],
 ): PlacedItem[] {
   if (ctx.options.outline === "per_file") {
     return ctx.inputs.map((input, i) => ({ title: fileTitle(input.filename), page: offsets[i]!, view: FIT, open: true, kids: [] }));
   }
-  if (!outlines) return [];
-  return outlines.flatMap((nodes, i) => {
-    // A page taken twice is located at its first place.
-    const firstPlace = new Map<number, number>();
-    selections[i]!.forEach((page, j) => {
-      if (!firstPlace.has(page)) firstPlace.set(page, offsets[i]! + j);
+  if (ctx.options.outline !== "keep") return [];
+  return structures
+    .map((s) => s.outline)
+    .flatMap((nodes, i) => {
+      // A page taken twice is located at its first place.
+      const firstPlace = new Map<number, number>();
+      selections[i]!.forEach((page, j) => {
+        if (!firstPlace.has(page)) firstPlace.set(page, offsets[i]! + j);
+      });
+      return placeOutline(nodes, (page) => firstPlace.get(page));
     });
-    return placeOutline(nodes, (page) => firstPlace.get(page));
-  });
 }
 
 export const merge: OpDefinition<MergeOptions> = {
@@ -116,13 +135,11 @@ export const merge: OpDefinition<MergeOptions> = {
     ctx.inputs.forEach((input, i) => args.push(path.resolve(input.path), toQpdfRange(selections[i]!)));
     args.push("--", tmp);
     try {
-      const [merged, outlines] = await Promise.allSettled([
-        qpdf(qctx, args),
-        ctx.options.outline === "keep" ? readAllOutlines(ctx, qctx) : Promise.resolve(null),
-      ]);
+      const [merged, structures] = await Promise.allSettled([qpdf(qctx, args), readAllStructures(ctx, qctx)]);
       if (merged.status === "rejected") throw blameInput(merged.reason, ctx.inputs);
-      if (outlines.status === "rejected") throw outlines.reason;
-      const items = buildOutline(ctx, selections, offsets, outlines.value);
+      if (structures.status === "rejected") throw structures.reason;
+      const attachments = await addAttachments(qctx, tmp, attachmentSources(ctx, structures.value), ctx.log);
+      const items = buildOutline(ctx, selections, offsets, structures.value);
       const bookmarks = await writeOutline(tmp, items, total);
       const filename = `${ctx.baseName}.pdf`;
       const file: PdfOutputFile = {
@@ -131,8 +148,8 @@ export const merge: OpDefinition<MergeOptions> = {
         content_type: "application/pdf",
         pages: total,
       };
-      ctx.log.debug({ pages: total, bookmarks }, "Merged PDFs");
-      return { files: [file], figures: { pages: total, inputs: ctx.inputs.length, bookmarks } };
+      ctx.log.debug({ pages: total, bookmarks, attachments }, "Merged PDFs");
+      return { files: [file], figures: { pages: total, inputs: ctx.inputs.length, bookmarks, attachments } };
     } finally {
       await rm(tmp, { force: true });
     }

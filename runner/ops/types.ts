@@ -21,6 +21,11 @@ export interface InspectedInput {
   pages: number | null;
   /** PDF is encrypted but opens without a password. */
   encrypted: boolean;
+  /**
+   * The PDF was damaged and `path` is its reconstruction by qpdf (runner/engines/repair.ts);
+   * `size` stays the client's file's.
+   */
+  repaired?: boolean;
 }
 
 export interface OpContext<O> {

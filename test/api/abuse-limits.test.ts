@@ -127,3 +127,53 @@ describe("failed authentication is throttled", () => {
     expect(wrong.headers["ratelimit"]).toBe('"auth";r=19;t=60');
   });
 });
+
+describe("a wrong method on a known path", () => {
+  it.each([
+    ["PUT", "/v1/jobs/job_whatever", "GET, HEAD, DELETE"],
+    ["GET", "/v1/pdf/merge", "POST"],
+    ["PATCH", "/v1/files", "POST"],
+  ])("%s %s → 405 method_not_allowed with Allow: %s", async (method, path, allow) => {
+    const res = await from("127.0.0.1", method, path, { Authorization: `Bearer ${s.key}` });
+    expect(res.status, res.text).toBe(405);
+    expect(res.json.code).toBe("method_not_allowed");
+    expect(String(res.headers.allow).split(", ").sort()).toEqual(allow.split(", ").sort());
+  });
+
+  it("an unknown path is still 404", async () => {
+    expect((await from("127.0.0.1", "GET", "/v1/nothing-here", { Authorization: `Bearer ${s.key}` })).status).toBe(404);
+  });
+});
+
+describe("RateLimit headers where a bucket applies", () => {
+  it("a 422 of an authenticated request carries the key's bucket", async () => {
+    const res = await from(
+      "127.0.0.1",
+      "POST",
+      "/v1/pdf/merge",
+      { Authorization: `Bearer ${s.key}`, "Content-Type": "application/json" },
+      "{}",
+    );
+    expect(res.status).toBe(422);
+    expect(res.headers["ratelimit-policy"]).toBe('"default";q=600;w=60');
+    expect(res.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
+  });
+});
+
+describe("the admin CLI and hostile texts", () => {
+  it("never prints an access request's terminal escape sequences raw", async () => {
+    const company = "Evil\u001b]0;pwned\u0007 \u009b31mRed\u001b[2J\nforged\tline \u202eexe.pdf";
+    const body = JSON.stringify({ ...JSON.parse(accessRequest), company });
+    const res = await from("127.0.0.50", "POST", "/v1/access_requests", { "Content-Type": "application/json" }, body);
+    expect(res.status, res.text).toBe(202);
+    const human = await s.folio(["access-requests", "list"]);
+    const line = human.stdout.split("\n").find((l) => l.includes("Evil"))!;
+    expect(line).toBeDefined();
+    expect(human.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(human.stdout).not.toContain("\nforged");
+    expect(line).toContain("Evil\\u{001b}]0;pwned\\u{0007} \\u{009b}31mRed");
+    const json = await s.folio(["access-requests", "list", "--json"]);
+    expect(json.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(json.json.find((r: { company: string }) => r.company.startsWith("Evil")).company).toBe(company);
+  });
+});

@@ -192,7 +192,10 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
     },
     async folio(args) {
       return new Promise((resolve) => {
-        const c = spawn(process.execPath, [path.join(ROOT, "bin/folio.ts"), ...args, "--data-dir", dataDir], { env: process.env });
+        // The server's own environment: in Kubernetes mode the CLI then works on the same cluster.
+        const c = spawn(process.execPath, [path.join(ROOT, "bin/folio.ts"), ...args, "--data-dir", dataDir], {
+          env: { ...process.env, ...env },
+        });
         let stdout = "";
         let stderr = "";
         c.stdout.on("data", (b: Buffer) => (stdout += b.toString()));

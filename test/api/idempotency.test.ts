@@ -106,7 +106,14 @@ describe("the unfinished-jobs cap under concurrency", () => {
     const qpdf = path.join(dir, "qpdf-that-hangs");
     await writeFile(qpdf, `#!/bin/sh\ncase "$*" in *--show-npages*) exec qpdf "$@" ;; esac\necho $$ >> ${dir}/pids\nexec sleep 600\n`);
     await chmod(qpdf, 0o755);
-    s = await startServer({ FOLIO_QPDF: qpdf, FOLIO_WORKERS: "1", FOLIO_MAX_UNFINISHED_JOBS: "20", FOLIO_RATE_LIMIT_BURST: "1000" });
+    // Unsandboxed: the wrapper writes its pid beside itself, a host pid (core/sandbox.ts forbids both).
+    s = await startServer({
+      FOLIO_QPDF: qpdf,
+      FOLIO_WORKERS: "1",
+      FOLIO_MAX_UNFINISHED_JOBS: "20",
+      FOLIO_RATE_LIMIT_BURST: "1000",
+      FOLIO_SANDBOX: "none",
+    });
     fileId = await uploadPdf(s, await textPdf(1, "cap"));
   }, 60_000);
   afterAll(async () => {

@@ -157,7 +157,7 @@ describe("webhooks end to end", () => {
 
   it("refuses at submission a webhook URL that is not allow-listed and not public", async () => {
     const res = await s.request("POST", "/v1/pdf/split", {
-      json: { inputs: [{ file_id: "file_x" }], mode: "pages", webhook_url: "https://[::1]:1/x" },
+      json: { inputs: [{ file_id: "file_xxxxxxxxxxxxxxxxxxxxxxxx" }], mode: "pages", webhook_url: "https://[::1]:1/x" },
     });
     expect(res.status).toBe(422);
     expect(res.json.errors.map((e: any) => e.path)).toContain("webhook_url");

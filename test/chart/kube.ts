@@ -410,8 +410,8 @@ function rbacExpectations(
     ...may(c, "", "pods", ["list", "watch"], true),
     ...may(c, "", "pods", ["get", "create", "delete", "update"], false),
     ...may(c, "", "pods", ["get"], false, { subresource: "log" }),
-    ...may(c, "", "secrets", ["get"], true),
-    ...may(c, "", "secrets", ["list", "watch", "create", "update", "delete"], false),
+    ...may(c, "", "secrets", ["get", "create", "delete"], true),
+    ...may(c, "", "secrets", ["list", "watch", "update"], false),
     ...may(c, "", "events", ["create"], true),
     ...may(c, "", "events", ["list", "delete"], false),
     ...may(c, "events.k8s.io", "events", ["create"], false),
@@ -423,12 +423,17 @@ function rbacExpectations(
     ...may(c, "", "configmaps", ["get"], false),
     // api: PdfJobs, and the Secrets it creates already owned by them (the garbage collector
     // deletes them with the PdfJob: the API never reads, changes or deletes one)
-    ...may(a, "folio.dev", "pdfjobs", ["create", "get", "list", "patch", "delete"], true),
-    ...may(a, "folio.dev", "pdfjobs", ["update", "watch"], false),
+    // (watch: the informer cache every replica reads through, docs/adr/0009)
+    ...may(a, "folio.dev", "pdfjobs", ["create", "get", "list", "watch", "patch", "delete"], true),
+    ...may(a, "folio.dev", "pdfjobs", ["update"], false),
     ...may(a, "folio.dev", "pdfjobs", ["update", "patch"], false, { subresource: "status" }),
     ...may(a, "folio.dev", "pdfjobs", ["update"], true, { subresource: "finalizers" }),
-    ...may(a, "", "secrets", ["create"], true),
-    ...may(a, "", "secrets", ["get", "list", "watch", "update", "patch", "delete"], false),
+    // and the dashboard's people, invites (Secrets), audit log, usage and key labels (ConfigMaps)
+    // (watch and patch: the key store's cache and revocations, docs/adr/0008)
+    ...may(a, "", "secrets", ["create", "get", "list", "watch", "update", "patch"], true),
+    ...may(a, "", "secrets", ["delete"], false),
+    ...may(a, "", "configmaps", ["create", "get", "list", "update"], true),
+    ...may(a, "", "configmaps", ["watch", "patch", "delete"], false),
     ...may(a, "batch", "jobs", ["create"], false),
     ...may(a, "", "pods", ["list"], false),
     ...may(a, "coordination.k8s.io", "leases", ["create"], false),

@@ -22,7 +22,8 @@
  *       the controller pod holds the leader Lease.
  *   node test/chart/live.ts job NAMESPACE FULLNAME URL DIR
  *       One real job through the release: a tenant and a key created with `folio tenants create`
- *       / `folio keys create` in the API pod's container (`kubectl exec`: runc exec), a merge
+ *       / `folio keys create --kubernetes` from here with the admin kubeconfig (they are
+ *       resources of the cluster, not files of a pod), a merge
  *       POSTed to URL over HTTPS (the API's own certificate verified), the output downloaded
  *       (pdfinfo: 2 pages), the controller's Job owned by the PdfJob, its runner pod run as the
  *       chart's runner ServiceAccount without a token, the webhook delivered to a receiver here
@@ -54,6 +55,7 @@ import { Webhook } from "standardwebhooks";
 import { loadOrCreateTls } from "../../api/tls.ts";
 import { LABELS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
+import { ROOT } from "../helpers/tools.ts";
 import { execInPod } from "../k8s/exec.ts";
 
 const env = (name: string): string => {
@@ -343,9 +345,16 @@ async function onePager(text: string): Promise<Uint8Array> {
   return doc.save();
 }
 
-/** `kubectl exec API_POD -- folio ARGS --json`: the admin command in the API's container. */
-function folioInPod(pod: V1Pod, args: string[]): any {
-  return JSON.parse(execInPod(env("FOLIO_KUBELET_DIR"), pod, ["folio", ...args, "--json"]));
+/**
+ * `folio ARGS --kubernetes --namespace NS --json` from this machine with the admin kubeconfig, as
+ * an operator runs it: tenants and keys live in the cluster (docs/adr/0008), not in a pod.
+ */
+function folioAdmin(namespace: string, args: string[]): any {
+  const out = execFileSync(process.execPath, [join(ROOT, "bin", "folio.ts"), ...args, "--kubernetes", "--namespace", namespace, "--json"], {
+    encoding: "utf8",
+    env: { ...process.env, KUBECONFIG: env("KUBECONFIG") },
+  });
+  return JSON.parse(out);
 }
 
 interface Delivery {
@@ -459,9 +468,9 @@ async function runnerChecks(namespace: string, fullname: string, jobId: string):
 async function job(namespace: string, fullname: string, base: string, dir: string): Promise<void> {
   const pod = await apiPod(namespace, fullname);
   if (!pod) return fail("no running API pod");
-  const tenant = folioInPod(pod, ["tenants", "create", "acme", "--plan", "business"]) as { tenant: string; webhook_secret: string };
-  const { key } = folioInPod(pod, ["keys", "create", "--tenant", "acme"]) as { key: string };
-  ok(`folio tenants create acme / folio keys create in the API pod's container (${tenant.tenant}, key ${key.slice(0, 8)}…)`);
+  const tenant = folioAdmin(namespace, ["tenants", "create", "acme", "--plan", "business"]) as { tenant: string; webhook_secret: string };
+  const { key } = folioAdmin(namespace, ["keys", "create", "--tenant", "acme"]) as { key: string };
+  ok(`folio tenants create acme / folio keys create --kubernetes with the admin kubeconfig (${tenant.tenant}, key ${key.slice(0, 8)}…)`);
   const dataDir = pod.spec?.containers[0]?.env?.find((e) => e.name === "FOLIO_DATA_DIR")?.value ?? "/var/lib/folio";
   const ca = Buffer.from(execInPod(env("FOLIO_KUBELET_DIR"), pod, ["cat", `${dataDir}/tls-cert.pem`]));
   const receiver = await startReceiver(dir, () => tenant.webhook_secret);

@@ -23,9 +23,10 @@
 #                   pods are admitted, not run).
 #   7. live         a release whose pods run (values-live.yaml; test/chart/live.ts): the API
 #                   (`folio serve`, Kubernetes mode) and the controller (`folio controller`) as
-#                   local processes acting as their ServiceAccounts; Deployments Available, every
-#                   probe answers, the controller holds the Lease, `helm test` passes in the
-#                   cluster, one merge through the API → PdfJob → controller → runner pod → S3 →
+#                   containers of the images `make images` built (runc, on the local kubelet),
+#                   acting as their ServiceAccounts; Deployments Available, every probe answers,
+#                   the controller holds the Lease, `helm test` passes in the cluster, one merge
+#                   through the API → PdfJob → controller → runner pod (presigned URLs only) → S3 →
 #                   download and a signed webhook, DELETE; helm uninstall.
 #
 # Exit status non-zero on any failure. FOLIO_CHART_TEST_K8S=0 skips steps 6 and 7 (for a quick local
@@ -102,13 +103,15 @@ node test/chart/check.ts --prometheusrule "$out/full.yaml" "$out/rendered-rules.
 promtool check rules "$out/rendered-rules.yaml"
 helm package "$chart" --destination "$out" >/dev/null
 pkg="$(ls "$out"/folio-*.tgz)"
-helm show crds "$pkg" | grep -q 'name: pdfjobs.folio.dev' || die "the packaged chart lacks the CRD"
-echo "  ok    packaged $(basename "$pkg") ($(du -k "$pkg" | cut -f1) KiB) with crds/pdfjobs.folio.dev.yaml"
+for crd in pdfjobs tenants accessrequests; do
+  helm show crds "$pkg" | grep -q "name: $crd.folio.dev" || die "the packaged chart lacks the $crd CRD"
+done
+echo "  ok    packaged $(basename "$pkg") ($(du -k "$pkg" | cut -f1) KiB) with crds/{pdfjobs,tenants,accessrequests}.folio.dev.yaml"
 expect_fail "a misspelt key (api.replicaz)" "replicaz" helm template x "$chart" --set api.replicaz=2
 expect_fail "a misspelt nested key (storage.s3.bukket)" "bukket" helm template x "$chart" --set storage.s3.bukket=x
 expect_fail "retention beyond 24 h" "jobSeconds" helm template x "$chart" --set config.retention.jobSeconds=90000
 expect_fail "an invalid bucket name" "bucket" helm template x "$chart" --set storage.s3.bucket=Not_A_Bucket
-expect_fail "two API replicas on one ReadWriteOnce volume" "replicaCount" helm template x "$chart" --set api.replicaCount=2
+expect_fail "a negative maxRunningJobs" "maxRunningJobs" helm template x "$chart" --set controller.maxRunningJobs=-1
 expect_fail "two controllers without leader election" "enabled" helm template x "$chart" --set controller.leaderElection.enabled=false
 expect_fail "a wrong type (workers: many)" "workers" helm template x "$chart" --set controller.workers=many
 expect_fail "an unknown pull policy" "pullPolicy" helm template x "$chart" --set images.pullPolicy=Sometimes
@@ -201,9 +204,9 @@ else
   helm uninstall folio --namespace "$ns" --wait --timeout 2m >/dev/null
   node test/chart/kube.ts uninstalled "$ns" "$out/installed-default.yaml"
 
-  # The live release: the default values plus values-live.yaml; its pods run (platform.ts maps
-  # the folio.test images to the checkout's `folio`), reach the MinIO of platform.ts, and act as
-  # their ServiceAccounts (live.ts kubeconfigs). Fixed ports would clash on the host's network.
+  # The live release: the default values plus values-live.yaml; its pods run (the built images,
+  # loaded as folio.test/…), reach the MinIO of platform.ts, and act as their ServiceAccounts
+  # (live.ts kubeconfigs). Fixed ports would clash on the host's network.
   step live-install "live release: install (its pods run on the local kubelet)"
   ns=folio-live
   node test/chart/kube.ts namespace "$ns" pod-security.kubernetes.io/enforce=restricted \

@@ -33,6 +33,10 @@ function fakes(fail: Partial<Record<keyof KubeClient, number>> = {}): { kube: Ku
       maybeFail("replaceStatus");
       return Promise.resolve({ ...pj, metadata: { ...pj.metadata, resourceVersion: String(++rv) }, status });
     },
+    deleteSecret: (_ns, name) => {
+      calls.push(`deleteSecret ${name}`);
+      return Promise.resolve();
+    },
     setFinalizers: (pj, finalizers) => {
       calls.push(`setFinalizers rv=${pj.metadata.resourceVersion} [${finalizers.join(",")}]`);
       maybeFail("setFinalizers");

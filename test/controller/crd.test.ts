@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { load } from "js-yaml";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { crdYaml, pdfJobCrd, re2, structuralOf, toStructural, toYaml } from "../../controller/crd.ts";
-import { CRD_FILE } from "../../controller/gen-crd.ts";
+import { accessRequestCrd, crdYaml, pdfJobCrd, re2, structuralOf, tenantCrd, toStructural, toYaml } from "../../controller/crd.ts";
+import { CRD_FILE, CRD_FILES } from "../../controller/gen-crd.ts";
 import { INPUT_KEYS_RULE, SECRET_REF_RULE } from "../../core/schemas/pdfjob.ts";
 
 type Json = Record<string, any>;
@@ -36,6 +36,27 @@ describe("crds/pdfjobs.folio.dev.yaml", () => {
   });
 });
 
+describe("crds/tenants.folio.dev.yaml and crds/accessrequests.folio.dev.yaml", () => {
+  it.each(CRD_FILES.map((c) => [c.file.split("/").pop()!, c] as const))("%s is what the generator writes, in the chart too", (name, c) => {
+    expect(readFileSync(c.file, "utf8")).toBe(c.yaml());
+    expect(readFileSync(new URL(`../../helm/folio/crds/${name}`, import.meta.url), "utf8")).toBe(c.yaml());
+  });
+
+  it("names Tenant (ft) and AccessRequest (far), namespaced, with structural schemas", () => {
+    for (const [crd, kind, short] of [
+      [tenantCrd(), "Tenant", "ft"],
+      [accessRequestCrd(), "AccessRequest", "far"],
+    ] as const) {
+      const c: Json = crd;
+      expect(c.spec.names).toMatchObject({ kind, shortNames: [short] });
+      expect(c.spec.scope).toBe("Namespaced");
+      for (const [path, node] of nodes(c.spec.versions[0].schema.openAPIV3Schema)) expect(node.type, path).toBeTypeOf("string");
+    }
+    const tenant: Json = tenantCrd();
+    expect(tenant.spec.versions[0].schema.openAPIV3Schema.properties.spec.required).toEqual(["plan", "webhookSecretRef"]);
+  });
+});
+
 describe("the PdfJob CRD", () => {
   it("should name the resource as ARCHITECTURE.md says: folio.dev/v1alpha1 PdfJob, namespaced, short name pj", () => {
     const crd = crdObject();
@@ -46,9 +67,10 @@ describe("the PdfJob CRD", () => {
     expect(v).toMatchObject({ name: "v1alpha1", served: true, storage: true, subresources: { status: {} } });
   });
 
-  it("should print Operation, Tenant, Phase, Age and Reason", () => {
+  it("should print Operation, Tenant, Phase, Age and Reason, and the queue position with -o wide", () => {
     const cols: Json[] = crdObject().spec.versions[0].additionalPrinterColumns;
-    expect(cols.map((c) => c.name)).toEqual(["Operation", "Tenant", "Phase", "Age", "Reason"]);
+    expect(cols.map((c) => c.name)).toEqual(["Operation", "Tenant", "Phase", "Queue", "Age", "Reason"]);
+    expect(cols.find((c) => c.name === "Queue")).toMatchObject({ type: "integer", jsonPath: ".status.queuePosition", priority: 1 });
     expect(cols.find((c) => c.name === "Age")).toMatchObject({ type: "date", jsonPath: ".metadata.creationTimestamp" });
   });
 

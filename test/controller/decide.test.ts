@@ -238,6 +238,16 @@ const rows: Row[] = [
     check: (a) => expect(failure(statusOf(a))).toMatchObject({ code: "internal_error" }),
   },
   {
+    name: "a Job out of retries whose runner was OOMKilled (its memory limit) fails with limit_exceeded, not internal_error",
+    pj: running,
+    job: job(running, failed("BackoffLimitExceeded")),
+    now: 21,
+    pod: { terminationMessage: "Converting…\n", exitCode: 137, reason: "OOMKilled" },
+    expect: ["deleteStorage", "updateStatus", "recordEvent"],
+    check: (a) =>
+      expect(failure(statusOf(a))).toEqual({ code: "limit_exceeded", message: "The document needs more memory than the runner may use." }),
+  },
+  {
     name: "a Job out of retries whose runner reported an error keeps that error",
     pj: running,
     job: job(running, failed("BackoffLimitExceeded")),
@@ -487,5 +497,61 @@ describe("decide: a PdfJob being deleted", () => {
 
   it("should do nothing for a PdfJob whose finalizer is already gone", () => {
     expect(run({ pj: pdfJob({ status: succeeded, deleting: true, finalizers: [] }), job: null, now: 60 })).toEqual([]);
+  });
+});
+
+describe("decide: the API's rejections, idempotency holds and the fair queue", () => {
+  const annotated = (pj: PdfJob, annotations: Record<string, string>): PdfJob => ({
+    ...pj,
+    metadata: { ...pj.metadata, annotations: { ...pj.metadata.annotations, ...annotations } },
+  });
+  const keyed = (pj: PdfJob): PdfJob =>
+    annotated(pj, { "folio.dev/idempotency-hash": "h", "folio.dev/created-ms": String(at(0).getTime()) });
+
+  it("should run nothing for a PdfJob the API took back, and let it go without a webhook or touching its inputs", () => {
+    const taken = annotated(pdfJob({ spec: { webhook: { url: "https://hooks.example.com/x" } } }), {
+      "folio.dev/rejected": "too_many_jobs",
+    });
+    expect(run({ pj: taken, job: null, now: 1 })).toEqual([]);
+    const deleting = annotated(pdfJob({ deleting: true }), { "folio.dev/rejected": "too_many_jobs" });
+    expect(run({ pj: deleting, job: null, now: 2 })).toEqual([{ action: "removeFinalizer" }]);
+    // A Job that started in the moment before the rejection is stopped first.
+    expect(kinds(run({ pj: deleting, job: job(deleting, active()), now: 2 }))).toEqual(["deleteJob", "requeueAfter"]);
+  });
+
+  it("should hold a deleted keyed PdfJob until its key is 24 h old, deleting its Secret at once, then let it go", () => {
+    const pj = keyed(pdfJob({ spec: { secretRef: { name: "job-secret" } }, status: succeeded, deleting: true }));
+    const first = run({ pj, job: null, now: 100 });
+    expect(kinds(first)).toEqual(["deleteStorage", "deleteSecret", "updateStatus", "requeueAfter"]);
+    expect(first[1]).toEqual({ action: "deleteSecret", name: "job-secret" });
+    expect(statusOf(first).idempotencyHeldUntil).toBe(iso(24 * 3600));
+    expect(first.at(-1)).toEqual({ action: "requeueAfter", ms: (24 * 3600 - 100) * 1000 });
+    const held = applied(pj, first);
+    expect(run({ pj: held, job: null, now: 200 })).toEqual([{ action: "requeueAfter", ms: (24 * 3600 - 200) * 1000 }]);
+    expect(run({ pj: held, job: null, now: 24 * 3600 })).toEqual([{ action: "removeFinalizer" }]);
+  });
+
+  it("should not hold a PdfJob without a key", () => {
+    expect(kinds(run({ pj: pdfJob({ status: succeeded, deleting: true }), job: null, now: 100 }))).toEqual([
+      "deleteStorage",
+      "removeFinalizer",
+    ]);
+  });
+
+  it("should keep a PdfJob queued, showing its place, until the fair queue lets it start", () => {
+    const wait = (position: number, now = 1): Action[] =>
+      decide(pending, null, at(now), { template: TEMPLATE, queue: { start: false, position } });
+    const q = wait(3);
+    expect(kinds(q)).toEqual(["updateStatus"]);
+    expect(statusOf(q)).toMatchObject({ phase: "Pending", queuePosition: 3 });
+    expect(statusOf(q).conditions![0]).toMatchObject({ status: "Unknown", reason: "Queued" });
+    expect(statusOf(q).jobName).toBeUndefined();
+    // Positions far back are shown rounded up: no write until the shown place changes.
+    const far = applied(pending, wait(437));
+    expect(far.status!.queuePosition).toBe(500);
+    expect(decide(far, null, at(2), { template: TEMPLATE, queue: { start: false, position: 301 } })).toEqual([]);
+    const started = decide(far, null, at(3), { template: TEMPLATE, queue: { start: true, position: 0 } });
+    expect(kinds(started)).toEqual(["createJob", "updateStatus", "recordEvent"]);
+    expect(statusOf(started).queuePosition).toBeUndefined();
   });
 });

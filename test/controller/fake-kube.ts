@@ -73,6 +73,10 @@ export class FakeKube {
       this.delete(`${namespace}/${name}`, new Date().toISOString());
       return Promise.resolve();
     },
+    deleteSecret: (_ns, name) => {
+      this.calls.push(`deleteSecret ${name}`);
+      return Promise.resolve();
+    },
     createEvent: () => Promise.resolve(),
   };
 }

@@ -1,4 +1,5 @@
 /** The hardened Job template: failure policy, restricted pod security, secrets, names, labels. */
+import type { V1Secret } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import {
   buildJob,
@@ -8,6 +9,7 @@ import {
   runnerTimeoutMs,
   type JobTemplateOptions,
 } from "../../controller/job-template.ts";
+import { accessPreparer } from "../../controller/runner-access.ts";
 import { EXIT } from "../../core/errors.ts";
 import { outputKey, RunnerPodSpec, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { INPUT_KEY, JOB_ID, pdfJob, PREFIX, TEMPLATE, TENANT, UID } from "./fixtures.ts";
@@ -189,5 +191,48 @@ describe("the child Job's name", () => {
     const n = childJobName(named(name));
     expect(n.length).toBeLessThanOrEqual(63);
     expect(n).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+  });
+});
+
+describe("the Job template with presigned access (issue #11)", () => {
+  const presigned = buildJob(pj, pj.spec, { ...TEMPLATE, access: "presigned" });
+  const container = presigned.spec!.template.spec!.containers[0]!;
+
+  it("should give the runner no storage settings or credentials, only its access Secret", () => {
+    const names = container.env!.map((e) => e.name);
+    expect(names.filter((n) => n.startsWith("AWS_") || n.startsWith("FOLIO_S3_"))).toEqual([]);
+    expect(container.env!.find((e) => e.name === "FOLIO_RUNNER_ACCESS")).toEqual({
+      name: "FOLIO_RUNNER_ACCESS",
+      valueFrom: { secretKeyRef: { name: `${childJobName(pj)}-access`, key: "access" } },
+    });
+    expect(container.envFrom ?? []).toEqual([]);
+  });
+});
+
+describe("the runner's access Secret (controller/runner-access.ts)", () => {
+  const presigned = buildJob(pj, pj.spec, { ...TEMPLATE, access: "presigned" });
+  const target = { bucket: "folio", region: "us-east-1", endpoint: "http://127.0.0.1:9000", forcePathStyle: true };
+  const creds = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI-never-in-the-secret" };
+
+  it("should presign a GET for each input of the job and a POST for its output prefix only, owned by the PdfJob", async () => {
+    let created: V1Secret | undefined;
+    await accessPreparer({
+      target,
+      credentials: () => Promise.resolve(creds),
+      maxBytes: 1024,
+      createSecret: (_ns, s) => {
+        created = s;
+        return Promise.resolve();
+      },
+      now: () => new Date("2030-01-01T00:00:00Z"),
+    })("default", presigned);
+    expect(created!.metadata!.name).toBe(`${childJobName(pj)}-access`);
+    expect(created!.metadata!.ownerReferences).toMatchObject([{ kind: "PdfJob", uid: UID, controller: false }]);
+    const access = JSON.parse(created!.stringData!.access!) as { get: Record<string, string>; post: { prefix: string; url: string } };
+    expect(Object.keys(access.get)).toEqual([INPUT_KEY]);
+    expect(new URL(access.get[INPUT_KEY]!).searchParams.get("X-Amz-Expires")).toBe(String(300 + 300));
+    expect(access.post.prefix).toBe(PREFIX);
+    expect(access.post.url).toBe("http://127.0.0.1:9000/folio");
+    expect(created!.stringData!.access).not.toContain(creds.secretAccessKey);
   });
 });

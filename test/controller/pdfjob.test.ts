@@ -14,6 +14,8 @@ import {
   fileIdFromKey,
   jobIdFromPdfJobName,
   outputFileId,
+  outputTag,
+  outputTagOf,
   pdfJobName,
   validatePdfJobSpec,
   webhookMessageId,
@@ -53,6 +55,10 @@ describe("derived ids", () => {
     expect(outputFileId(TENANT, JOB_ID, 0)).toBe(a);
     expect(outputFileId(TENANT, JOB_ID, 1)).not.toBe(a);
     expect(outputFileId("ten_other", JOB_ID, 0)).not.toBe(a);
+    // Every output id of a job starts with its output tag (the PdfJob's folio.dev/output-tag label).
+    expect(outputTagOf(a)).toBe(outputTag(JOB_ID));
+    expect(outputTagOf(outputFileId(TENANT, JOB_ID, 7))).toBe(outputTag(JOB_ID));
+    expect(outputTag("job_" + "x".repeat(24))).not.toBe(outputTag(JOB_ID));
   });
 
   it("should read an output's file id from its key, and derive one for a key of another shape", () => {
@@ -77,6 +83,7 @@ describe("spec validation", () => {
     convert: { to: "pdf" },
     protect: { user_password: "open sesame", owner_password: "admin", encryption: "aes-128", permissions: { print: "low" } },
     edit: { steps: [{ type: "rotate", angle: 90 }, { type: "unlock" }], password: "opens the input" },
+    ocr: { languages: ["eng", "deu"], deskew: true },
   };
 
   it.each(Object.keys(requests) as Operation[])("should accept the API's parsed %s options with the passwords removed", (op) => {

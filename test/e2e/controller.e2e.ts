@@ -29,7 +29,7 @@ import { pageCount, tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
+import { applyCrd, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
 
 const NS = "default";
 const TENANT = "ten_e2e";
@@ -83,6 +83,7 @@ describe("the PdfJob controller on a real control plane", () => {
       workers: 2,
       leaderElection: { namespace: NS, name: "folio-controller", identity: "e2e-leader" },
       template: runnerTemplate(s3),
+      prepareJob: runnerAccess(kc, s3),
       log: (msg) => process.stderr.write(`[controller] ${msg}\n`),
     });
     await controller.synced();
@@ -106,6 +107,7 @@ describe("the PdfJob controller on a real control plane", () => {
       namespace: NS,
       leaderElection: { namespace: NS, name: "folio-controller", identity: "e2e-follower", retryPeriodMs: 200 },
       template: runnerTemplate(s3),
+      prepareJob: runnerAccess(kc, s3),
     });
     try {
       await follower.synced();

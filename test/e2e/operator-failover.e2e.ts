@@ -1,19 +1,18 @@
 /**
  * Fail-over of the controller (issue #4): 50 jobs with webhooks submitted through the public API
  * in Kubernetes mode (`folio serve`, FOLIO_BACKEND=kubernetes), the controller as a real
- * `node bin/folio.ts controller` process, SIGKILLed in the middle; two replicas take over with
- * Lease leader election, and their leader is SIGKILLed too. Every PdfJob must end Succeeded
+ * `folio controller` — both containers of the API image `make images` built (issue #11) — SIGKILLed
+ * in the middle; two replicas take over with Lease leader election, and their leader is SIGKILLed too. Every PdfJob must end Succeeded
  * exactly once (one Job, one runner pod each) and every webhook must arrive at a real HTTPS
  * receiver, verified with the stock `standardwebhooks` library, under one webhook-id per job.
  *
  * The platform is the real one (test/k8s/platform.ts: kube-apiserver, kube-controller-manager, the
- * local kubelet running the runner) with a real MinIO. The API gives each PdfJob a Secret it owns
+ * local kubelet running the runner image) with a real MinIO. The API gives each PdfJob a Secret it owns
  * holding the tenant's signing secrets; the tenant's secret is rotated half-way, so the later jobs
  * are signed with both (`folio tenants rotate-secret`). The
  * receiver's self-signed CA is trusted through FOLIO_WEBHOOK_CA_FILE, and loopback is allowed
  * through the operator allow-list FOLIO_WEBHOOK_ALLOWED_HOSTS.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import https from "node:https";
@@ -27,12 +26,15 @@ import { jobIdOf } from "../../core/pdfjob-view.ts";
 import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
-import { ROOT, tmpDir } from "../helpers/tools.ts";
+import { tmpDir } from "../helpers/tools.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { blob, freePort, startServer, type Server } from "../api/harness.ts";
-import { applyCrd } from "./support.ts";
+import { blob, freePort, type Server } from "../api/harness.ts";
+import type { FolioContainer } from "../k8s/folio-container.ts";
+import { runnerImage } from "../k8s/images.ts";
+import { startApiContainer, startControllerContainer } from "./containers.ts";
+import { applyCrds } from "./support.ts";
 
 const NS = "default";
 const JOBS = 50;
@@ -42,7 +44,6 @@ const FIRST_BATCH = 30;
 const ROTATE_AT = 25; // a multiple of 5: see submit()
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
 const LEASE = "folio-controller";
-const S3_SECRET = "folio-s3";
 /** The tenant's webhook secret before and after the rotation. */
 let OLD = "";
 let NEW = "";
@@ -132,24 +133,29 @@ class Receiver {
 
 // --- controller processes ------------------------------------------------------------------------
 
-/** One `folio controller` process, configured by the environment as in a pod. */
+/**
+ * One `folio controller` replica: a container of the API image (test/e2e/containers.ts),
+ * configured by the environment as in a pod. SIGKILL kills the whole container, as a node's
+ * OOM killer or a crash would; SIGTERM goes to its PID 1.
+ */
 class Replica {
   readonly name: string;
   readonly port: number;
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  output = "";
+  readonly container: FolioContainer;
+  #exit: number | undefined;
 
-  constructor(name: string, port: number) {
+  private constructor(name: string, port: number, container: FolioContainer) {
     this.name = name;
     this.port = port;
+    this.container = container;
+    void container.exited.then((e) => (this.#exit = e.exitCode));
+    replicas.push(this);
+  }
+
+  static async start(name: string, port: number): Promise<Replica> {
     const env: Record<string, string> = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: dir,
-      KUBECONFIG: platform.kubeconfig,
       ...s3.env,
-      FOLIO_S3_CREDENTIALS_SECRET: S3_SECRET,
-      FOLIO_RUNNER_IMAGE: "folio/runner:e2e",
+      FOLIO_RUNNER_IMAGE: runnerImage(),
       FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
       FOLIO_CONTROLLER_NAMESPACE: NS,
       FOLIO_CONTROLLER_LEADER_ELECTION: "true",
@@ -158,22 +164,22 @@ class Replica {
       FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
       FOLIO_WEBHOOK_CA_FILE: caFile,
       FOLIO_LOG_LEVEL: "debug",
-      POD_NAME: name,
     };
-    this.child = spawn(process.execPath, [path.join(ROOT, "bin", "folio.ts"), "controller"], { env, stdio: ["ignore", "pipe", "pipe"] });
-    this.child.stdout!.on("data", (c: Buffer) => (this.output += c.toString()));
-    this.child.stderr!.on("data", (c: Buffer) => (this.output += c.toString()));
-    this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
-    replicas.push(this);
+    return new Replica(name, port, await startControllerContainer(platform, name, env, [caFile]));
   }
 
   get alive(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
+    return this.#exit === undefined;
   }
 
-  async kill(signal: NodeJS.Signals): Promise<number | null> {
-    if (this.alive) this.child.kill(signal);
-    return this.exited;
+  get output(): string {
+    return this.container.logs();
+  }
+
+  /** Signals the container; its exit code (137 after SIGKILL, the process's own after SIGTERM). */
+  async kill(signal: "SIGTERM" | "SIGKILL"): Promise<number> {
+    if (this.alive) this.container.kill(signal);
+    return (await this.container.exited).exitCode;
   }
 
   async get(p: string): Promise<{ status: number; text: string } | undefined> {
@@ -280,12 +286,7 @@ describe("controller fail-over on a real control plane", () => {
     store = new S3ObjectStore(s3.storeOptions);
     kc = loadKubeConfig(platform.kubeconfig);
     custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrd(kc);
-    // The runner pods' S3 credentials (the Job template's secretKeyRefs).
-    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
-      namespace: NS,
-      body: { metadata: { name: S3_SECRET }, stringData: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } },
-    });
+    await applyCrds(kc);
     const tls = await loadOrCreateTls(path.join(dir), {});
     caFile = tls.certPath;
     receiver = new Receiver(tls.key, tls.cert);
@@ -294,7 +295,7 @@ describe("controller fail-over on a real control plane", () => {
       await readFile(await textPdf(path.join(dir, "a.pdf"), 2, "alpha")),
       await readFile(await textPdf(path.join(dir, "b.pdf"), 1, "beta")),
     ];
-    api = await startServer({
+    api = await startApiContainer(platform, {
       FOLIO_BACKEND: "kubernetes",
       KUBECONFIG: platform.kubeconfig,
       FOLIO_JOBS_NAMESPACE: NS,
@@ -310,6 +311,7 @@ describe("controller fail-over on a real control plane", () => {
 
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.kill("SIGKILL")));
+    await Promise.all(replicas.map((r) => r.container.cleanup()));
     await api?.cleanup();
     await receiver?.close();
     store?.close();
@@ -320,7 +322,7 @@ describe("controller fail-over on a real control plane", () => {
 
   it("should finish 50 PdfJobs exactly once and deliver every webhook across two leader kills", { timeout: 900_000 }, async () => {
     // 1. One controller process works while the first PdfJobs arrive; it is killed mid-way.
-    const a = new Replica("a", await freePort());
+    const a = await Replica.start("a", await freePort());
     await leaderAmong([a], 60_000);
     expect(await until("a to be ready", async () => ((await a.get("/readyz"))?.status === 200 ? true : undefined), 60_000)).toBe(true);
     const names: string[] = [];
@@ -329,14 +331,13 @@ describe("controller fail-over on a real control plane", () => {
       const p = await phases();
       return p.succeeded > 0 ? p : undefined;
     });
-    expect(await a.kill("SIGKILL")).toBeNull();
+    expect(await a.kill("SIGKILL")).toBe(137);
     // In the middle: some ended, some not (still Pending, Running, or without a Job at all).
     expect(atFirstKill.ended).toBeLessThan(FIRST_BATCH);
     names.push(...(await submit(FIRST_BATCH, JOBS)));
 
     // 2. Two replicas: one takes the Lease once the dead one's expires; the other follows.
-    const b = new Replica("b", await freePort());
-    const c = new Replica("c", await freePort());
+    const [b, c] = await Promise.all([Replica.start("b", await freePort()), Replica.start("c", await freePort())]);
     const leader = await leaderAmong([b, c], 90_000);
     const follower = leader === b ? c : b;
     const scrape = await until(
@@ -367,7 +368,7 @@ describe("controller fail-over on a real control plane", () => {
 
     // 3. The new leader is killed too: the follower takes over and finishes the work.
     const atSecondKill = await phases();
-    expect(await leader.kill("SIGKILL")).toBeNull();
+    expect(await leader.kill("SIGKILL")).toBe(137);
     expect(atSecondKill.delivered).toBeLessThan(JOBS);
     // What the dead leaders recorded; the survivor delivers (and counts) exactly the rest.
     const afterSecondKill = await phases();

@@ -51,7 +51,7 @@ import { runnerImage } from "../k8s/images.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerTemplate, until, uploadPdf } from "./support.ts";
+import { applyCrd, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
 
 const RESTRICTED = "folio-restricted";
 const HUNG = "folio-hung";
@@ -162,23 +162,25 @@ async function createNamespace(name: string, labels: Record<string, string> = {}
   );
 }
 
-/** The e2e runner template, its runners pointed at another storage endpoint (same bucket and keys). */
-function template(storageEndpoint: string, timeoutMs?: number): JobTemplateOptions {
-  const t = runnerTemplate(s3);
+/**
+ * The e2e runner template, its runners pointed at another storage endpoint (same bucket and keys):
+ * their presigned URLs name that endpoint.
+ */
+function template(storageEndpoint: string, timeoutMs?: number): { template: JobTemplateOptions; endpoint: string } {
   return {
-    ...t,
-    storage: { ...t.storage!, endpoint: storageEndpoint },
-    ...(timeoutMs === undefined ? {} : { limits: { timeout_ms: timeoutMs } }),
+    template: { ...runnerTemplate(s3), ...(timeoutMs === undefined ? {} : { limits: { timeout_ms: timeoutMs } }) },
+    endpoint: storageEndpoint,
   };
 }
 
-function startNamespaceController(namespace: string, t: JobTemplateOptions): Controller {
+function startNamespaceController(namespace: string, t: { template: JobTemplateOptions; endpoint: string }): Controller {
   const c = startController({
     kubeConfig: kc,
     store,
     namespace,
     workers: 2,
-    template: t,
+    template: t.template,
+    prepareJob: runnerAccess(kc, s3, t.endpoint),
     log: (msg) => process.stderr.write(`[controller ${namespace}] ${msg}\n`),
   });
   controllers.push(c);

@@ -7,8 +7,9 @@ import { readFile } from "node:fs/promises";
 import https from "node:https";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { ApiextensionsV1Api, type KubeConfig } from "@kubernetes/client-node";
-import { pdfJobCrd } from "../../controller/crd.ts";
+import { ApiextensionsV1Api, CoreV1Api, type KubeConfig, type V1Job } from "@kubernetes/client-node";
+import { CRDS, pdfJobCrd } from "../../controller/crd.ts";
+import { accessPreparer } from "../../controller/runner-access.ts";
 import type { JobTemplateOptions } from "../../controller/job-template.ts";
 import { newId } from "../../core/ids.ts";
 import { PDFJOB_GROUP, PDFJOB_PLURAL, type PdfJobInput } from "../../core/schemas/pdfjob.ts";
@@ -61,17 +62,41 @@ export async function applyCrd(kc: KubeConfig): Promise<void> {
   });
 }
 
-/** The controller's Job template: the runner image `make images` built, with MinIO's credentials. */
-export function runnerTemplate(s3: S3Server): JobTemplateOptions {
-  return {
-    image: runnerImage(),
-    imagePullPolicy: "Never",
-    storage: { bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true },
-    env: [
-      { name: "AWS_ACCESS_KEY_ID", value: s3.accessKeyId },
-      { name: "AWS_SECRET_ACCESS_KEY", value: s3.secretAccessKey },
-    ],
-  };
+/** Creates every Folio CRD (PdfJob, Tenant, AccessRequest) and waits until each is served. */
+export async function applyCrds(kc: KubeConfig): Promise<void> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  for (const c of CRDS) await createRaw(kc, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", c.object());
+  for (const c of CRDS) {
+    await until(`the CRD ${c.name} to be established`, async () => {
+      const crd = await api.readCustomResourceDefinition({ name: c.name });
+      return crd.status?.conditions?.some((x) => x.type === "Established" && x.status === "True") ? true : undefined;
+    });
+  }
+}
+
+/**
+ * The controller's Job template: the runner image `make images` built, whose pods get no storage
+ * credentials — only presigned URLs for their own objects, in a Secret the controller creates
+ * with each Job (`runnerAccess`; controller/runner-access.ts).
+ */
+export function runnerTemplate(_s3: S3Server): JobTemplateOptions {
+  return { image: runnerImage(), imagePullPolicy: "Never", access: "presigned" };
+}
+
+/**
+ * The controller's hook that creates each runner's access Secret (what `folio controller` wires
+ * itself): presigned with MinIO's credentials, for runners that reach the store at `endpoint`.
+ */
+export function runnerAccess(kc: KubeConfig, s3: S3Server, endpoint = s3.endpoint): (namespace: string, job: V1Job) => Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  return accessPreparer({
+    target: { bucket: s3.bucket, region: s3.region, endpoint, forcePathStyle: true },
+    credentials: () => Promise.resolve({ accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }),
+    maxBytes: 512 * 1024 * 1024,
+    createSecret: async (namespace, body) => {
+      await core.createNamespacedSecret({ namespace, body });
+    },
+  });
 }
 
 /** Puts a local PDF into the store under `{tenant}/{new file id}`, as the API's upload does. */

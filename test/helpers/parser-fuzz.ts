@@ -11,11 +11,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import fc from "fast-check";
-import { sniff } from "../../core/sniff.ts";
+import { officeZipKind, sniff } from "../../core/sniff.ts";
+import { localHeaders, readZipDirectory } from "../../core/zip-directory.ts";
 import { forEachOperator } from "../../runner/engines/content-stream.ts";
 import { FIT, writeOutline } from "../../runner/engines/outline.ts";
 import { PdfLexer, PdfSyntaxError } from "../../runner/engines/pdf-syntax.ts";
 import { QpdfWrittenPdf } from "../../runner/engines/pdf-update.ts";
+import { countedFilters, decodedSize } from "../../runner/engines/stream-filters.ts";
+import { buildZip } from "./zip-builder.ts";
 import { mutateAll, mutations, type Mutation } from "./pdf-mutations.ts";
 import { CORPUS } from "./tools.ts";
 
@@ -84,7 +87,61 @@ const sniffing: FuzzTarget = {
   typed: () => false,
 };
 
-export const TARGETS = { lexer, qpdfWritten, contentStream, sniffing } as const;
+/** The zip central directory and local headers (Office inputs), and the kind they tell. */
+const zipDirectory: FuzzTarget = {
+  name: "zip directory and Office kind",
+  run(bytes) {
+    const read = (offset: number, length: number): Buffer | null =>
+      offset >= 0 && length >= 0 && offset + length <= bytes.length ? bytes.subarray(offset, offset + length) : null;
+    const dir = readZipDirectory(read, bytes.length);
+    officeZipKind(dir?.entries.length ? dir.entries : localHeaders(bytes), read);
+    sniff(bytes.subarray(0, 64 * 1024), "fuzz.xlsx", { bytes: bytes.subarray(-64 * 1024), size: bytes.length });
+  },
+  typed: () => false,
+};
+
+/** Counting what stream filters decode to: any bytes, every chain, never a throw. */
+const streamFilters: FuzzTarget = {
+  name: "stream filter counting",
+  async run(bytes) {
+    for (const chain of [
+      ["FlateDecode"],
+      ["LZWDecode"],
+      ["RunLengthDecode"],
+      ["ASCII85Decode", "LZWDecode"],
+      ["ASCIIHexDecode", "FlateDecode"],
+    ]) {
+      await decodedSize(bytes, countedFilters(chain), 64 * 1024 * 1024);
+    }
+  },
+  typed: () => false,
+};
+
+export const TARGETS = { lexer, qpdfWritten, contentStream, sniffing, zipDirectory, streamFilters } as const;
+
+/**
+ * Zip seeds for the zip target: Office-shaped archives as producers write them (plain, with data
+ * descriptors, ZIP64, a stub before them, backslashed names).
+ */
+export async function zipSeeds(dir: string): Promise<string[]> {
+  const types = Buffer.from(
+    '<Types><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>',
+  );
+  const entries = [
+    { name: "[Content_Types].xml", data: types },
+    { name: "xl/workbook.xml", data: Buffer.from("<workbook>".padEnd(4000, " ") + "</workbook>") },
+    { name: "xl\\worksheets\\sheet1.xml", data: Buffer.from("<sheetData/>".repeat(300)) },
+    { name: "mimetype", data: Buffer.from("application/vnd.oasis.opendocument.spreadsheet"), deflate: false },
+  ];
+  const variants = [{}, { dataDescriptors: true }, { zip64: true }, { prefix: Buffer.alloc(300, 0x4d) }];
+  const files: string[] = [];
+  for (const [i, v] of variants.entries()) {
+    const file = path.join(dir, `zip-seed-${i}.zip`);
+    await writeFile(file, buildZip(i % 2 ? [...entries].reverse() : entries, v));
+    files.push(file);
+  }
+  return files;
+}
 
 /** Corpus PDFs, smallest first, at most `max` of them and none above `maxBytes`. */
 export function corpusFiles(max: number, maxBytes = 512 * 1024): string[] {

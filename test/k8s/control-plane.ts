@@ -16,8 +16,8 @@ import { ensureBinaries, readVersions, type PinnedVersions } from "./versions.ts
 /**
  * The controllers of kube-controller-manager we run, by their 1.28+ names (`kube-controller-manager
  * --help` lists them): what batch/v1 Jobs need (job, ttl-after-finished, garbage-collector for
- * ownerReferences), namespace deletion, and the default ServiceAccount that pod admission
- * requires in every namespace. No scheduler, node-lifecycle or pod-GC controller: the local
+ * ownerReferences), namespace deletion, the default ServiceAccount that pod admission requires in
+ * every namespace, and the root CA ConfigMap that service-account token volumes project. No scheduler, node-lifecycle or pod-GC controller: the local
  * kubelet binds pods itself, and nothing else should act on the fake node.
  */
 export const CONTROLLERS = [
@@ -27,6 +27,9 @@ export const CONTROLLERS = [
   "namespace-controller",
   "serviceaccount-controller",
   "serviceaccount-token-controller",
+  // The kube-root-ca.crt ConfigMap every namespace gets: part of the projected service-account
+  // volume that admission adds to pods mounting a token (the local kubelet projects it).
+  "root-ca-certificate-publisher-controller",
 ] as const;
 
 /** The Service CIDR; its first address is the `kubernetes` Service (and a SAN of the serving cert). */

@@ -57,7 +57,7 @@ describe("merge", () => {
     expect(file!.pages).toBe(11);
     expect(await pageHashes(file!.path)).toEqual([...hashes.alpha!, ...hashes.beta!, ...hashes.alpha!]);
     expect(await qpdfCheck(file!.path)).toBe(true);
-    expect(res.figures).toEqual({ pages: 11, inputs: 3, bookmarks: 0 });
+    expect(res.figures).toEqual({ pages: 11, inputs: 3, bookmarks: 0, attachments: 0 });
   });
 
   it.each([

@@ -52,7 +52,8 @@ afterAll(() => cleanup());
 describe("output caps", () => {
   it("refuses a merge of repeated ranges that would make 26,640 pages, before qpdf assembles anything", async () => {
     const qpdf = await recordingQpdf(dir);
-    const config = loadConfig({ FOLIO_LOG_LEVEL: "silent", FOLIO_QPDF: qpdf.path });
+    // The recording wrapper writes beside itself, which the engines' sandbox forbids (core/sandbox.ts).
+    const config = loadConfig({ FOLIO_LOG_LEVEL: "silent", FOLIO_QPDF: qpdf.path, FOLIO_SANDBOX: "none" });
     const res = await runOp(
       "merge",
       {},
@@ -68,7 +69,9 @@ describe("output caps", () => {
     expect(errorCode(res)).toBe("limit_exceeded");
     expect((res as JobError).message).toMatch(/26,640 pages; one job may write at most 10,000/);
     // Only the inputs were inspected: no page was copied.
-    expect((await qpdf.argv()).filter((argv) => argv.includes("--empty"))).toEqual([]);
+    const runs = await qpdf.argv();
+    expect(runs.length).toBeGreaterThan(0);
+    expect(runs.filter((argv) => argv.includes("--empty"))).toEqual([]);
   });
 
   it("lets a job write every page of its inputs once, whatever the cap", async () => {

@@ -30,6 +30,7 @@ import { JobError } from "../../core/errors.ts";
 import { notPdf, showEncryption, textPdf } from "../fixtures/pdf-fixtures.ts";
 import { pageCount, pdfinfo, qpdfCheck, ROOT, tmpDir } from "../helpers/tools.ts";
 import { minioPath, startS3Server, type S3Server } from "../s3/server.ts";
+import { runnerAccess } from "../../controller/runner-access.ts";
 
 const HAVE_SERVER = existsSync(minioPath()) || Boolean(process.env.FOLIO_S3_REQUIRED);
 if (!HAVE_SERVER) {
@@ -55,6 +56,11 @@ interface PodRun {
 
 /** Runs the pod the way the local kubelet does: the env of the Job template, a termination file. */
 async function runPod(spec: unknown, env: Record<string, string> = {}): Promise<PodRun> {
+  return runPodEnv(spec, { ...s3.env, ...env });
+}
+
+/** The same with exactly `env` besides the pod contract's own variables (no S3 settings). */
+async function runPodEnv(spec: unknown, env: Record<string, string>): Promise<PodRun> {
   const n = ++podN;
   const messagePath = path.join(dir, `termination-${n}`);
   const tmp = path.join(dir, `tmp-${n}`);
@@ -66,7 +72,6 @@ async function runPod(spec: unknown, env: Record<string, string> = {}): Promise<
       FOLIO_TERMINATION_MESSAGE_PATH: messagePath,
       FOLIO_TMP_DIR: tmp,
       FOLIO_LOG_LEVEL: "debug",
-      ...s3.env,
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -301,5 +306,81 @@ describe.skipIf(!HAVE_SERVER)("folio runner --pod on a real S3 server", () => {
     expect(report.outputs.map((o) => o.key)).toEqual(report.outputs.map((_, i) => outputKey(spec, i)));
     for (const i of [0, 40, 79]) expect(await pageCount(await download(report.outputs[i]!.key, path.join(dir, `part-${i}.pdf`)))).toBe(1);
     expect(await store.exists(outputKey(spec, 80))).toBe(true);
+  });
+});
+
+/**
+ * Issue #11: a runner pod of the controller gets no bucket credentials, only presigned URLs for its
+ * own inputs and a POST policy for its own output prefix (controller/runner-access.ts). Run here
+ * with none of the S3 settings in its environment, against the real S3 server.
+ */
+describe.skipIf(!HAVE_SERVER)("folio runner --pod with presigned access only", () => {
+  const access = (spec: RunnerPodSpec, now = new Date()): string =>
+    JSON.stringify(
+      runnerAccess(
+        spec,
+        { bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true },
+        { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+        { maxBytes: 50 * 1024 * 1024, expiresSeconds: 300, now },
+      ),
+    );
+  /** The pod's environment without any S3 setting or credential: only FOLIO_RUNNER_ACCESS. */
+  const withoutCredentials = (spec: RunnerPodSpec, accessJson: string): Promise<PodRun> =>
+    runPodEnv(spec, { FOLIO_RUNNER_ACCESS: accessJson });
+
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    store = new S3ObjectStore(s3.storeOptions);
+    ({ dir, cleanup } = await tmpDir("folio-pod-presigned-"));
+    await upload("ten_pod/file_gamma", await textPdf(path.join(dir, "gamma.pdf"), 2, "gamma"));
+    await upload("ten_other/file_secret", await textPdf(path.join(dir, "secret.pdf"), 1, "another tenant"));
+  });
+  afterAll(async () => {
+    store?.close();
+    await s3?.stop();
+    await cleanup?.();
+  });
+
+  it("should read its input and write its output under its prefix with presigned URLs alone", async () => {
+    const spec = podSpec("presigned", "compress", [{ key: "ten_pod/file_gamma", filename: "gamma.pdf" }]);
+    const run = await withoutCredentials(spec, access(spec));
+    expect(run.code, run.stderr).toBe(0);
+    const out = RunnerPodResult.parse(JSON.parse(run.message)).outputs[0]!;
+    expect(out.key.startsWith(spec.output_prefix)).toBe(true);
+    expect(await pageCount(await download(out.key, path.join(dir, "gamma-out.pdf")))).toBe(2);
+  });
+
+  it("should not read another job's object: it has no URL for it, and a URL of its own edited to name it is refused", async () => {
+    const mine = podSpec("mine", "compress", [{ key: "ten_pod/file_gamma", filename: "gamma.pdf" }]);
+    const theirs = podSpec("theirs", "compress", [{ key: "ten_other/file_secret", filename: "secret.pdf" }]);
+    // The spec names the other object, the access is the job's own: no URL, AccessDenied.
+    const noUrl = await withoutCredentials(theirs, access(mine));
+    expect(noUrl.code).toBe(1);
+    expect(JSON.parse(noUrl.message)).toMatchObject({ error: { code: "internal_error" } });
+    // Its own URL with the other key swapped in: the signature no longer matches (HTTP 403).
+    const forged = JSON.parse(access(mine)) as { get: Record<string, string>; post: unknown };
+    const url = forged.get["ten_pod/file_gamma"]!.replace("/ten_pod/file_gamma?", "/ten_other/file_secret?");
+    const res = await fetch(url);
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain("SignatureDoesNotMatch");
+    // Anonymous: nothing without a signature.
+    expect((await fetch(`${s3.endpoint}/${s3.bucket}/ten_other/file_secret`)).status).toBe(403);
+  });
+
+  it("should not upload outside its prefix, nor after its policy expired", async () => {
+    const spec = podSpec("upload", "compress", [{ key: "ten_pod/file_gamma", filename: "gamma.pdf" }]);
+    const a = JSON.parse(access(spec)) as { post: { url: string; fields: Record<string, string> } };
+    const post = async (key: string, fields: Record<string, string>): Promise<number> => {
+      const form = new FormData();
+      form.append("key", key);
+      for (const [k, v] of Object.entries(fields)) form.append(k, v);
+      form.append("file", new Blob(["%PDF-1.7 forged"]));
+      return (await fetch(a.post.url, { method: "POST", body: form })).status;
+    };
+    expect(await post(`${spec.output_prefix}ok.pdf`, a.post.fields)).toBe(204);
+    expect(await post("ten_other/file_secret", a.post.fields)).toBe(403);
+    const expired = JSON.parse(access(spec, new Date(Date.now() - 3_600_000))) as { post: { fields: Record<string, string> } };
+    expect(await post(`${spec.output_prefix}late.pdf`, expired.post.fields)).toBe(403);
+    expect(await store.exists("ten_other/file_secret")).toBe(true);
   });
 });

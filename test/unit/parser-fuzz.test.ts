@@ -6,7 +6,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QpdfWrittenPdf } from "../../runner/engines/pdf-update.ts";
-import { TARGETS, corpusFiles, fuzz, qpdfWrittenSeeds } from "../helpers/parser-fuzz.ts";
+import { TARGETS, corpusFiles, fuzz, qpdfWrittenSeeds, zipSeeds } from "../helpers/parser-fuzz.ts";
 import { tmpDir } from "../helpers/tools.ts";
 
 const RUNS = Number(process.env.FOLIO_FUZZ_RUNS ?? 300);
@@ -18,10 +18,12 @@ let dir: string;
 let cleanup: () => Promise<void>;
 let pdfs: string[];
 let written: { file: string; pages: number }[];
+let zips: string[];
 beforeAll(async () => {
   ({ dir, cleanup } = await tmpDir("folio-fuzz-"));
   pdfs = corpusFiles(60);
   written = await qpdfWrittenSeeds(corpusFiles(24), dir);
+  zips = await zipSeeds(dir);
 }, 120_000);
 afterAll(() => cleanup());
 
@@ -42,7 +44,9 @@ describe("parser fuzzing on the qpdf corpus", () => {
     ["lexer", () => pdfs],
     ["qpdfWritten", () => written.map((w) => w.file)],
     ["contentStream", () => pdfs],
-    ["sniffing", () => pdfs],
+    ["sniffing", () => [...pdfs, ...zips]],
+    ["zipDirectory", () => zips],
+    ["streamFilters", () => pdfs],
   ] as const)("%s: only the parser's typed error, in bounded time", { timeout: 300_000 }, async (name, seeds) => {
     const report = await fuzz(TARGETS[name], seeds(), { runs: RUNS, seed: SEED, maxMs: MAX_MS, scratch: path.join(dir, `${name}.pdf`) });
     expect(report.failure).toBeNull();

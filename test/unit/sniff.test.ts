@@ -28,6 +28,8 @@ describe("sniffing by bytes, never by name", () => {
       "odt",
     ],
     ["ODP", zipEntry("mimetype", "application/vnd.oasis.opendocument.presentation"), undefined, "odp"],
+    // LibreOffice opens templates as documents of their kind.
+    ["an ODT template", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-template"), "a.ott", "odt"],
     ["RTF", Buffer.from("{\\rtf1\\ansi hello}"), "a.txt", "rtf"],
     ["an OLE2 file named .xls", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), "sheet.XLS", "xls"],
     ["an OLE2 file named .ppt", Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), "deck.ppt", "ppt"],
@@ -50,7 +52,7 @@ describe("sniffing by bytes, never by name", () => {
     ["an empty file", Buffer.alloc(0), "a.pdf"],
     ["a PDF header past the first KiB", Buffer.concat([Buffer.alloc(2000, 0x20), Buffer.from("%PDF-1.4")]), "a.pdf"],
     ["an OpenDocument drawing (not accepted)", zipEntry("mimetype", "application/vnd.oasis.opendocument.graphics"), "a.odt"],
-    ["an ODT template look-alike", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-template"), "a.odt"],
+    ["an ODF mimetype with a suffix", zipEntry("mimetype", "application/vnd.oasis.opendocument.text-templatex"), "a.odt"],
     ["binary junk named .html", Buffer.from([0x00, 0x01, 0x02, 0x3c, 0x68]), "a.html"],
     ["text that is not UTF-8, named .md", Buffer.from([0x23, 0x20, 0xc3, 0x28, 0x41, 0x42, 0x43, 0x44]), "a.md"],
     ["plain text named .txt", Buffer.from("just words"), "notes.txt"],

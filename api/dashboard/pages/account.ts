@@ -18,8 +18,8 @@ const ENROL_COOKIE = "__Host-folio_totp";
 export function accountRouter(ctx: Ctx): Router {
   const r = express.Router();
   const { users, audit } = ctx.d.stores;
-  const record = (req: Request, s: Session, action: string): void =>
-    audit.record({
+  const record = async (req: Request, s: Session, action: string): Promise<void> =>
+    await audit.record({
       tenant_id: s.user.tenant_id,
       actor: s.user.email,
       action,
@@ -98,17 +98,17 @@ export function accountRouter(ctx: Ctx): Router {
     res.redirect(303, "/dashboard/account");
   });
 
-  r.post("/account/totp/confirm", signedIn, (req, res) => {
+  r.post("/account/totp/confirm", signedIn, async (req, res) => {
     const s = res.locals.session as Session;
     const pending = ctx.signer.verify<{ uid: string; secret: string }>("totp-enrol", readCookie(req, ENROL_COOKIE));
     if (!pending || pending.uid !== s.user.id)
       return redirectWith(res, ctx.signer, "/dashboard/account", { error: "Start again: add two-factor sign-in." });
     const step = verifyTotp(pending.secret, field(req, "code").trim());
     if (step === null) return page(req, res, "That code does not match; check the time on your phone and try the next code.");
-    users.setTotp(s.user.id, pending.secret);
-    users.useTotpStep(s.user.id, step);
+    await users.setTotp(s.user.id, pending.secret);
+    await users.useTotpStep(s.user.id, step);
     clearCookie(res, ENROL_COOKIE);
-    record(req, s, "member.totp_enabled");
+    await record(req, s, "member.totp_enabled");
     redirectWith(res, ctx.signer, "/dashboard/account", { ok: "Two-factor sign-in is on: you will be asked for a code when you sign in." });
   });
 
@@ -116,8 +116,8 @@ export function accountRouter(ctx: Ctx): Router {
     const s = res.locals.session as Session;
     if (!(await verifyPassword(field(req, "password"), s.user.password_hash)))
       return page(req, res, "That password is wrong; two-factor sign-in stays on.");
-    users.setTotp(s.user.id, null);
-    record(req, s, "member.totp_disabled");
+    await users.setTotp(s.user.id, null);
+    await record(req, s, "member.totp_disabled");
     redirectWith(res, ctx.signer, "/dashboard/account", { ok: "Two-factor sign-in is off." });
   });
 

@@ -76,30 +76,34 @@ export function auditRouter(ctx: Ctx): Router {
   const { audit } = ctx.d.stores;
   const readers = member(ctx, ["owner", "developer"]);
 
-  r.get("/audit", readers, (req, res) => {
+  r.get("/audit", readers, async (req, res) => {
     const m = memberOf(res);
-    page(ctx, req, res, audit.list(m.tenant.id, LIMIT), {
+    page(ctx, req, res, await audit.list(m.tenant.id, LIMIT), {
       session: m.session,
       tenantName: m.tenant.name,
       path: "/dashboard/audit",
       exportHref: "/dashboard/audit.json",
     });
   });
-  r.get("/audit.json", readers, (_req, res) => {
+  r.get("/audit.json", readers, async (_req, res) => {
     const m = memberOf(res);
     res.setHeader("Content-Disposition", `attachment; filename="folio-audit-${m.tenant.name}.json"`);
-    res.json({ tenant: m.tenant.name, exported_at: new Date().toISOString(), entries: audit.list(m.tenant.id, LIMIT).map(auditJson) });
+    res.json({
+      tenant: m.tenant.name,
+      exported_at: new Date().toISOString(),
+      entries: (await audit.list(m.tenant.id, LIMIT)).map(auditJson),
+    });
   });
-  r.get("/operator/audit", operator, (req, res) => {
-    page(ctx, req, res, audit.list(null, LIMIT), {
+  r.get("/operator/audit", operator, async (req, res) => {
+    page(ctx, req, res, await audit.list(null, LIMIT), {
       session: res.locals.session as Session,
       path: "/dashboard/operator/audit",
       exportHref: "/dashboard/operator/audit.json",
     });
   });
-  r.get("/operator/audit.json", operator, (_req, res) => {
+  r.get("/operator/audit.json", operator, async (_req, res) => {
     res.setHeader("Content-Disposition", 'attachment; filename="folio-audit.json"');
-    res.json({ exported_at: new Date().toISOString(), entries: audit.list(null, LIMIT).map(auditJson) });
+    res.json({ exported_at: new Date().toISOString(), entries: (await audit.list(null, LIMIT)).map(auditJson) });
   });
   return r;
 }

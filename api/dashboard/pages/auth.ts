@@ -56,8 +56,8 @@ function signInForm(ctx: Ctx, req: Request, res: Response, o: { email?: string; 
   });
 }
 
-function audit(ctx: Ctx, req: Request, user: User, action: string): void {
-  ctx.d.stores.audit.record({
+async function audit(ctx: Ctx, req: Request, user: User, action: string): Promise<void> {
+  await ctx.d.stores.audit.record({
     tenant_id: user.tenant_id,
     actor: user.email,
     action,
@@ -94,13 +94,13 @@ export function authRouter(ctx: Ctx): Router {
         error: `Too many sign-in attempts from your address; try again in ${wait} s.`,
       });
     const password = field(req, "password");
-    const candidates = users.byEmail(email).filter((u) => u.password_hash !== null);
+    const candidates = (await users.byEmail(email)).filter((u) => u.password_hash !== null);
     let found: User | null = null;
     for (const u of candidates) {
       // Verify even when locked, so that timing does not reveal the lock.
       const ok = await verifyPassword(password, u.password_hash);
       if (ok && !ctx.throttle.locked(u) && !found) found = u;
-      else if (!ok || ctx.throttle.locked(u)) ctx.throttle.failed(u);
+      else if (!ok || ctx.throttle.locked(u)) await ctx.throttle.failed(u);
     }
     if (candidates.length === 0) await verifyPassword(password, null);
     if (!found) {
@@ -111,14 +111,14 @@ export function authRouter(ctx: Ctx): Router {
       setCookie(res, MFA_COOKIE, ctx.signer.sign("mfa", { uid: found.id, exp: Date.now() + 5 * 60_000, next }), 300);
       return res.redirect(303, "/dashboard/sign-in/code");
     }
-    users.signInSucceeded(found.id);
+    await users.signInSucceeded(found.id);
     ctx.sessions.issue(res, found, "pwd");
     res.redirect(303, next === "/dashboard" ? home(found) : next);
   });
 
-  const pendingMfa = (req: Request): { user: User; next: string } | null => {
+  const pendingMfa = async (req: Request): Promise<{ user: User; next: string } | null> => {
     const p = ctx.signer.verify<{ uid: string; exp: number; next: string }>("mfa", readCookie(req, MFA_COOKIE));
-    const user = p && p.exp > Date.now() ? users.byId(p.uid) : undefined;
+    const user = p && p.exp > Date.now() ? await users.byId(p.uid) : undefined;
     return user && user.totp_secret && user.disabled_at === null ? { user, next: safeNext(p!.next) } : null;
   };
 
@@ -139,38 +139,38 @@ export function authRouter(ctx: Ctx): Router {
     });
   };
 
-  r.get("/sign-in/code", (req, res) => {
-    if (!pendingMfa(req)) return res.redirect(303, "/dashboard/sign-in");
+  r.get("/sign-in/code", async (req, res) => {
+    if (!(await pendingMfa(req))) return res.redirect(303, "/dashboard/sign-in");
     codeForm(req, res);
   });
 
-  r.post("/sign-in/code", (req, res) => {
-    const p = pendingMfa(req);
+  r.post("/sign-in/code", async (req, res) => {
+    const p = await pendingMfa(req);
     if (!p) return redirectWith(res, ctx.signer, "/dashboard/sign-in", { error: "Your sign-in took too long; start again." });
     if (ctx.throttle.address(clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY)) > 0)
       return codeForm(req, res, "Too many attempts; wait a minute.");
     const code = field(req, "code").trim();
     const step = ctx.throttle.locked(p.user) ? null : verifyTotp(p.user.totp_secret!, code);
-    if (step === null || !users.useTotpStep(p.user.id, step)) {
-      ctx.throttle.failed(p.user);
+    if (step === null || !(await users.useTotpStep(p.user.id, step))) {
+      await ctx.throttle.failed(p.user);
       return codeForm(req, res, "That code is not valid (or was used already). Wait for the next one and try again.");
     }
     clearCookie(res, MFA_COOKIE);
-    users.signInSucceeded(p.user.id);
+    await users.signInSucceeded(p.user.id);
     ctx.sessions.issue(res, p.user, "pwd+totp");
     res.redirect(303, p.next === "/dashboard" ? home(p.user) : p.next);
   });
 
-  r.post("/sign-out", (_req, res) => {
+  r.post("/sign-out", async (_req, res) => {
     const s = res.locals.session as Session | null;
-    if (s) ctx.sessions.end(res, s);
+    if (s) await ctx.sessions.end(res, s);
     redirectWith(res, ctx.signer, "/dashboard/sign-in", { ok: "You are signed out." });
   });
 
-  r.post("/sign-out-everywhere", signedIn, (req, res) => {
+  r.post("/sign-out-everywhere", signedIn, async (req, res) => {
     const s = res.locals.session as Session;
-    ctx.sessions.endAll(res, s);
-    audit(ctx, req, s.user, "member.signed_out_everywhere");
+    await ctx.sessions.endAll(res, s);
+    await audit(ctx, req, s.user, "member.signed_out_everywhere");
     redirectWith(res, ctx.signer, "/dashboard/sign-in", { ok: "You are signed out on every device." });
   });
 
@@ -208,26 +208,26 @@ export function authRouter(ctx: Ctx): Router {
     });
   };
 
-  r.get("/invite/:token", (req, res) => {
-    const found = users.peekInvite(param(req, "token"));
+  r.get("/invite/:token", async (req, res) => {
+    const found = await users.peekInvite(param(req, "token"));
     if ("error" in found) throw inviteProblem(found.error);
     return inviteForm(req, res, found.user);
   });
 
   r.post("/invite/:token", async (req, res) => {
-    const found = users.peekInvite(param(req, "token"));
+    const found = await users.peekInvite(param(req, "token"));
     if ("error" in found) throw inviteProblem(found.error);
     const password = field(req, "password");
     const problem = passwordProblem(password) ?? (password !== field(req, "confirm") ? "The two passwords differ." : null);
     if (problem) return inviteForm(req, res, found.user, problem);
     const hash = await hashPassword(password);
-    if (!users.useInvite(param(req, "token"))) throw inviteProblem("used");
-    users.setPassword(found.user.id, hash);
+    if (!(await users.useInvite(param(req, "token")))) throw inviteProblem("used");
+    await users.setPassword(found.user.id, hash);
     // A new password ends every older session of the person.
-    users.bumpEpoch(found.user.id);
-    const user = users.byId(found.user.id)!;
-    audit(ctx, req, user, "member.password_set");
-    users.signInSucceeded(user.id);
+    await users.bumpEpoch(found.user.id);
+    const user = (await users.byId(found.user.id))!;
+    await audit(ctx, req, user, "member.password_set");
+    await users.signInSucceeded(user.id);
     ctx.sessions.issue(res, user, "pwd");
     redirectWith(res, ctx.signer, "/dashboard/account", {
       ok: "Your password is set and you are signed in. You can add a second factor (TOTP) below.",
@@ -256,7 +256,7 @@ export function authRouter(ctx: Ctx): Router {
       throw new PageError(401, "The identity provider's answer could not be verified; start again.");
     }
     const user = await oidcMember(ctx, who);
-    users.signInSucceeded(user.id);
+    await users.signInSucceeded(user.id);
     ctx.sessions.issue(res, user, "oidc");
     // This response ends a navigation that began on the provider's site, so a redirect would not
     // carry the new SameSite=Strict cookie; a same-site refresh from this page does.

@@ -157,7 +157,7 @@ export function jobsRouter(ctx: Ctx): Router {
     const m = memberOf(res);
     const j = await backend.getJob(m.tenant.id, param(req, "id"));
     if (!j) throw new PageError(404, "No such job: it may have expired (records are kept for a while after a job ends) or been deleted.");
-    const hooks = ctx.d.stores.attempts?.forJob(m.tenant.id, j.id);
+    const hooks = await ctx.d.stores.attempts?.forJob(m.tenant.id, j.id);
     const manage = canManageKeys(m.role);
     const options = Object.entries(j.options).filter(([k]) => !SECRETISH.test(k));
     const figures = j.result ? Object.entries(j.result).filter(([k]) => k !== "files") : [];
@@ -293,11 +293,11 @@ export function jobsRouter(ctx: Ctx): Router {
     content.body.pipe(res);
   });
 
-  r.post("/jobs/:id/deliveries/:delivery/redeliver", member(ctx, ["owner", "developer"]), (req, res) => {
+  r.post("/jobs/:id/deliveries/:delivery/redeliver", member(ctx, ["owner", "developer"]), async (req, res) => {
     const m = memberOf(res);
-    const ok = ctx.d.stores.attempts?.redeliver(m.tenant.id, param(req, "delivery")) ?? false;
+    const ok = (await ctx.d.stores.attempts?.redeliver(m.tenant.id, param(req, "delivery"))) ?? false;
     if (ok)
-      ctx.d.stores.audit.record({
+      await ctx.d.stores.audit.record({
         tenant_id: m.tenant.id,
         actor: m.session.user.email,
         action: "webhook.redelivered",
@@ -320,7 +320,7 @@ export function jobsRouter(ctx: Ctx): Router {
 
 function webhookSection(
   j: JobObject,
-  hooks: ReturnType<NonNullable<Ctx["d"]["stores"]["attempts"]>["forJob"]> | undefined,
+  hooks: Awaited<ReturnType<NonNullable<Ctx["d"]["stores"]["attempts"]>["forJob"]>> | undefined,
   csrf: Html | null,
 ): Html {
   if (!j.webhook) return html`<p class="muted">This job has no webhook URL.</p>`;

@@ -38,7 +38,7 @@ export function keysRouter(ctx: Ctx): Router {
   ): Promise<void> => {
     const m = memberOf(res);
     const now = Date.now();
-    const labels = keyLabels.forTenant(m.tenant.id);
+    const labels = await keyLabels.forTenant(m.tenant.id);
     const keys = (await tenants.listKeys(m.tenant.name)).reverse();
     const manage = canManageKeys(m.role);
     const csrf = hiddenCsrf(m.session);
@@ -139,8 +139,8 @@ export function keysRouter(ctx: Ctx): Router {
     });
   };
 
-  const record = (req: Request, m: Member, action: string, target: string, detail: Record<string, unknown> = {}): void =>
-    audit.record({
+  const record = async (req: Request, m: Member, action: string, target: string, detail: Record<string, unknown> = {}): Promise<void> =>
+    await audit.record({
       tenant_id: m.tenant.id,
       actor: m.session.user.email,
       action,
@@ -163,8 +163,8 @@ export function keysRouter(ctx: Ctx): Router {
     if (!NAME.test(name))
       return page(req, res, { error: "Give the key a name of 1 to 60 letters, digits, spaces, dots, dashes or underscores." });
     const k = await tenants.createKey(m.tenant.name);
-    keyLabels.set({ key_id: k.key_id, tenant_id: m.tenant.id, name, created_by: m.session.user.email, replaces: null });
-    record(req, m, "key.created", k.key_id, { name });
+    await keyLabels.set({ key_id: k.key_id, tenant_id: m.tenant.id, name, created_by: m.session.user.email, replaces: null });
+    await record(req, m, "key.created", k.key_id, { name });
     await page(req, res, { newKey: { key: k.key, name } });
   });
 
@@ -175,9 +175,12 @@ export function keysRouter(ctx: Ctx): Router {
       return redirectWith(res, ctx.signer, "/dashboard/keys", { error: "Only an active key can be rotated." });
     const graceMs = ctx.d.config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000;
     const k = await tenants.rotateKey(old.key_id, graceMs);
-    const name = keyLabels.forTenant(m.tenant.id).get(old.key_id)?.name ?? "rotated key";
-    keyLabels.set({ key_id: k.key_id, tenant_id: m.tenant.id, name, created_by: m.session.user.email, replaces: old.key_id });
-    record(req, m, "key.rotated", old.key_id, { new_key_id: k.key_id, old_valid_until: new Date(k.previous_expires_at).toISOString() });
+    const name = (await keyLabels.forTenant(m.tenant.id)).get(old.key_id)?.name ?? "rotated key";
+    await keyLabels.set({ key_id: k.key_id, tenant_id: m.tenant.id, name, created_by: m.session.user.email, replaces: old.key_id });
+    await record(req, m, "key.rotated", old.key_id, {
+      new_key_id: k.key_id,
+      old_valid_until: new Date(k.previous_expires_at).toISOString(),
+    });
     await page(req, res, {
       newKey: { key: k.key, name, note: `The old key folio_sk_${old.key_id}_… keeps working for the grace period.` },
     });
@@ -188,7 +191,7 @@ export function keysRouter(ctx: Ctx): Router {
     const k = await ownKey(m, param(req, "id"));
     if (!(await tenants.revokeKey(k.key_id)))
       return redirectWith(res, ctx.signer, "/dashboard/keys", { error: "That key was already revoked." });
-    record(req, m, "key.revoked", k.key_id);
+    await record(req, m, "key.revoked", k.key_id);
     redirectWith(res, ctx.signer, "/dashboard/keys", { ok: `Revoked folio_sk_${k.key_id}_…; requests with it now fail.` });
   });
 

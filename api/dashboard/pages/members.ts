@@ -17,8 +17,8 @@ export function membersRouter(ctx: Ctx): Router {
   const { users, audit } = ctx.d.stores;
   const owners = member(ctx, ["owner"]);
 
-  const record = (req: Request, m: Member, action: string, target: string, detail: Record<string, unknown> = {}): void =>
-    audit.record({
+  const record = async (req: Request, m: Member, action: string, target: string, detail: Record<string, unknown> = {}): Promise<void> =>
+    await audit.record({
       tenant_id: m.tenant.id,
       actor: m.session.user.email,
       action,
@@ -27,9 +27,13 @@ export function membersRouter(ctx: Ctx): Router {
       address: clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY),
     });
 
-  const page = (req: Request, res: Response, o: { link?: { email: string; url: string; mailed: boolean }; error?: string } = {}): void => {
+  const page = async (
+    req: Request,
+    res: Response,
+    o: { link?: { email: string; url: string; mailed: boolean }; error?: string } = {},
+  ): Promise<void> => {
     const m = memberOf(res);
-    const people = users.byTenant(m.tenant.id);
+    const people = await users.byTenant(m.tenant.id);
     const isOwner = m.role === "owner";
     const csrf = hiddenCsrf(m.session);
     const roleSelect = (id: string, current: string): ReturnType<typeof html> =>
@@ -113,13 +117,13 @@ export function membersRouter(ctx: Ctx): Router {
     });
   };
 
-  const target = (m: Member, id: string): User => {
-    const u = users.byId(id);
+  const target = async (m: Member, id: string): Promise<User> => {
+    const u = await users.byId(id);
     if (!u || u.tenant_id !== m.tenant.id || u.disabled_at !== null) throw new PageError(404, "No such member.");
     return u;
   };
-  const lastOwner = (m: Member, u: User): boolean =>
-    u.role === "owner" && users.byTenant(m.tenant.id).filter((x) => x.role === "owner").length === 1;
+  const lastOwner = async (m: Member, u: User): Promise<boolean> =>
+    u.role === "owner" && (await users.byTenant(m.tenant.id)).filter((x) => x.role === "owner").length === 1;
 
   r.get("/members", member(ctx), (req, res) => page(req, res));
 
@@ -129,8 +133,8 @@ export function membersRouter(ctx: Ctx): Router {
     const role = field(req, "role") as TenantRole;
     if (!EMAIL.test(email)) return page(req, res, { error: "Enter a valid e-mail address." });
     if (!TENANT_ROLES.includes(role)) return page(req, res, { error: "Choose owner, developer or viewer." });
-    const inv = invite(users, ctx.d.publicUrl, { email, tenantId: m.tenant.id, role });
-    record(req, m, "member.invited", email, { role });
+    const inv = await invite(users, ctx.d.publicUrl, { email, tenantId: m.tenant.id, role });
+    await record(req, m, "member.invited", email, { role });
     let mailed = false;
     if (ctx.d.mailer) {
       try {
@@ -140,27 +144,27 @@ export function membersRouter(ctx: Ctx): Router {
         ctx.d.log.warn({ err }, "Could not e-mail an invite");
       }
     }
-    page(req, res, { link: { email, url: inv.url, mailed } });
+    await page(req, res, { link: { email, url: inv.url, mailed } });
   });
 
-  r.post("/members/:id/role", owners, (req, res) => {
+  r.post("/members/:id/role", owners, async (req, res) => {
     const m = memberOf(res);
-    const u = target(m, param(req, "id"));
+    const u = await target(m, param(req, "id"));
     const role = field(req, "role") as TenantRole;
     if (!TENANT_ROLES.includes(role)) return page(req, res, { error: "Choose owner, developer or viewer." });
-    if (role !== "owner" && lastOwner(m, u))
+    if (role !== "owner" && (await lastOwner(m, u)))
       return page(req, res, { error: "A tenant needs at least one owner; make someone else owner first." });
-    users.setRole(u.id, role);
-    record(req, m, "member.role_changed", u.email, { from: u.role, to: role });
+    await users.setRole(u.id, role);
+    await record(req, m, "member.role_changed", u.email, { from: u.role, to: role });
     redirectWith(res, ctx.signer, "/dashboard/members", { ok: `${u.email} is now ${role}.` });
   });
 
-  r.post("/members/:id/remove", owners, (req, res) => {
+  r.post("/members/:id/remove", owners, async (req, res) => {
     const m = memberOf(res);
-    const u = target(m, param(req, "id"));
-    if (lastOwner(m, u)) return page(req, res, { error: "A tenant needs at least one owner; make someone else owner first." });
-    users.disable(u.id);
-    record(req, m, "member.removed", u.email);
+    const u = await target(m, param(req, "id"));
+    if (await lastOwner(m, u)) return page(req, res, { error: "A tenant needs at least one owner; make someone else owner first." });
+    await users.disable(u.id);
+    await record(req, m, "member.removed", u.email);
     redirectWith(res, ctx.signer, "/dashboard/members", { ok: `${u.email} was removed and signed out.` });
   });
 

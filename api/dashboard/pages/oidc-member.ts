@@ -18,13 +18,13 @@ export async function oidcMember(ctx: Ctx, who: OidcIdentity): Promise<User> {
     tenantId = tenant.id;
   }
   const email = who.email.toLowerCase();
-  let user = users.byEmail(email).find((u) => u.tenant_id === tenantId && (tenantId !== null || u.role === "operator"));
+  let user = (await users.byEmail(email)).find((u) => u.tenant_id === tenantId && (tenantId !== null || u.role === "operator"));
   if (user && user.oidc_subject && user.oidc_subject !== who.subject)
     throw new PageError(403, "This e-mail address belongs to another identity here; ask an operator.");
-  user ??= users.create({ email, tenantId, role: who.role });
-  if (user.role !== who.role) users.setRole(user.id, who.role);
-  if (!user.oidc_subject) users.linkOidc(user.id, who.subject);
-  ctx.d.stores.audit.record({
+  user ??= await users.create({ email, tenantId, role: who.role });
+  if (user.role !== who.role) await users.setRole(user.id, who.role);
+  if (!user.oidc_subject) await users.linkOidc(user.id, who.subject);
+  await ctx.d.stores.audit.record({
     tenant_id: tenantId,
     actor: email,
     action: "member.signed_in_oidc",
@@ -32,5 +32,5 @@ export async function oidcMember(ctx: Ctx, who: OidcIdentity): Promise<User> {
     detail: { role: who.role },
     address: null,
   });
-  return users.byId(user.id)!;
+  return (await users.byId(user.id))!;
 }

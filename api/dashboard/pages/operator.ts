@@ -23,8 +23,8 @@ export function operatorRouter(ctx: Ctx): Router {
   const { tenants, accessRequests } = ctx.d;
   const { audit, usage } = ctx.d.stores;
   const s = (res: Response): Session => res.locals.session as Session;
-  const record = (req: Request, res: Response, action: string, target: string, detail: Record<string, unknown> = {}): void =>
-    audit.record({
+  const record = async (req: Request, res: Response, action: string, target: string, detail: Record<string, unknown> = {}): Promise<void> =>
+    await audit.record({
       tenant_id: null,
       actor: s(res).user.email,
       action,
@@ -53,7 +53,7 @@ export function operatorRouter(ctx: Ctx): Router {
   ): Promise<void> => {
     const all = await tenants.listTenants();
     const days = lastDays(30);
-    const rows = usage.since(null, days[0]!);
+    const rows = await usage.since(null, days[0]!);
     const jobs = (id: string): number => rows.filter((r) => r.tenant_id === id).reduce((a, r) => a + r.jobs, 0);
     const csrf = hiddenCsrf(s(res));
     renderPage(req, res, ctx.signer, {
@@ -127,11 +127,11 @@ export function operatorRouter(ctx: Ctx): Router {
     if (owner && !EMAIL.test(owner)) return list(req, res, { error: "The owner's e-mail address is not valid." });
     if (await tenants.tenant(name)) return list(req, res, { error: `A tenant named ${name} exists already.` });
     const { tenant: t } = await tenants.createTenant(name, plan);
-    record(req, res, "tenant.created", name, { plan });
+    await record(req, res, "tenant.created", name, { plan });
     let url: string | null = null;
     if (owner) {
-      url = invite(ctx.d.stores.users, ctx.d.publicUrl, { email: owner, tenantId: t.id, role: "owner" }).url;
-      record(req, res, "member.invited", owner, { tenant: name, role: "owner" });
+      url = (await invite(ctx.d.stores.users, ctx.d.publicUrl, { email: owner, tenantId: t.id, role: "owner" })).url;
+      await record(req, res, "member.invited", owner, { tenant: name, role: "owner" });
     }
     await list(req, res, { created: { tenant: name, url } });
   });
@@ -162,7 +162,7 @@ export function operatorRouter(ctx: Ctx): Router {
           <dt>State</dt>
           <dd data-testid="tenant-state">${suspended(t) ? "suspended" : "active"}</dd>
           <dt>Members</dt>
-          <dd>${ctx.d.stores.users.byTenant(t.id).length}</dd>
+          <dd>${(await ctx.d.stores.users.byTenant(t.id)).length}</dd>
           <dt>API keys</dt>
           <dd>${liveKeys} not revoked</dd>
         </dl>
@@ -194,7 +194,7 @@ export function operatorRouter(ctx: Ctx): Router {
         </div>
         <section>
           <h2>Usage, last 30 days</h2>
-          ${usageCharts({ days, rows: usage.since(t.id, days[0]!) })}
+          ${usageCharts({ days, rows: await usage.since(t.id, days[0]!) })}
         </section>`,
     });
   };
@@ -206,7 +206,7 @@ export function operatorRouter(ctx: Ctx): Router {
     const plan = field(req, "plan") as Plan;
     if (!PLANS.includes(plan)) return detail(req, res, t, { error: `Choose a plan: ${PLANS.join(", ")}.` });
     await tenants.setPlan(t.name, plan);
-    record(req, res, "tenant.plan_changed", t.name, { from: t.plan, to: plan });
+    await record(req, res, "tenant.plan_changed", t.name, { from: t.plan, to: plan });
     redirectWith(res, ctx.signer, `/dashboard/operator/tenants/${t.name}`, { ok: `${t.name} is now on ${plan}.` });
   });
 
@@ -218,7 +218,7 @@ export function operatorRouter(ctx: Ctx): Router {
       const t = await byName(param(req, "name"));
       if (!tenants.setSuspended) throw new PageError(404, "Suspending tenants is not available here.");
       await tenants.setSuspended(t.name, value);
-      record(req, res, value ? "tenant.suspended" : "tenant.resumed", t.name);
+      await record(req, res, value ? "tenant.suspended" : "tenant.resumed", t.name);
       redirectWith(res, ctx.signer, `/dashboard/operator/tenants/${t.name}`, {
         ok: value ? `${t.name} is suspended: its keys get 403 tenant_suspended.` : `${t.name} is active again.`,
       });
@@ -229,8 +229,8 @@ export function operatorRouter(ctx: Ctx): Router {
     const t = await byName(param(req, "name"));
     const email = field(req, "email").trim().toLowerCase();
     if (!EMAIL.test(email)) return detail(req, res, t, { error: "Enter a valid e-mail address." });
-    const inv = invite(ctx.d.stores.users, ctx.d.publicUrl, { email, tenantId: t.id, role: "owner" });
-    record(req, res, "member.invited", email, { tenant: t.name, role: "owner" });
+    const inv = await invite(ctx.d.stores.users, ctx.d.publicUrl, { email, tenantId: t.id, role: "owner" });
+    await record(req, res, "member.invited", email, { tenant: t.name, role: "owner" });
     await detail(req, res, t, { url: inv.url });
   });
 
@@ -338,15 +338,15 @@ export function operatorRouter(ctx: Ctx): Router {
     if (await tenants.tenant(name)) return requests(req, res, { error: `A tenant named ${name} exists already; choose another name.` });
     const { tenant: t } = await tenants.createTenant(name, "business");
     if (!(await accessRequests.decide(a.id, "approved", t.id))) return requests(req, res, { error: "That request was decided already." });
-    const inv = invite(ctx.d.stores.users, ctx.d.publicUrl, { email: a.email, tenantId: t.id, role: "owner" });
-    record(req, res, "access_request.approved", a.id, { tenant: name, owner: a.email });
+    const inv = await invite(ctx.d.stores.users, ctx.d.publicUrl, { email: a.email, tenantId: t.id, role: "owner" });
+    await record(req, res, "access_request.approved", a.id, { tenant: name, owner: a.email });
     await requests(req, res, { approved: { tenant: name, url: inv.url } });
   });
 
   r.post("/access-requests/:id/reject", async (req, res) => {
     if (!(await accessRequests.decide(param(req, "id"), "rejected", null)))
       return requests(req, res, { error: "That request was decided already." });
-    record(req, res, "access_request.rejected", param(req, "id"));
+    await record(req, res, "access_request.rejected", param(req, "id"));
     redirectWith(res, ctx.signer, "/dashboard/operator/access-requests", { ok: "Rejected." });
   });
 

@@ -86,14 +86,14 @@ export function usageRouter(ctx: Ctx): Router {
     const m = memberOf(res);
     await ctx.d.collectUsage?.(m.tenant.id);
     const days = lastDays(30);
-    const rows = ctx.d.stores.usage.since(m.tenant.id, days[0]!);
+    const rows = await ctx.d.stores.usage.since(m.tenant.id, days[0]!);
     const limits = ctx.planLimits(m.tenant.plan);
     const policy = { perMinute: limits.requestsPerMinute, burst: limits.burst };
     const now = Date.now();
     const keys = (await ctx.d.tenants.listKeys(m.tenant.name)).filter(
       (k) => k.revoked_at === null && (k.expires_at === null || k.expires_at > now),
     );
-    const labels = ctx.d.stores.keyLabels.forTenant(m.tenant.id);
+    const labels = await ctx.d.stores.keyLabels.forTenant(m.tenant.id);
     const unfinished = await ctx.d.backend.countUnfinished(m.tenant.id);
     renderPage(req, res, ctx.signer, {
       title: "Usage",

@@ -26,7 +26,7 @@ export function webhooksRouter(ctx: Ctx): Router {
   ): Promise<void> => {
     const m = memberOf(res);
     const current = await ctx.d.tenants.webhookSecret(m.tenant.name);
-    const rotated = ctx.d.stores.audit.list(m.tenant.id, 200).find((e) => e.action === "webhook_secret.rotated");
+    const rotated = (await ctx.d.stores.audit.list(m.tenant.id, 200)).find((e) => e.action === "webhook_secret.rotated");
     const prevUntil = typeof rotated?.detail.previous_valid_until === "string" ? Date.parse(rotated.detail.previous_valid_until) : null;
     const manage = canManageKeys(m.role);
     const csrf = hiddenCsrf(m.session);
@@ -120,7 +120,7 @@ export function webhooksRouter(ctx: Ctx): Router {
   r.post("/webhooks/rotate", writers, async (req, res) => {
     const m = memberOf(res);
     const t = await ctx.d.tenants.rotateWebhookSecret(m.tenant.name, ctx.d.config.FOLIO_KEY_ROTATION_GRACE_SECONDS * 1000);
-    ctx.d.stores.audit.record({
+    await ctx.d.stores.audit.record({
       tenant_id: m.tenant.id,
       actor: m.session.user.email,
       action: "webhook_secret.rotated",
@@ -143,7 +143,7 @@ export function webhooksRouter(ctx: Ctx): Router {
     if (!parsed || parsed.protocol !== "https:" || url.length > 2048)
       return page(req, res, { error: "Enter an https URL (at most 2048 characters).", url: url.slice(0, 2048) });
     const result = await ctx.d.sendTestWebhook(m.tenant, url);
-    ctx.d.stores.audit.record({
+    await ctx.d.stores.audit.record({
       tenant_id: m.tenant.id,
       actor: m.session.user.email,
       action: "webhook.test_sent",

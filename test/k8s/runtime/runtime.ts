@@ -7,7 +7,7 @@
  * Refuses to start without runc, skopeo and umoci, naming the Debian packages.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { EgressGateway, type Endpoint } from "./egress.ts";
@@ -44,6 +44,15 @@ export interface StartedContainer extends RunningContainer {
   /** The network namespace's relay, stopped with the container. */
   readonly isolated: boolean;
 }
+
+/** This process's oom_score_adj: the lowest a container may get without CAP_SYS_RESOURCE. */
+const OWN_OOM_SCORE_ADJ = ((): number => {
+  try {
+    return Number(readFileSync("/proc/self/oom_score_adj", "utf8").trim()) || 0;
+  } catch {
+    return 0;
+  }
+})();
 
 /** Which Debian package brings each command the runtime needs. */
 const TOOLS: Readonly<Record<string, string>> = { runc: "runc", skopeo: "skopeo", umoci: "umoci", unshare: "util-linux", mount: "mount" };
@@ -103,7 +112,9 @@ export class ContainerRuntime {
           ...(req.resources.cpuShares !== undefined ? { cpuShares: req.resources.cpuShares } : {}),
         },
         nofile: this.#nofile,
-        ...(req.resources.oomScoreAdj !== undefined ? { oomScoreAdj: req.resources.oomScoreAdj } : {}),
+        // Never below our own: lowering oom_score_adj needs CAP_SYS_RESOURCE, which root lacks here
+        // (runc's init would fail, as containerd's does without restrict_oom_score_adj; ADR 0006).
+        ...(req.resources.oomScoreAdj !== undefined ? { oomScoreAdj: Math.max(req.resources.oomScoreAdj, OWN_OOM_SCORE_ADJ) } : {}),
       });
       const container = await runContainer(
         { stateDir: this.#stateDir },

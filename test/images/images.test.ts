@@ -1,0 +1,63 @@
+/**
+ * The images `make images` built (docker/images.txt → dist/images/*.oci.tar), checked where a
+ * registry user checks them: `skopeo inspect` of each OCI archive shows the chart's tag, uid 10001,
+ * the `folio` entrypoint, the OCI labels with the source revision and version, and the image fits
+ * its size budget (the uncompressed size make images measured, for this very archive: its digest
+ * must match). The archives' contents are what every e2e suite and the chart test then run.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { appVersion, imageCatalogue } from "../k8s/images.ts";
+
+const run = promisify(execFile);
+
+interface Inspect {
+  Digest: string;
+  Labels: Record<string, string>;
+  Layers: string[];
+}
+
+describe.each(imageCatalogue())("image $name ($dockerfile)", (image) => {
+  const built = existsSync(image.archive);
+
+  it.skipIf(!built && !process.env.CI)("exists (make images)", () => {
+    expect(built, `${image.archive}: run make images`).toBe(true);
+  });
+
+  it.runIf(built)(
+    "is tagged with the chart's appVersion, runs as 10001 with the folio entrypoint, and carries the OCI labels",
+    async () => {
+      const { stdout } = await run("skopeo", ["inspect", `oci-archive:${image.archive}`], { maxBuffer: 16 * 1024 * 1024 });
+      const info = JSON.parse(stdout) as Inspect;
+      const { stdout: rawConfig } = await run("skopeo", ["inspect", "--config", `oci-archive:${image.archive}`], {
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      const config = (JSON.parse(rawConfig) as { config: { User?: string; Entrypoint?: string[]; Cmd?: string[]; Env?: string[] } }).config;
+      const { stdout: index } = await run("tar", ["-xOf", image.archive, "index.json"]);
+      const refName = (JSON.parse(index) as { manifests: { annotations?: Record<string, string> }[] }).manifests[0]?.annotations?.[
+        "org.opencontainers.image.ref.name"
+      ];
+      expect(refName).toBe(`docker.io/${image.repository}:${appVersion()}`);
+      expect(config.User).toBe("10001:10001");
+      expect(config.Entrypoint).toEqual(["folio"]);
+      expect(config.Env).toContain("FOLIO_SANDBOX=container");
+      const labels = info.Labels;
+      expect(labels["org.opencontainers.image.version"]).toBe(appVersion());
+      expect(labels["org.opencontainers.image.revision"]).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
+      expect(labels["org.opencontainers.image.licenses"]).toBe("Apache-2.0");
+      expect(labels["org.opencontainers.image.title"]).toMatch(/^Folio /);
+      expect(Date.parse(labels["org.opencontainers.image.created"] ?? "")).not.toBeNaN();
+      expect(labels["org.opencontainers.image.base.name"]).toBe("docker.io/library/debian:bookworm-slim");
+
+      // The size make images measured is this archive's (same manifest digest), within its budget.
+      const meta = JSON.parse(readFileSync(image.archive.replace(/\.oci\.tar$/, ".json"), "utf8")) as { size_mb: number; ref: string };
+      expect(meta.ref).toBe(`docker.io/${image.ref}`);
+      expect(
+        meta.size_mb,
+        `${image.name} is ${meta.size_mb} MB; its budget (docker/images.txt) is ${image.budgetMb} MB`,
+      ).toBeLessThanOrEqual(image.budgetMb);
+    },
+  );
+});
