@@ -32,7 +32,9 @@ import {
   type PdfJob,
 } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
+import { newId } from "../../core/ids.ts";
 import { applyCrds, until } from "../e2e/support.ts";
+import { delta, requestCounts } from "../k8s/apiserver-requests.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { binDir, findBinaries } from "../k8s/versions.ts";
@@ -297,6 +299,48 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     const next = await r.backend.listJobs("acme", { limit: 100, startingAfter: listed.data[2]!.id });
     expect(next.data.map((j) => j.id)).not.toContain(listed.data[0]!.id);
     expect(await r.backend.countUnfinished("acme")).toBeGreaterThan(0);
+  });
+
+  it("costs the apiserver no request for reads its caches know (counted by the apiserver), one list for an id they do not", async () => {
+    const fileId = await upload(replicas[0]!, "acme");
+    const made = (await replicas[0]!.backend.submit(newJob("acme", fileId), null)) as { job: { id: string } };
+    const jobId = made.job.id;
+    const pj = replicas[0]!.pdfJobs.byJobId(jobId)!;
+    const output = outputFileId("acme", jobId, 0);
+    const key = `acme/${jobId}/${output}`;
+    await replicas[0]!.store.put(key, Readable.from([Buffer.from("pdf")]));
+    await finish(pj.metadata.name, "Succeeded", [
+      { key, filename: "o.pdf", contentType: "application/pdf", size: 3, sha256: "c".repeat(64) },
+    ]);
+    for (const r of replicas)
+      await until("the output in every cache", () => Promise.resolve(r.pdfJobs.byOutput(output) ? true : undefined), 5000);
+
+    // The control plane's own clients touch these resources too (the garbage collector lists them
+    // once it discovers them, and looks owners up): measure once they are quiet.
+    await until("the apiserver quiet for Folio's resources", async () => {
+      const a = await requestCounts(kc);
+      await new Promise((r) => setTimeout(r, 1000));
+      return delta(a, await requestCounts(kc)).total === 0 ? true : undefined;
+    });
+    const before = await requestCounts(kc);
+    for (const r of replicas) {
+      for (let i = 0; i < 20; i++) {
+        expect((await r.backend.getJob("acme", jobId))?.status).toBe("succeeded");
+        expect(await r.backend.getJob("globex", jobId)).toBeNull();
+        expect((await r.backend.getFile("acme", output))?.filename).toBe("o.pdf");
+        expect((await r.backend.listJobs("acme", { limit: 100 })).data.length).toBeGreaterThan(0);
+        expect(await r.backend.countUnfinished("acme")).toBeGreaterThan(0);
+        expect((await r.backend.waitFor("acme", jobId, 1000))?.status).toBe("succeeded");
+      }
+    }
+    const reads = delta(before, await requestCounts(kc));
+    console.log(`360 cached reads through 3 replicas: ${reads.total} apiserver requests${reads.byKind ? ` (${reads.byKind})` : ""}`);
+    expect(reads).toEqual({ total: 0, byKind: "" });
+
+    // An id no cache knows (it may have been made through another replica a moment ago): one list.
+    const unknown = await requestCounts(kc);
+    for (let i = 0; i < 5; i++) expect(await replicas[i % 3]!.backend.getJob("acme", newId("job"))).toBeNull();
+    expect(delta(unknown, await requestCounts(kc))).toEqual({ total: 5, byKind: "LIST pdfjobs 5" });
   });
   it("serves outputs from the cache and, on a replica that has not seen them yet, reads them through; keeps them per tenant", async () => {
     const fileId = await upload(replicas[0]!, "acme");
