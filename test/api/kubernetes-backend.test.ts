@@ -252,6 +252,25 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     }
   });
 
+  it("answers a retry whose keyed job was deleted with 'gone' on every replica, never a second job", async () => {
+    const fileId = await upload(replicas[0]!, "hooli");
+    const idem = { key: "order-78", hash: "h78" };
+    const made = await replicas[0]!.backend.submit(newJob("hooli", fileId), idem);
+    expect(made.kind).toBe("created");
+    const jobId = (made as { job: { id: string } }).job.id;
+    // The client deletes it; the controller keeps its name (finalizer) until the key is 24 h old
+    // (controller/decide.ts, test/controller/decide.test.ts): here no controller lifts it at all.
+    expect(await replicas[1]!.backend.deleteJob("hooli", jobId)).toBe(true);
+    for (const r of replicas) {
+      await until("the deletion in every cache", async () => ((await r.backend.getJob("hooli", jobId)) === null ? true : undefined), 5000);
+      expect(await r.backend.replay({ tenantId: "hooli", ...idem })).toEqual({ kind: "replayed_gone", jobId });
+      const retried = await r.backend.submit(newJob("hooli", fileId), idem);
+      expect(retried).toEqual({ kind: "replayed_gone", jobId });
+    }
+    const named = (await pdfJobsOf("hooli")).filter((p) => p.metadata.annotations?.[PDFJOB_ANNOTATIONS.idempotencyHash] === "h78");
+    expect(named.map((p) => p.metadata.labels?.[LABELS.jobId])).toEqual([jobId]);
+  });
+
   it("lets a client read its own write through another replica at once", async () => {
     const fileId = await upload(replicas[0]!, "acme");
     for (let i = 0; i < 10; i++) {
@@ -305,6 +324,7 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     const fileId = await upload(replicas[0]!, "acme");
     const made = (await replicas[0]!.backend.submit(newJob("acme", fileId), null)) as { job: { id: string } };
     const jobId = made.job.id;
+    expect((await replicas[1]!.backend.submit(newJob("acme", fileId), null)).kind).toBe("created"); // one unfinished, at least
     const pj = replicas[0]!.pdfJobs.byJobId(jobId)!;
     const output = outputFileId("acme", jobId, 0);
     const key = `acme/${jobId}/${output}`;
