@@ -11,9 +11,21 @@
  * Skipped — saying so — when the control plane or MinIO is not built, unless FOLIO_S3_REQUIRED
  * or FOLIO_K8S_REQUIRED is set (`make test` sets the first).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { Readable } from "node:stream";
-import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type V1Role,
+} from "@kubernetes/client-node";
+import { loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewJob } from "../../api/jobs/backend.ts";
 import { PdfJobClient } from "../../api/jobs/pdfjob-client.ts";
@@ -31,9 +43,11 @@ import {
   PDFJOB_VERSION,
   type PdfJob,
 } from "../../core/schemas/pdfjob.ts";
+import { ACCESS_REQUEST_PLURAL, TENANT_PLURAL } from "../../core/schemas/tenant.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { newId } from "../../core/ids.ts";
 import { applyCrds, until } from "../e2e/support.ts";
+import { ROOT, run, tmpDir } from "../helpers/tools.ts";
 import { delta, requestCounts } from "../k8s/apiserver-requests.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
@@ -44,6 +58,13 @@ import { idempotencyContract } from "./idempotency-contract.ts";
 const REQUIRED = Boolean(process.env.FOLIO_S3_REQUIRED || process.env.FOLIO_K8S_REQUIRED);
 const HAVE = (findBinaries(binDir()) !== undefined && existsSync(minioPath())) || REQUIRED;
 if (!HAVE) process.stderr.write("[kubernetes-backend.test] SKIPPED: the local control plane or MinIO is not built (make test-platform)\n");
+/** helm at the version test/chart/versions.env pins, where test/chart/tools.sh puts it (make test-platform). */
+const HELM = path.join(
+  process.env.FOLIO_TOOLS_CACHE ?? path.join(os.homedir(), ".cache/folio-tools"),
+  `helm-${/^HELM_VERSION=(\S+)$/m.exec(readFileSync(path.join(ROOT, "test/chart/versions.env"), "utf8"))?.[1] ?? "?"}`,
+  "helm",
+);
+if (HAVE && !existsSync(HELM)) process.stderr.write(`[kubernetes-backend.test] admin Role test SKIPPED: no ${HELM} (make chart-tools)\n`);
 
 const NS = "default";
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
@@ -55,6 +76,21 @@ let kc: KubeConfig;
 let replicas: KubernetesStores[] = [];
 let admin: KubernetesTenantAdmin;
 const keys: Record<string, string> = {};
+
+/** A kubeconfig for a new ServiceAccount `name` (a TokenRequest token): an identity with no rights of its own. */
+async function serviceAccount(name: string): Promise<KubeConfig> {
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name } } });
+  const token = await core.createNamespacedServiceAccountToken({ namespace: NS, name, body: { spec: { audiences: [] } } });
+  const cfg = new KubeConfig();
+  cfg.loadFromOptions({
+    clusters: [{ name: "c", server: kc.getCurrentCluster()!.server, caFile: kc.getCurrentCluster()!.caFile }],
+    users: [{ name, token: token.status!.token }],
+    contexts: [{ name, cluster: "c", user: name }],
+    currentContext: name,
+  });
+  return cfg;
+}
 
 async function replica(): Promise<KubernetesStores> {
   const config = loadConfig({
@@ -113,6 +149,16 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     [platform, s3] = await Promise.all([startPlatform({ withoutKubelet: true }), startS3Server()]);
     kc = loadKubeConfig(platform.kubeconfig);
     await applyCrds(kc);
+    // A new CRD's storage answers 429 "(re)initializing" for a moment after it is Established.
+    for (const plural of [PDFJOB_PLURAL, TENANT_PLURAL, ACCESS_REQUEST_PLURAL])
+      await until(`${plural} to be listable`, () =>
+        custom()
+          .listNamespacedCustomObject({ ...CRD, plural })
+          .then(
+            () => true,
+            () => undefined,
+          ),
+      );
     admin = new KubernetesTenantAdmin(kc, NS);
     for (const t of ["acme", "globex", "initech", "hooli"]) {
       await admin.createTenant(t, "business");
@@ -181,22 +227,92 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
   });
 
   it("lets the apiserver's RBAC decide: an identity without rights gets a clear 'forbidden' from the admin commands", async () => {
-    const core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: "nobody" } } });
-    const token = await core.createNamespacedServiceAccountToken({ namespace: NS, name: "nobody", body: { spec: { audiences: [] } } });
-    const nobody = new KubeConfig();
-    nobody.loadFromOptions({
-      clusters: [{ name: "c", server: kc.getCurrentCluster()!.server, caFile: kc.getCurrentCluster()!.caFile }],
-      users: [{ name: "nobody", token: token.status!.token }],
-      contexts: [{ name: "x", cluster: "c", user: "nobody" }],
-      currentContext: "x",
-    });
-    const denied = new KubernetesTenantAdmin(nobody, NS);
+    const denied = new KubernetesTenantAdmin(await serviceAccount("nobody"), NS);
     await expect(denied.createTenant("sneaky", "business")).rejects.toThrow(
       /forbidden: create tenant sneaky: .*cannot create resource "tenants"/,
     );
     await expect(denied.revokeKey("AbCdEfGhIjKlMnOp")).rejects.toThrow(/forbidden/);
   });
+
+  it.runIf(existsSync(HELM))(
+    "runs the admin CLI from an operator's own kubeconfig bound to the chart's admin Role; without the binding it is refused",
+    async () => {
+      const rendered = await run(HELM, [
+        "template",
+        "rel",
+        path.join(ROOT, "helm/folio"),
+        "--namespace",
+        NS,
+        "--show-only",
+        "templates/rbac.yaml",
+      ]);
+      expect(rendered.code, rendered.stderr).toBe(0);
+      const role = (loadAll(rendered.stdout) as V1Role[]).find((d) => d?.kind === "Role" && d.metadata?.name === "rel-folio-admin")!;
+      expect(role).toBeDefined();
+      const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+      await rbac.createNamespacedRole({ namespace: NS, body: role });
+      const operator = await serviceAccount("operator");
+      const bare = await serviceAccount("bare");
+      await rbac.createNamespacedRoleBinding({
+        namespace: NS,
+        body: {
+          metadata: { name: "operator-admin" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "rel-folio-admin" },
+          subjects: [{ kind: "ServiceAccount", name: "operator", namespace: NS }],
+        },
+      });
+      const { dir, cleanup } = await tmpDir("folio-admin-cli-");
+      try {
+        const [mine, theirs] = [path.join(dir, "operator"), path.join(dir, "bare")];
+        await writeFile(mine, operator.exportConfig());
+        await writeFile(theirs, bare.exportConfig());
+        // As an operator runs it from their machine: the flags name the kubeconfig and the namespace.
+        const cli = async (file: string, ...args: string[]): Promise<{ code: number; stderr: string; json: any }> => {
+          const r = await run(process.execPath, [
+            path.join(ROOT, "bin/folio.ts"),
+            ...args,
+            "--kubernetes",
+            "--kubeconfig",
+            file,
+            "--namespace",
+            NS,
+            "--json",
+          ]);
+          return { code: r.code, stderr: `folio ${args.join(" ")}: ${r.stderr}`, json: r.code === 0 ? JSON.parse(r.stdout) : undefined };
+        };
+        const made = await cli(mine, "tenants", "create", "opsco", "--plan", "business");
+        expect(made.code, made.stderr).toBe(0);
+        const key = await cli(mine, "keys", "create", "--tenant", "opsco");
+        expect(key.code, key.stderr).toBe(0);
+        for (const r of replicas)
+          await until(
+            "the CLI's key on every replica",
+            () => Promise.resolve(r.tenants.authenticate(key.json.key) ? true : undefined),
+            2000,
+          );
+        expect((await cli(mine, "tenants", "suspend", "opsco")).code).toBe(0);
+        for (const r of replicas)
+          await until(
+            "the suspension",
+            () => Promise.resolve(r.tenants.authenticate(key.json.key)?.tenant.suspended ? true : undefined),
+            2000,
+          );
+        expect((await cli(mine, "keys", "revoke", key.json.key_id)).code).toBe(0);
+        for (const r of replicas)
+          await until("the revocation", () => Promise.resolve(r.tenants.authenticate(key.json.key) ? undefined : true), 2000);
+        const listed = await cli(mine, "access-requests", "list");
+        expect(listed.code, listed.stderr).toBe(0);
+        expect(Array.isArray(listed.json)).toBe(true);
+        // The same commands with an identity the Role is not bound to: the apiserver says no.
+        const refused = await cli(theirs, "tenants", "create", "sneaky", "--plan", "business");
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toMatch(/forbidden/);
+        expect(await admin.tenant("sneaky")).toBeNull();
+      } finally {
+        await cleanup();
+      }
+    },
+  );
 
   it("records uploads in S3 metadata only: any replica reads them, another tenant never", async () => {
     const id = await upload(replicas[0]!, "acme", "résumé.pdf");
