@@ -23,7 +23,6 @@ import { adminCommand, parseFlags, usersCommand } from "./admin.ts";
 import { dashboardRouter } from "./dashboard/index.ts";
 import { attemptRecorder, embeddedDashboard, kubernetesDashboardStores, sqliteDashboardStores } from "./dashboard/embedded.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
-import { sqliteTenantPort } from "./dashboard/tenants-port.ts";
 import { createApp, metricsHandler } from "./app.ts";
 import type { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
@@ -32,11 +31,10 @@ import { loadKubeConfig } from "./jobs/pdfjob-client.ts";
 import { WorkerPool } from "./jobs/worker-pool.ts";
 import { Metrics } from "./metrics.ts";
 import { createDualServer } from "./server.ts";
-import { AccessRequestStore } from "./store/access-requests.ts";
 import { openDb } from "./store/db.ts";
 import { kubernetesStores, storeNamespace } from "./store/kubernetes/index.ts";
 import { KubernetesTenantAdmin } from "./store/kubernetes/tenant-admin.ts";
-import { SqliteAccessRequests, type AccessRequests } from "./store/tenant-admin.ts";
+import { SqliteAccessRequests, SqliteTenantAdmin, type AccessRequests } from "./store/tenant-admin.ts";
 import { TenantStore, type KeyAuthenticator } from "./store/tenants.ts";
 import { loadOrCreateTls } from "./tls.ts";
 import { createWebhooks, webhookGuard, webhookUrlCheck, type Webhooks } from "./webhooks/wiring.ts";
@@ -163,15 +161,15 @@ async function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataD
     sealKey: sealKey(dataDir),
     workDir: path.join(dataDir, "work"),
   });
-  const port = sqliteTenantPort(tenants, new AccessRequestStore(db));
+  const accessRequests = new SqliteAccessRequests(db);
   const dashboard = dashboardOf({
     config,
     log,
     db,
     dataDir,
     backend,
-    tenants: port.tenants,
-    accessRequests: port.accessRequests,
+    tenants: new SqliteTenantAdmin(db),
+    accessRequests,
     stores: dashboardStores,
     pool: {
       get busyCount() {
@@ -180,7 +178,6 @@ async function embeddedMode(config: Config, log: Logger, metrics: Metrics, dataD
       size: config.FOLIO_WORKERS,
     },
   });
-  const accessRequests = new SqliteAccessRequests(db);
   return { backend, store, tenants, accessRequests, webhooks, first, dashboard, close: () => Promise.resolve(db.close()) };
 }
 
