@@ -43,6 +43,11 @@ export const CONTENT_TYPES: Record<DocKind, string> = {
 
 /** How many leading (and, where available, trailing) bytes sniff() wants to see. */
 export const SNIFF_BYTES = 64 * 1024;
+/**
+ * How many trailing bytes sniff() wants of a zip: the end record's search window (22 bytes and a
+ * comment of up to 64 KiB, APPNOTE §4.3.16) and, before it, the central directory and the last parts.
+ */
+export const SNIFF_TAIL_BYTES = 2 * SNIFF_BYTES;
 
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 const ZIP = Buffer.from("PK\x03\x04", "latin1");
@@ -227,7 +232,7 @@ function reader(head: Buffer, tail: Tail | undefined): ZipRead {
 
 /**
  * The kind of document whose first bytes are `head` (SNIFF_BYTES of them) and, when given, whose
- * last bytes are `tail`; null when it is none Folio accepts. A PDF header may be preceded by up to
+ * last bytes are `tail` (SNIFF_TAIL_BYTES of them); null when it is none Folio accepts. A PDF header may be preceded by up to
  * 1024 bytes of junk (ISO 32000-1 §7.5.2, as readers tolerate it).
  */
 export function sniff(head: Buffer, filename?: string, tail?: Tail): DocKind | null {

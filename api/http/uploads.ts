@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import type { Request } from "express";
 import busboy from "busboy";
-import { CONTENT_TYPES, SNIFF_BYTES, sniff, type DocKind } from "../../core/sniff.ts";
+import { CONTENT_TYPES, SNIFF_BYTES, SNIFF_TAIL_BYTES, sniff, type DocKind, type Tail } from "../../core/sniff.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
 import { decodeMultipartFilename, safeFilename } from "./filenames.ts";
 import { ApiError } from "./problem.ts";
@@ -37,12 +37,19 @@ export interface UploadLimits {
   quotaBytes?: number;
 }
 
-/** Hashes, counts and keeps the first SNIFF_BYTES of what flows through; enforces the caps. */
+/**
+ * Hashes, counts and keeps the first SNIFF_BYTES and the last SNIFF_TAIL_BYTES of what flows
+ * through (a zip's central directory is at its end: an Office file whose [Content_Types].xml comes
+ * after 64 KiB of other parts is told by it); enforces the caps.
+ */
 class Meter extends Transform {
   readonly hash = createHash("sha256");
   size = 0;
   head: Buffer[] = [];
   private headLen = 0;
+  /** The last chunks, dropped from the front while the rest still cover SNIFF_TAIL_BYTES. */
+  private tailChunks: Buffer[] = [];
+  private tailLen = 0;
   private readonly maxFile: number;
   private readonly budget: { left: number };
   private readonly quota: { left: number };
@@ -67,8 +74,17 @@ class Meter extends Transform {
       this.head.push(chunk.subarray(0, SNIFF_BYTES - this.headLen));
       this.headLen += Math.min(chunk.length, SNIFF_BYTES - this.headLen);
     }
+    this.tailChunks.push(chunk);
+    this.tailLen += chunk.length;
+    while (this.tailLen - this.tailChunks[0]!.length >= SNIFF_TAIL_BYTES) this.tailLen -= this.tailChunks.shift()!.length;
     this.hash.update(chunk);
     cb(null, chunk);
+  }
+
+  /** The last SNIFF_TAIL_BYTES (or fewer) bytes, with the whole size, as sniff() takes them. */
+  tail(): Tail {
+    const bytes = Buffer.concat(this.tailChunks);
+    return { bytes: bytes.subarray(Math.max(0, bytes.length - SNIFF_TAIL_BYTES)), size: this.size };
   }
 }
 
@@ -163,7 +179,7 @@ export function readMultipart(req: Request, store: ObjectStore, newKey: () => st
           const head = Buffer.concat(meter.head);
           // The cleaned name: a bidi override must not steer the sniffer's extension hint either.
           const name = safeFilename(decodeMultipartFilename(info.filename) ?? "");
-          const kind = sniff(head, name);
+          const kind = sniff(head, name, meter.tail());
           const part = {
             index,
             storageKey: key,

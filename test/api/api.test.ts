@@ -78,6 +78,9 @@ describe("transport and auth", () => {
     const res = await s.request("GET", "/v1/jobs", { key: free.key });
     expect(res.status).toBe(403);
     expect(res.json.code).toBe("plan_required");
+    // The key's bucket applies (issue #10 item 17): the refusal says how much of it is left.
+    expect(res.headers["ratelimit-policy"]).toMatch(/^"default";q=\d+;w=60$/);
+    expect(res.headers["ratelimit"]).toMatch(/^"default";r=\d+;t=\d+$/);
   });
 
   it("echoes a sane X-Request-Id and replaces an insane one", async () => {

@@ -10,7 +10,7 @@ import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sniff } from "../../core/sniff.ts";
+import { SNIFF_BYTES, SNIFF_TAIL_BYTES, sniff } from "../../core/sniff.ts";
 import { sniffFile } from "../../runner/engines/office-zip.ts";
 import { ok, runOp } from "../helpers/runner.ts";
 import { pdftotext, tmpDir } from "../helpers/tools.ts";
@@ -93,8 +93,9 @@ describe("Office sniffing", () => {
       const bytes = buildZip(transform(readZip(real[fmt]!)), opts);
       await writeFile(file, bytes);
       expect(sniffFile(file, bytes.length, "upload.bin", 1e8)).toBe(kindOf(fmt));
-      // What the API sees of an upload: its first 64 KiB, and its last when it has them.
-      expect(sniff(bytes.subarray(0, 65_536), "upload.bin", { bytes: bytes.subarray(-65_536), size: bytes.length })).toBe(kindOf(fmt));
+      // What the API sees of an upload: its first and its last bytes (api/http/uploads.ts).
+      const tail = { bytes: bytes.subarray(-SNIFF_TAIL_BYTES), size: bytes.length };
+      expect(sniff(bytes.subarray(0, SNIFF_BYTES), "upload.bin", tail)).toBe(kindOf(fmt));
     },
   );
 
