@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
-.PHONY: help setup build docs images run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops bench-edge clean
+.PHONY: help setup build docs images images-full run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops bench-edge clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -27,6 +27,9 @@ build: dist/bin/folio.js ## Compile TypeScript into dist/ (then ./bin/folio work
 
 images: $(SETUP_STAMP) ## Build the images of docker/images.txt with buildah, no Docker or registry: dist/images/*.oci.tar (cached by content)
 	docker/build-images.sh
+
+images-full: images ## Also build the full runner image of docker/images-full.txt (Chromium, OCRmyPDF, veraPDF; ADR 0015; not in make test)
+	docker/build-images.sh docker/images-full.txt
 
 run: build ## Start Folio, embedded mode (HTTPS API + runner pool)
 	./bin/folio serve

@@ -2,6 +2,9 @@
 # make images: builds every image of docker/images.txt from its Dockerfile, without Docker or a
 # registry (docs/adr/0005-images-without-a-registry.md), into dist/images/<name>.oci.tar.
 #
+#   docker/build-images.sh [LIST]    LIST: docker/images.txt (the default; make images) or
+#                                    docker/images-full.txt (make images-full)
+#
 #   1. the base `debian:bookworm-slim` the Dockerfiles name: made with mmdebstrap
 #      (docker/base-image.sh) and stored under that name, once per recipe; or, with
 #      FOLIO_IMAGES_BASE=pull, pulled from Docker Hub (where a registry is reachable);
@@ -11,8 +14,11 @@
 #      `buildah bud --format docker` (docker format: OCI images drop SHELL, and the RUN lines are
 #      bash) with the layer cache, the machine's CA bundle and an npmrc naming it bind-mounted into
 #      the RUN steps only (npm's HTTPS goes through the machine's extra certificate authorities;
-#      nothing of them lands in a layer), then `skopeo copy` to an OCI archive tagged
-#      docker.io/<repository>:<chart appVersion>;
+#      nothing of them lands in a layer but the empty files buildah leaves where it mounted them),
+#      and likewise the machine's Java trust store with a mavenrc naming it (Maven, in the full
+#      runner image's veraPDF stage), then `skopeo copy` to an OCI archive tagged
+#      docker.io/<repository>:<chart appVersion>. An image layered on another of ours (a fifth
+#      column ARG=name) gets that image's id as the build argument ARG, and the id is in its key;
 #   3. sizes: the image's size, the archive's, and what dominates (largest directories), written
 #      to dist/images/<name>.json and printed.
 #
@@ -21,6 +27,7 @@
 # and lower default rlimits (root lacks CAP_SYS_RESOURCE here): see $cache/containers.conf.
 # One build at a time per machine (flock): the storage is shared by every checkout.
 set -euo pipefail
+list="${1:-docker/images.txt}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export PATH="$root/.tools/node/bin:$PATH"
@@ -58,6 +65,10 @@ revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 source_url="$(git remote get-url origin 2>/dev/null || true)"
 ca="${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}"
 printf 'cafile=/etc/ssl/host-ca.crt\nregistry=%s\n' "$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)" >"$cache/npmrc"
+# Java does not read PEM bundles: for a Dockerfile that runs Maven, the machine's own Java trust
+# store (ca-certificates-java), when it has one; Debian's mvn sources /etc/mavenrc.
+java_ca=/etc/ssl/certs/java/cacerts
+printf 'MAVEN_OPTS="$MAVEN_OPTS -Djavax.net.ssl.trustStore=/etc/ssl/host-java-cacerts"\n' >"$cache/mavenrc"
 mkdir -p dist/images
 
 # --- 1. the base ----------------------------------------------------------------------------------
@@ -85,13 +96,28 @@ base_id="$(podman image inspect --format '{{.Id}}' docker.io/library/debian:book
 
 # --- 2. the images --------------------------------------------------------------------------------
 script_key="$(cat docker/build-images.sh | sha256sum | cut -c1-16)"
-while read -r name dockerfile repository budget; do
+while read -r name dockerfile repository budget layered_on; do
   [ -n "$name" ] && [ "${name:0:1}" != "#" ] || continue
   archive="dist/images/$name.oci.tar"
   meta="dist/images/$name.json"
   ref="docker.io/$repository:$version"
+  # ARG=name: the image `name` of this checkout (its id, not its tag: the storage is shared with
+  # other checkouts, which tag their own builds alike), built first.
+  from_args=()
+  from_id=""
+  if [ -n "${layered_on:-}" ]; then
+    from_meta="dist/images/${layered_on#*=}.json"
+    [ -f "$from_meta" ] || die "$name is built on ${layered_on#*=}: run make images first"
+    from_id="$(node -p "JSON.parse(require('fs').readFileSync('$from_meta', 'utf8')).image_id")"
+    podman image exists "$from_id" || die "$name is built on ${layered_on#*=} ($from_id), which is no longer in $cache: run make images again"
+    from_args=(--build-arg "${layered_on%%=*}=$from_id")
+  fi
+  trust=(-v "$ca:/etc/ssl/host-ca.crt:ro" -v "$cache/npmrc:/root/.npmrc:ro")
+  if [ -f "$java_ca" ] && grep -q '\bmvn\b' "$dockerfile"; then
+    trust+=(-v "$java_ca:/etc/ssl/host-java-cacerts:ro" -v "$cache/mavenrc:/etc/mavenrc:ro")
+  fi
   context_key="$(node docker/context.ts "$dockerfile" "$cache/context/$name")"
-  key="$(printf '%s %s %s %s' "$context_key" "$base_id" "$version" "$script_key" | sha256sum | cut -c1-32)"
+  key="$(printf '%s %s %s %s %s' "$context_key" "$base_id" "$version" "$script_key" "$from_id" | sha256sum | cut -c1-32)"
   if [ -f "$archive" ] && [ -f "$meta" ] && [ "$(node -p "JSON.parse(require('fs').readFileSync('$meta', 'utf8')).key")" = "$key" ]; then
     say "$name: up to date ($archive, $ref)"
     node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.error(`  ${m.size_mb} MB (archive ${m.archive_mb} MB), largest: ${m.largest.slice(0, 6).map((d) => `${d.path} ${d.mb} MB`).join(", ")}`)' "$meta"
@@ -102,8 +128,7 @@ while read -r name dockerfile repository budget; do
   labels=()
   [ -z "$source_url" ] || labels=(--label "org.opencontainers.image.source=$source_url")
   rm -f "$cache/$name.iid"
-  nice -n 10 buildah bud --quiet --format docker --layers --pull=never --network host \
-    -v "$ca:/etc/ssl/host-ca.crt:ro" -v "$cache/npmrc:/root/.npmrc:ro" \
+  nice -n 10 buildah bud --quiet --format docker --layers --pull=never --network host "${trust[@]}" "${from_args[@]}" \
     --build-arg VERSION="$version" --build-arg REVISION="$revision" --build-arg CREATED="$(date -u +%FT%TZ)" \
     "${labels[@]}" --iidfile "$cache/$name.iid" -t "localhost/$repository:$version" \
     -f "$root/$dockerfile" "$cache/context/$name" >"$cache/$name.build.log" 2>&1 \
@@ -119,15 +144,18 @@ while read -r name dockerfile repository budget; do
   mnt="$(podman image mount "$iid")"
   largest="$(cd "$mnt" && du -x -m -d 3 . 2>/dev/null | sort -rn | awk 'NR > 1 && n < 12 { sub(/^\.\//, "/", $2); printf "%s%s\t%s", (n++ ? "\n" : ""), $1, $2 }')"
   podman image unmount "$iid" >/dev/null
+  # The archive's config digest (skopeo converts the manifest to OCI, so it is not the image id):
+  # test/images matches it against the archive it inspects, so the size recorded here is that image's.
+  config_digest="$(skopeo inspect --raw "oci-archive:$archive" | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).config.digest')"
   node -e '
-    const [file, key, ref, iid, size, archiveBytes, budget, built, exported, largest] = process.argv.slice(1);
+    const [file, key, ref, iid, configDigest, size, archiveBytes, budget, built, exported, largest] = process.argv.slice(1);
     const mb = (n) => Math.round(Number(n) / 1e6);
     // Top directories, without those that only contain a bigger one listed already.
     const dirs = largest.split("\n").filter(Boolean).map((l) => { const [m, p] = l.split("\t"); return { path: p, mb: Number(m) }; });
-    const meta = { key, ref, image_id: iid, size_mb: mb(size), archive_mb: mb(archiveBytes), budget_mb: Number(budget),
+    const meta = { key, ref, image_id: iid, config_digest: configDigest, size_mb: mb(size), archive_mb: mb(archiveBytes), budget_mb: Number(budget),
       build_seconds: Number(built), export_seconds: Number(exported), largest: dirs };
     require("fs").writeFileSync(file, JSON.stringify(meta, null, 2) + "\n");
-  ' "$meta" "$key" "$ref" "$iid" "$size" "$(stat -c %s "$archive")" "$budget" "$((built - started))" "$((SECONDS - built))" "$largest"
+  ' "$meta" "$key" "$ref" "$iid" "$config_digest" "$size" "$(stat -c %s "$archive")" "$budget" "$((built - started))" "$((SECONDS - built))" "$largest"
   say "$name: built in $((built - started)) s, archived in $((SECONDS - built)) s: $(node -p "JSON.parse(require('fs').readFileSync('$meta','utf8')).size_mb") MB (budget $budget MB), archive $(du -m "$archive" | cut -f1) MB"
   printf '%s\n' "$largest" | sed 's/^/    /' >&2
-done <docker/images.txt
+done <"$list"

@@ -16,8 +16,11 @@ ARG RUNNER_IMAGE=folio/runner:dev
 FROM debian:bookworm-slim AS verapdf
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ARG VERAPDF_VERSION=1.28.2
+# The JRE's postinst links its manual pages into /usr/share/man/man1, which a slim image lacks
+# (Debian bug #863199): the directory is made first, its pages are still never installed.
 # hadolint ignore=DL3008
-RUN apt-get update \
+RUN mkdir -p /usr/share/man/man1 \
+ && apt-get update \
  && apt-get install -y --no-install-recommends maven ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && mvn -q dependency:copy -Dartifact="org.verapdf.apps:greenfield-apps:${VERAPDF_VERSION}" \
@@ -31,9 +34,11 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 USER 0
 COPY bin/debian-packages.txt /tmp/debian-packages.txt
 # The `full` packages of bin/debian-packages.txt. The JRE's man pages and Chromium's locales other
-# than en-US are never installed (dpkg path filters, as the base image's for documentation).
+# than en-US are never installed (dpkg path filters, as the base image's for documentation); the
+# JRE's postinst still needs /usr/share/man/man1 to exist (see above).
 # hadolint ignore=DL3008
-RUN printf 'path-exclude=%s\npath-include=%s\n' '/usr/lib/chromium/locales/*' '/usr/lib/chromium/locales/en-US.pak' \
+RUN mkdir -p /usr/share/man/man1 \
+ && printf 'path-exclude=%s\npath-include=%s\n' '/usr/lib/chromium/locales/*' '/usr/lib/chromium/locales/en-US.pak' \
       >/etc/dpkg/dpkg.cfg.d/folio-full \
  && mapfile -t pkgs < <(awk '!/^[[:space:]]*#/ && NF && $2 == "full" {print $1}' /tmp/debian-packages.txt) \
  && test "${#pkgs[@]}" -gt 0 \

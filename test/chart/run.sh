@@ -5,7 +5,7 @@
 #                   outside the checkout, installed when missing)
 #   2. static       test/chart/check.ts: CRD copy fresh, alerts ↔ runbooks ↔ promtool cases,
 #                   metric names, dashboard JSON, Dockerfiles ↔ bin/debian-packages.txt
-#   3. dockerfiles  hadolint on docker/api.Dockerfile and docker/runner.Dockerfile
+#   3. dockerfiles  hadolint on docker/api.Dockerfile, docker/runner.Dockerfile and docker/runner-full.Dockerfile
 #   4. alerts       promtool check rules (alerts + every dashboard query) and promtool test rules
 #   5. chart        helm lint (default and full values), helm template (default and full),
 #                   the default API stateless and highly available (test/chart/stateless.ts),
@@ -84,8 +84,8 @@ node test/chart/check.ts "$out/dashboard-queries.yaml"
 
 # --- 3. Dockerfiles -------------------------------------------------------------------------------
 step hadolint "hadolint"
-hadolint --failure-threshold style docker/api.Dockerfile docker/runner.Dockerfile
-echo "  ok    docker/api.Dockerfile docker/runner.Dockerfile: no findings"
+hadolint --failure-threshold style docker/api.Dockerfile docker/runner.Dockerfile docker/runner-full.Dockerfile
+echo "  ok    docker/api.Dockerfile docker/runner.Dockerfile docker/runner-full.Dockerfile: no findings"
 
 # --- 4. alerts ------------------------------------------------------------------------------------
 step promtool "promtool"

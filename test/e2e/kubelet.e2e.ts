@@ -9,7 +9,10 @@
  * - runAsNonRoot with uid 0 never starts (CreateContainerConfigError, the kubelet's message);
  * - a pod that mounts its service-account token gets a token the API server accepts as that
  *   ServiceAccount, the cluster's CA and its namespace;
- * - the CPU limit becomes the cgroup's CFS quota, the user and groups those of the spec.
+ * - the CPU limit becomes the cgroup's CFS quota, the user and groups those of the spec;
+ * - env (values, secretKeyRef, $(VAR) references) and envFrom (a ConfigMap, a Secret with a
+ *   prefix), a Secret volume (items, defaultMode, read-only), args after command, a custom
+ *   terminationMessagePath and a non-zero exit code reach the API as a kubelet reports them.
  */
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Pod, type V1PodSpec } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -145,5 +148,54 @@ describe("the local kubelet runs pods as a kubelet would", () => {
     expect(review.status?.authenticated).toBe(true);
     expect(review.status?.user?.username).toBe(`system:serviceaccount:${NS}:default`);
     expect(review.status?.user?.extra?.["authentication.kubernetes.io/pod-name"]).toEqual([p.metadata!.name]);
+  });
+
+  it("gives the container env and envFrom from a ConfigMap and a Secret, a read-only Secret volume, and reports its exit code and message", async () => {
+    const name = `kubelet-data-${++n}`;
+    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name }, stringData: { password: "s3cret", user: "ada" } } });
+    await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name }, data: { MODE: "fast" } } });
+    const report = "/dev/folio-report";
+    const script =
+      `{ echo "$GREETING"; echo "$PASS"; echo "$MODE"; echo "$S_user"; echo "$COMBINED"; stat -c %a /etc/creds/pw; cat /etc/creds/pw; echo;` +
+      ` if touch /etc/creds/x 2>/dev/null; then echo writable; else echo read-only; fi; ls /etc/creds; } > ${report}; exit 3`;
+    const p = await run(
+      pod(
+        "",
+        {
+          volumes: [
+            { name: "tmp", emptyDir: {} },
+            { name: "creds", secret: { secretName: name, items: [{ key: "password", path: "pw" }], defaultMode: 0o444 } },
+          ],
+        },
+        {
+          command: ["sh", "-c"],
+          args: [script],
+          envFrom: [{ configMapRef: { name } }, { secretRef: { name }, prefix: "S_" }],
+          env: [
+            { name: "GREETING", value: "hello" },
+            { name: "PASS", valueFrom: { secretKeyRef: { name, key: "password" } } },
+            { name: "COMBINED", value: "$(GREETING)-$(MODE)" },
+          ],
+          volumeMounts: [
+            { name: "tmp", mountPath: "/tmp" },
+            { name: "creds", mountPath: "/etc/creds" },
+          ],
+          terminationMessagePath: report,
+        },
+      ),
+    );
+    expect(p.status?.phase).toBe("Failed");
+    expect(terminated(p)).toMatchObject({ exitCode: 3, reason: "Error" });
+    expect((terminated(p)?.message ?? "").trim().split("\n")).toEqual([
+      "hello",
+      "s3cret",
+      "fast",
+      "ada",
+      "hello-fast",
+      "444",
+      "s3cret",
+      "read-only",
+      "pw",
+    ]);
   });
 });

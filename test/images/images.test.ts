@@ -2,14 +2,17 @@
  * The images `make images` built (docker/images.txt → dist/images/*.oci.tar), checked where a
  * registry user checks them: `skopeo inspect` of each OCI archive shows the chart's tag, uid 10001,
  * the `folio` entrypoint, the OCI labels with the source revision and version, and the image fits
- * its size budget (the uncompressed size make images measured, for this very archive: its digest
- * must match). The archives' contents are what every e2e suite and the chart test then run.
+ * its size budget (the uncompressed size make images measured, for this very archive: its config
+ * digest must match). The archives' contents are what every e2e suite and the chart test then run.
+ * The full runner image (docker/images-full.txt, `make images-full`, not part of `make test`) is
+ * checked alike when it has been built.
  */
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { appVersion, imageCatalogue } from "../k8s/images.ts";
+import { REPO_ROOT } from "../k8s/versions.ts";
 
 const run = promisify(execFile);
 
@@ -19,10 +22,15 @@ interface Inspect {
   Layers: string[];
 }
 
-describe.each(imageCatalogue())("image $name ($dockerfile)", (image) => {
+const images = [
+  ...imageCatalogue().map((image) => ({ ...image, required: true })),
+  ...imageCatalogue("images-full.txt").map((image) => ({ ...image, required: false })),
+];
+
+describe.each(images)("image $name ($dockerfile)", (image) => {
   const built = existsSync(image.archive);
 
-  it.skipIf(!built && !process.env.CI)("exists (make images)", () => {
+  it.skipIf(!image.required || (!built && !process.env.CI))("exists (make images)", () => {
     expect(built, `${image.archive}: run make images`).toBe(true);
   });
 
@@ -35,6 +43,9 @@ describe.each(imageCatalogue())("image $name ($dockerfile)", (image) => {
         maxBuffer: 16 * 1024 * 1024,
       });
       const config = (JSON.parse(rawConfig) as { config: { User?: string; Entrypoint?: string[]; Cmd?: string[]; Env?: string[] } }).config;
+      const { stdout: manifest } = await run("skopeo", ["inspect", "--raw", `oci-archive:${image.archive}`], {
+        maxBuffer: 16 * 1024 * 1024,
+      });
       const { stdout: index } = await run("tar", ["-xOf", image.archive, "index.json"]);
       const refName = (JSON.parse(index) as { manifests: { annotations?: Record<string, string> }[] }).manifests[0]?.annotations?.[
         "org.opencontainers.image.ref.name"
@@ -45,15 +56,26 @@ describe.each(imageCatalogue())("image $name ($dockerfile)", (image) => {
       expect(config.Env).toContain("FOLIO_SANDBOX=container");
       const labels = info.Labels;
       expect(labels["org.opencontainers.image.version"]).toBe(appVersion());
-      expect(labels["org.opencontainers.image.revision"]).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
+      const revision = labels["org.opencontainers.image.revision"] ?? "";
+      expect(revision).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
+      // A commit of this repository (the image was built from its tree, or from a tree with the same context).
+      const { stdout: kind } = await run("git", ["cat-file", "-t", revision.replace(/-dirty$/, "")], { cwd: REPO_ROOT });
+      expect(kind.trim()).toBe("commit");
       expect(labels["org.opencontainers.image.licenses"]).toBe("Apache-2.0");
       expect(labels["org.opencontainers.image.title"]).toMatch(/^Folio /);
       expect(Date.parse(labels["org.opencontainers.image.created"] ?? "")).not.toBeNaN();
       expect(labels["org.opencontainers.image.base.name"]).toBe("docker.io/library/debian:bookworm-slim");
 
-      // The size make images measured is this archive's (same manifest digest), within its budget.
-      const meta = JSON.parse(readFileSync(image.archive.replace(/\.oci\.tar$/, ".json"), "utf8")) as { size_mb: number; ref: string };
+      // The size make images measured is this archive's (same config digest), within its budget.
+      const meta = JSON.parse(readFileSync(image.archive.replace(/\.oci\.tar$/, ".json"), "utf8")) as {
+        size_mb: number;
+        ref: string;
+        config_digest: string;
+      };
       expect(meta.ref).toBe(`docker.io/${image.ref}`);
+      expect(meta.config_digest, "dist/images/*.json was written for another archive: run make images").toBe(
+        (JSON.parse(manifest) as { config: { digest: string } }).config.digest,
+      );
       expect(
         meta.size_mb,
         `${image.name} is ${meta.size_mb} MB; its budget (docker/images.txt) is ${image.budgetMb} MB`,

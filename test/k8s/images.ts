@@ -25,10 +25,13 @@ export function appVersion(): string {
   return m[1];
 }
 
-/** Every image of docker/images.txt (whether built or not). */
-export function imageCatalogue(): BuiltImage[] {
+/**
+ * Every image of docker/images.txt (whether built or not), or of another list of the same form
+ * (docker/images-full.txt: `make images-full`).
+ */
+export function imageCatalogue(list = "images.txt"): BuiltImage[] {
   const version = appVersion();
-  return readFileSync(join(REPO_ROOT, "docker", "images.txt"), "utf8")
+  return readFileSync(join(REPO_ROOT, "docker", list), "utf8")
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith("#"))
