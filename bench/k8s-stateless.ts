@@ -17,7 +17,6 @@
  *   node bench/k8s-stateless.ts [--retained 50000] [--waiters 200] [--duration 10]
  */
 import { readFileSync } from "node:fs";
-import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -29,8 +28,6 @@ import { newId } from "../core/ids.ts";
 import {
   LABELS,
   MANAGED_BY,
-  outputFileId,
-  outputTag,
   PDFJOB_ANNOTATIONS,
   PDFJOB_API_VERSION,
   PDFJOB_GROUP,
@@ -39,11 +36,13 @@ import {
   PDFJOB_VERSION,
   pdfJobName,
 } from "../core/schemas/pdfjob.ts";
+import { outputFileId, outputTag } from "../core/schemas/storage-keys.ts";
 import { blob } from "../test/api/harness.ts";
 import { applyCrds } from "../test/e2e/support.ts";
 import { multipart, ReplicaSet, request } from "../test/e2e/replicas.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
 import { tmpDir } from "../test/helpers/tools.ts";
+import { delta, requestCounts } from "../test/k8s/apiserver-requests.ts";
 import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../test/k8s/platform.ts";
 import { startS3Server, type S3Server } from "../test/s3/server.ts";
@@ -74,48 +73,6 @@ interface Env {
   tls: { certFile: string; keyFile: string; cert: Buffer };
   key: string;
   pdf: Buffer;
-}
-
-/** kube-apiserver's apiserver_request_total by `VERB resource`, watches left out (they are long-lived). */
-async function requestCounts(kc: KubeConfig): Promise<Map<string, number>> {
-  const opts: https.RequestOptions = { method: "GET" };
-  await kc.applyToHTTPSOptions(opts);
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = https.request(`${kc.getCurrentCluster()?.server ?? ""}/metrics`, opts, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve(body));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-  const counts = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const label = (name: string): string => new RegExp(`${name}="([^"]*)"`).exec(line)?.[1] ?? "";
-    if (label("verb") === "WATCH") continue;
-    const key = `${label("verb")} ${label("resource")}${label("subresource") ? `/${label("subresource")}` : ""}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
-  }
-  return counts;
-}
-
-/** The resources Folio's API touches (the rest is the control plane's own traffic: leases, endpoints, …). */
-const FOLIO_RESOURCES = /^\S+ (pdfjobs|tenants|accessrequests|secrets|endpointslices)(\/|$)/;
-
-/** Folio's requests between two snapshots, by kind, and their total. */
-function delta(before: Map<string, number>, after: Map<string, number>): { total: number; byKind: string } {
-  const kinds: string[] = [];
-  let total = 0;
-  for (const [k, v] of after) {
-    if (!FOLIO_RESOURCES.test(k)) continue;
-    const d = v - (before.get(k) ?? 0);
-    if (d <= 0) continue;
-    total += d;
-    kinds.push(`${k} ${d}`);
-  }
-  return { total, byKind: kinds.join(", ") };
 }
 
 async function replicas(e: Env, count: number): Promise<ReplicaSet> {

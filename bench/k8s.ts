@@ -28,7 +28,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
+import { Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job, type V1Pod } from "@kubernetes/client-node";
 import { Informer } from "../controller/informer.ts";
@@ -56,6 +56,7 @@ import { tmpDir } from "../test/helpers/tools.ts";
 import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../test/k8s/platform.ts";
 import { startS3Server, type S3Server } from "../test/s3/server.ts";
+import { createLogger } from "../core/logger.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -275,10 +276,21 @@ async function setUp(dir: string): Promise<Bench> {
     leaderElection: { namespace: NS, name: "folio-controller", identity: "bench" },
     template: runnerTemplate(s3),
     prepareJob: runnerAccess(kc, s3),
-    log: (msg) => {
-      const m = /^reconcile [^:]+: (.*)$/s.exec(msg);
-      if (m) errors.set(errorKind(m[1]!), (errors.get(errorKind(m[1]!)) ?? 0) + 1);
-    },
+    // Failed reconciles, counted by kind from the controller's structured log lines.
+    logger: createLogger(
+      {
+        level: "warn",
+        destination: new Writable({
+          write(line: Buffer, _enc, done): void {
+            const entry = JSON.parse(line.toString("utf8")) as { msg?: string; err?: { message?: string } };
+            const kind = entry.msg?.startsWith("reconcile failed") ? errorKind(entry.err?.message ?? "unknown") : undefined;
+            if (kind) errors.set(kind, (errors.get(kind) ?? 0) + 1);
+            done();
+          },
+        }),
+      },
+      { component: "controller" },
+    ),
   });
   const recorder = new Recorder(kc);
   await Promise.all([controller.synced(), recorder.start()]);

@@ -16,6 +16,10 @@
  * and tables found, and the time LibreOffice takes to reopen the output; for XLSX cell accuracy
  * with types (a number must be a number cell, a date a date cell) and without (the displayed
  * text), since camelot writes every cell as text.
+ * Then the truth corpus of issue #13 (bench/pdf-to-office-truth.ts): exact cells per class of table
+ * on the hand-made truth of real documents and on round trips of generated spreadsheets, each split
+ * into tune and held-out tables, beside camelot and pdfplumber with their default settings; PDF →
+ * DOCX word recall on every real PDF beside pdf2docx; PDF → XLSX silent losses.
  * The peers are Python: they live in a throwaway virtualenv under ~/.cache/folio-bench/venv,
  * created and filled from PyPI on first run (pinned versions), never used by the product.
  */
@@ -34,9 +38,12 @@ import {
   type XlsxQuality,
 } from "../test/helpers/convert-quality.ts";
 import { pdftotext, pageCount, ROOT } from "../test/helpers/tools.ts";
+import { truthBench } from "./pdf-to-office-truth.ts";
 
 const execFileP = promisify(execFile);
-const PEERS = ["pdf2docx==0.5.13", "camelot-py==2.0.0", "openpyxl==3.1.5"];
+const PEERS = ["pdf2docx==0.5.13", "camelot-py==2.0.0", "pdfplumber==0.11.10", "openpyxl==3.1.5"];
+/** Round-trip sheets for the truth corpus (test/truth/roundtrip.ts): about 1.15 tables each. */
+const ROUND_TRIPS = 150;
 const VENV = path.join(os.homedir(), ".cache/folio-bench/venv");
 const RUN_TIMEOUT_MS = 900_000;
 /** Each conversion and each reopening runs this many times, interleaved; the median is reported. */
@@ -311,6 +318,7 @@ async function main(): Promise<void> {
       ...verdicts(docRows, docScore),
       ...verdicts(sheetRows, sheetScore),
       "",
+      ...(await truthBench(path.join(dir, "truth"), VENV, { roundTrips: ROUND_TRIPS })),
     ];
     process.stdout.write(lines.join("\n"));
   } finally {

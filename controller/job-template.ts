@@ -24,19 +24,9 @@ import { EXIT, JOB_ERRORS } from "../core/errors.ts";
 import { jobIdOf } from "../core/pdfjob-view.ts";
 import { accessSecretName, RUNNER_ACCESS_ENV, RUNNER_ACCESS_KEY } from "./runner-access.ts";
 import type { RunnerLimits } from "../core/schemas/job.ts";
-import {
-  jobStoragePrefix,
-  LABELS,
-  MANAGED_BY,
-  PDFJOB_API_VERSION,
-  PDFJOB_KIND,
-  RUNNER_SPEC_ENV,
-  SECRET_OPTION_ENV,
-  TERMINATION_MESSAGE_PATH_ENV,
-  type PdfJob,
-  type PdfJobSpec,
-  type RunnerPodSpec,
-} from "../core/schemas/pdfjob.ts";
+import { LABELS, MANAGED_BY, PDFJOB_API_VERSION, PDFJOB_KIND, type PdfJob, type PdfJobSpec } from "../core/schemas/pdfjob.ts";
+import { RUNNER_SPEC_ENV, SECRET_OPTION_ENV, TERMINATION_MESSAGE_PATH_ENV, type RunnerPodSpec } from "../core/schemas/runner-pod.ts";
+import { jobStoragePrefix } from "../core/schemas/storage-keys.ts";
 import { runnerImageFor } from "./runner-image.ts";
 
 export const RUNNER_CONTAINER = "runner";

@@ -16,37 +16,26 @@
  * - FOLIO_WEBHOOK_ALLOWED_HOSTS (the SSRF guard's allow-list) and FOLIO_WEBHOOK_CA_FILE (extra CA
  *   certificates for webhook receivers, for tests) for the webhook sender (controller/webhooks.ts).
  *
- * Leader election (client-go's leaderelection with a coordination.k8s.io Lease, controller-runtime's
- * defaults: 15 s lease, 10 s renew deadline, 2 s retry): every replica keeps its caches warm, only
- * the leader runs workers; a leader that cannot renew stops its workers and `folio controller`
- * exits (the Deployment restarts it as a follower), as controller-runtime does.
+ * Leader election (controller/leader-election.ts): every replica keeps its caches warm, only the
+ * leader runs workers; a leader that cannot renew stops its workers and `folio controller` exits
+ * (the Deployment restarts it as a follower), as controller-runtime does.
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { rootCertificates } from "node:tls";
-import {
-  ApiException,
-  BatchV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  V1MicroTime,
-  type V1Job,
-  type V1Lease,
-  type V1Pod,
-} from "@kubernetes/client-node";
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Job, type V1Pod } from "@kubernetes/client-node";
 import { loadConfig, type Config } from "../core/config.ts";
 import { shareConnections } from "../core/net/kube-connections.ts";
-import { createLogger } from "../core/logger.ts";
+import { createLogger, type Logger } from "../core/logger.ts";
 import { SsrfGuard } from "../core/net/ssrf.ts";
 import type { TlsTrust } from "../core/webhooks/http.ts";
 import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { kubeClient, type WebhookSender } from "./apply.ts";
-import { Informer, objectKey, sleep, type ListResult } from "./informer.ts";
+import { Informer, objectKey, type ListResult } from "./informer.ts";
+import { LeaderElector, type LeaderElectionOptions } from "./leader-election.ts";
 import type { JobTemplateOptions } from "./job-template.ts";
 import { accessPreparer } from "./runner-access.ts";
 import { WorkQueue } from "./queue.ts";
@@ -71,7 +60,8 @@ export interface ControllerOptions {
   /** Where the metrics go (default: a registry of its own, without the process metrics). */
   metrics?: ControllerMetrics;
   resyncMs?: number;
-  log?: (msg: string) => void;
+  /** Structured logs (pino): failed reconciles at warn with pdfjob, tenant and err; informers' re-lists; leadership. */
+  logger?: Logger;
   /** Run workers only while holding this Lease; without it, workers start at once. */
   leaderElection?: LeaderElectionOptions;
   /** FOLIO_MAX_RUNNING_JOBS: runner Jobs at once, shared fairly between tenants (fair-queue.ts); 0 or absent: no limit. */
@@ -88,141 +78,6 @@ export interface WebhookOptions {
   /** Trust for receivers with a private CA (tests: FOLIO_WEBHOOK_CA_FILE); system roots otherwise. */
   tls?: TlsTrust;
   timeoutMs?: number;
-}
-
-export interface LeaderElectionOptions {
-  namespace: string;
-  name: string;
-  identity: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-  /** Called once when leadership is lost (default: the workers stop). */
-  onLost?: () => void;
-}
-
-/**
- * A coordination.k8s.io Lease held while the process leads. Expiry is judged by the local clock
- * since the record was last seen to change (client-go's observedTime), never by comparing clocks.
- */
-export class LeaderElector {
-  readonly #o: Required<Omit<LeaderElectionOptions, "onLost">>;
-  readonly #api: CoordinationV1Api;
-  readonly #stop = new AbortController();
-  readonly #log: (msg: string) => void;
-  #leading = false;
-  #observed: { record: string; at: number } | undefined;
-  #loop: Promise<void> | undefined;
-
-  constructor(kc: KubeConfig, o: LeaderElectionOptions, log: (msg: string) => void = () => undefined) {
-    this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...o };
-    this.#api = kc.makeApiClient(CoordinationV1Api);
-    this.#log = log;
-  }
-
-  get isLeader(): boolean {
-    return this.#leading;
-  }
-
-  /** Campaigns: `onStarted` when this process becomes the leader, `onLost` if it stops being one. */
-  run(onStarted: () => void, onLost: () => void): void {
-    this.#loop = this.#run(onStarted, onLost);
-  }
-
-  async #run(onStarted: () => void, onLost: () => void): Promise<void> {
-    const signal = this.#stop.signal;
-    while (!signal.aborted && !(await this.#tryAcquireOrRenew())) await sleep(this.#o.retryPeriodMs, signal);
-    if (signal.aborted) return;
-    this.#leading = true;
-    this.#log(`leader election: ${this.#o.identity} leads (lease ${this.#o.namespace}/${this.#o.name})`);
-    onStarted();
-    let lastRenew = Date.now();
-    while (!signal.aborted) {
-      await sleep(this.#o.retryPeriodMs, signal);
-      if (signal.aborted) break;
-      if (await this.#tryAcquireOrRenew()) lastRenew = Date.now();
-      else if (Date.now() - lastRenew > this.#o.renewDeadlineMs) {
-        this.#leading = false;
-        this.#log(`leader election: ${this.#o.identity} lost the lease`);
-        onLost();
-        return;
-      }
-    }
-  }
-
-  async #tryAcquireOrRenew(): Promise<boolean> {
-    const now = new V1MicroTime(Date.now());
-    const { namespace, name, identity } = this.#o;
-    const durationSeconds = Math.ceil(this.#o.leaseDurationMs / 1000);
-    let lease: V1Lease;
-    try {
-      lease = await this.#api.readNamespacedLease({ namespace, name });
-    } catch (err) {
-      if (!(err instanceof ApiException) || err.code !== 404) return false;
-      try {
-        await this.#api.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace },
-            spec: {
-              holderIdentity: identity,
-              leaseDurationSeconds: durationSeconds,
-              acquireTime: now,
-              renewTime: now,
-              leaseTransitions: 0,
-            },
-          },
-        });
-        return true;
-      } catch {
-        return false;
-      }
-    }
-    const spec = lease.spec ?? {};
-    const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseTransitions]);
-    if (this.#observed?.record !== record) this.#observed = { record, at: Date.now() };
-    const holder = spec.holderIdentity ?? "";
-    const expired = Date.now() - this.#observed.at > (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
-    if (holder !== "" && holder !== identity && !expired) return false;
-    const mine = holder === identity;
-    const body: V1Lease = {
-      ...lease,
-      spec: {
-        holderIdentity: identity,
-        leaseDurationSeconds: durationSeconds,
-        acquireTime: mine && spec.acquireTime ? spec.acquireTime : now,
-        renewTime: now,
-        leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
-      },
-    };
-    try {
-      // The resourceVersion in the body makes a concurrent writer's update fail with 409.
-      await this.#api.replaceNamespacedLease({ namespace, name, body });
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /** Stops; a leader releases the Lease so that a successor need not wait for it to expire. */
-  async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#loop;
-    if (!this.#leading) return;
-    this.#leading = false;
-    try {
-      const lease = await this.#api.readNamespacedLease({ namespace: this.#o.namespace, name: this.#o.name });
-      if (lease.spec?.holderIdentity !== this.#o.identity) return;
-      const now = new V1MicroTime(Date.now());
-      await this.#api.replaceNamespacedLease({
-        namespace: this.#o.namespace,
-        name: this.#o.name,
-        body: { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: now } },
-      });
-    } catch {
-      // It expires on its own.
-    }
-  }
 }
 
 export interface Controller {
@@ -252,7 +107,9 @@ const listOf = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } })
 /** Starts the informers and workers; the caller stops them. */
 export function startController(o: ControllerOptions): Controller {
   shareConnections(o.kubeConfig);
-  const log = o.log ?? (() => undefined);
+  const logger = o.logger;
+  /** The informers' messages (a watch that failed and re-lists). */
+  const log = (msg: string): void => logger?.warn(msg);
   const ns = o.namespace;
   const batch = o.kubeConfig.makeApiClient(BatchV1Api);
   const core = o.kubeConfig.makeApiClient(CoreV1Api);
@@ -358,7 +215,7 @@ export function startController(o: ControllerOptions): Controller {
     onPhaseChange: (change) => metrics.phaseChanged(change),
     onReconcile: (result, seconds) => metrics.reconciled(result, seconds),
     fairQueue,
-    log,
+    ...(logger ? { logger } : {}),
   });
 
   const informers = [pdfJobs, jobs, pods];
@@ -367,7 +224,7 @@ export function startController(o: ControllerOptions): Controller {
   const ready = (): boolean => informers.every((i) => i.hasSynced);
   // Workers start once the caches are full (a reconcile on a partial cache would re-create Jobs)
   // and, with leader election, once this process leads.
-  const elector = o.leaderElection ? new LeaderElector(o.kubeConfig, o.leaderElection, log) : undefined;
+  const elector = o.leaderElection ? new LeaderElector(o.kubeConfig, o.leaderElection, logger) : undefined;
   const leading = new Promise<void>((resolve) => {
     if (!elector) return resolve();
     elector.run(
@@ -390,7 +247,7 @@ export function startController(o: ControllerOptions): Controller {
     stopping ? [] : Promise.all(Array.from({ length: Math.max(1, o.workers ?? 2) }, () => reconciler.work(queue))),
   );
   const sweeper = o.uploadSweep
-    ? startUploadSweep(o.store, o.uploadSweep, () => unfinishedInputs(pdfJobs.list()), Promise.all([synced, leading]), log)
+    ? startUploadSweep(o.store, o.uploadSweep, () => unfinishedInputs(pdfJobs.list()), Promise.all([synced, leading]), logger)
     : undefined;
 
   return {
@@ -451,7 +308,6 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
   }
   const config = loadConfig();
   const logger = createLogger({ level: config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "controller" });
-  const log = (msg: string): void => logger.info(msg);
   const image = config.FOLIO_RUNNER_IMAGE;
   if (!image) {
     process.stderr.write("folio controller: FOLIO_RUNNER_IMAGE is not set\n");
@@ -519,7 +375,7 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     uploadSweep: { intervalMs: config.FOLIO_SWEEP_INTERVAL_MS, ttlMs: config.FOLIO_UPLOAD_TTL_SECONDS * 1000 },
     webhooks: { allowedHosts: config.FOLIO_WEBHOOK_ALLOWED_HOSTS, ...(tls ? { tls } : {}) },
     metrics,
-    log,
+    logger,
   });
   let server: MetricsServer;
   try {
@@ -531,15 +387,15 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     await controller.stop();
     return 2;
   }
-  log(`metrics, /healthz and /readyz on port ${server.port}`);
+  logger.info({ port: server.port }, "metrics, /healthz and /readyz listening");
   await controller.synced();
-  log("caches synced; reconciling");
+  logger.info("caches synced; reconciling");
   await new Promise<void>((resolve) => {
     wake = resolve;
     process.once("SIGTERM", resolve);
     process.once("SIGINT", resolve);
   });
-  log(lost ? "lost the leader lease; exiting" : "stopping");
+  logger.info(lost ? "lost the leader lease; exiting" : "stopping");
   await controller.stop();
   await server.close();
   return lost ? 1 : 0;

@@ -4,6 +4,7 @@
  * what happened (ARCHITECTURE.md "Controller rules"). Level-based: the key is all it gets.
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
+import type { Logger } from "../core/logger.ts";
 import { TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { applyActions, type ApplyDeps, type ApplyResult } from "./apply.ts";
@@ -31,7 +32,8 @@ export interface ReconcilerOptions extends ApplyDeps {
   caches: Caches;
   template: JobTemplateOptions;
   store: ObjectStore;
-  log?: (msg: string) => void;
+  /** Failed reconciles are logged at warn with the PdfJob's key, its tenant and the error. */
+  logger?: Logger;
   /** Told how every reconcile of `work()` ended and how long it took. */
   onReconcile?: (result: ReconcileResult, seconds: number) => void;
   /** Hands out the places of FOLIO_MAX_RUNNING_JOBS (controller/fair-queue.ts); none: no limit. */
@@ -78,8 +80,6 @@ async function readText(store: ObjectStore, key: string, max: number): Promise<s
   }
   return Buffer.concat(chunks).toString("utf8");
 }
-
-const describe = (err: unknown): string => (err instanceof Error ? err.message : JSON.stringify(err));
 
 /** A set made on its first question. */
 function lazySet(make: () => ReadonlySet<string>): Pick<ReadonlySet<string>, "has"> {
@@ -136,6 +136,12 @@ export class Reconciler {
     return { actions, result };
   }
 
+  /** A failed reconcile, retried with the queue's backoff: one structured line. */
+  #failed(key: string, err: unknown): void {
+    const tenant = this.#o.caches.pdfJob(key)?.spec.tenant;
+    this.#o.logger?.warn({ pdfjob: key, ...(tenant ? { tenant } : {}), err }, "reconcile failed; retrying with backoff");
+  }
+
   /** A worker: takes keys from the queue until it shuts down. */
   async work(queue: WorkQueue): Promise<void> {
     for (;;) {
@@ -146,7 +152,7 @@ export class Reconciler {
       try {
         const out = await this.reconcile(key);
         if (out?.result.error !== undefined) {
-          this.#o.log?.(`reconcile ${key}: ${describe(out.result.error)}`);
+          this.#failed(key, out.result.error);
           queue.addRateLimited(key);
         } else {
           queue.forget(key);
@@ -157,7 +163,7 @@ export class Reconciler {
           }
         }
       } catch (err) {
-        this.#o.log?.(`reconcile ${key}: ${describe(err)}`);
+        this.#failed(key, err);
         queue.addRateLimited(key);
       } finally {
         queue.done(key);

@@ -12,6 +12,7 @@ import { TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
 import type { ListedObject, ObjectHead } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { parseUploadKey, readUploadRecord, uploadExpiresAt } from "../core/storage/upload-record.ts";
+import type { Logger } from "../core/logger.ts";
 
 /** What the sweep needs of the object store (S3ObjectStore). */
 export interface SweepStore {
@@ -83,7 +84,7 @@ export function startUploadSweep(
   o: { intervalMs: number; ttlMs: number },
   inUse: () => ReadonlySet<string>,
   ready: Promise<unknown>,
-  log: (msg: string) => void,
+  log?: Logger,
 ): { stop(): void } {
   if (!("list" in store) || !("head" in store)) return { stop: () => undefined };
   let timer: NodeJS.Timeout | undefined;
@@ -91,9 +92,9 @@ export function startUploadSweep(
   const pass = async (): Promise<void> => {
     try {
       const r = await sweepUploads({ store: store as unknown as SweepStore, inUse, ttlMs: o.ttlMs });
-      if (r.deleted) log(`upload sweep: deleted ${r.deleted} expired upload(s), kept ${r.kept}`);
+      if (r.deleted) log?.info({ deleted: r.deleted, kept: r.kept }, "upload sweep: expired uploads deleted");
     } catch (err) {
-      log(`upload sweep failed: ${err instanceof Error ? err.message : String(err)}`);
+      log?.warn({ err }, "upload sweep failed");
     }
     if (!stopped) timer = setTimeout(() => void pass(), o.intervalMs).unref();
   };

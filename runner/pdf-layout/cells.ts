@@ -10,7 +10,10 @@
 
 export type CellValue = { value: number; numFmt?: string } | { value: Date; numFmt: string } | { value: boolean } | { value: string };
 
-const CURRENCY = /^([$€£¥₹]|[A-Z]{3}\s)?\s*(.*?)\s*([$€£¥₹]|\s[A-Z]{3})?$/u;
+/** ISO 4217 codes seen before amounts: any other three capitals ("ABN 48 123 123 124") are a label, not a currency. */
+const CODES =
+  "USD|EUR|GBP|JPY|CHF|CAD|AUD|NZD|CNY|HKD|SGD|INR|SEK|NOK|DKK|PLN|CZK|HUF|RUB|BRL|MXN|ZAR|KRW|TRY|AED|SAR|ILS|THB|TWD|IDR|MYR|PHP";
+const CURRENCY = new RegExp(`^([$€£¥₹]|(?:${CODES})\\s)?\\s*(.*?)\\s*([$€£¥₹]|\\s(?:${CODES}))?$`, "u");
 const GROUPED = /^\d{1,3}(?:([,.\u00a0\u202f' ])\d{3})+(?:([.,])(\d+))?$/u;
 const PLAIN = /^(\d+)(?:([.,])(\d+))?$/;
 
@@ -44,7 +47,11 @@ function numberFormat(
 ): string | undefined {
   let fmt = (grouped ? "#,##0" : "0") + (decimals > 0 ? "." + "0".repeat(decimals) : "");
   if (percent) fmt += "%";
-  if (currency) fmt = `"${currency.trim()}"${fmt}`;
+  // A sign prints against the digits ("$12"), a code as it was set, a space apart ("EUR 12", "12 EUR").
+  const code = currency?.trim();
+  if (code && currency!.endsWith(" ")) fmt = `"${code} "${fmt}`;
+  else if (code && currency!.startsWith(" ")) fmt = `${fmt}" ${code}"`;
+  else if (code) fmt = `"${code}"${fmt}`;
   if (parens) fmt = `${fmt};(${fmt})`;
   return fmt === "0" ? undefined : fmt;
 }

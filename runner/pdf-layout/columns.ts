@@ -138,7 +138,9 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
     sizes += line.size;
     if (l.value || r.value) values++;
     const close = r.x0 - l.x1 <= WORD_SPACE * 1.5 * line.size;
-    if (close && (isMarker(l.items) || isValueText(`${pieceText(l)} ${pieceText(r)}`))) joined++;
+    // A currency sign set at its cell's edge is the value's, however far from it.
+    const sign = /^[$€£¥₹]$/.test(pieceText(l)) || pieceText(r) === "%";
+    if ((close || sign) && (isMarker(l.items) || isValueText(`${pieceText(l)} ${pieceText(r)}`))) joined++;
   }
   // A column gap has text on both sides on two lines at least (one, in a table of two lines).
   if (widths.length < Math.min(2, lines.length)) return false;

@@ -14,7 +14,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
-import { glyphRuns, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
+import { glyphRuns, rtlClusters, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
 import { multiply, type Matrix } from "../engines/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
 import { dropOverprints } from "./overprint.ts";
@@ -101,8 +101,9 @@ function textRuns(page: pdfjs.PDFPageProxy, raw: PdfjsTextItem[], view: Matrix, 
     else if (it.type === "endMarkedContent") marks.pop();
     if (it.str === undefined || !it.transform) continue;
     const width = it.width ?? 0;
-    // Private-use code points are glyphs without a Unicode meaning (symbol-font bullets).
-    const text = it.str.replace(/\p{Co}/gu, "");
+    // Private-use code points are glyphs without a Unicode meaning (symbol-font bullets); control
+    // characters (U+0003 from a broken cmap) are no text a reader sees.
+    const text = it.str.replace(/[\p{Co}\p{Cc}]/gu, "");
     const opaque = text === "" && it.str !== "" ? true : it.str === "" && width > 0;
     if (text.trim() === "" && !opaque) continue;
     const m = multiply(it.transform as unknown as Matrix, view);
@@ -234,6 +235,7 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading
     ...splitAtGaps(
       runs.map((r) => r.item),
       glyphs,
+      rtlClusters(ops, pdfjs.OPS),
     ),
     ...annotationItems(glyphs),
   ]);

@@ -324,15 +324,59 @@ function cutSpaceless(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | n
   return pieces;
 }
 
-/** Splits pdfjs text items at the gaps between glyph runs (see the header and cutSpaceless). */
-export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[]): TextItem[] {
+const RTL = /[\p{Script=Hebrew}\p{Script=Arabic}]/u;
+/** A stretch of right-to-left words (letters, their marks, the spaces between them). */
+const RTL_STRETCH = /[\p{Script=Hebrew}\p{Script=Arabic}\p{M}]+(?:\s+[\p{Script=Hebrew}\p{Script=Arabic}\p{M}]+)*/gu;
+
+/** A stretch written in visual order, in logical order: backwards, each mark after the letter it sits on. */
+function backwards(stretch: string): string {
+  return (stretch.match(/\p{M}*\P{M}/gu) ?? [])
+    .map((g) => g.slice(-1) + g.slice(0, -1))
+    .reverse()
+    .join("");
+}
+
+/**
+ * The right-to-left words a page's glyphs carry whole: a shaped Arabic or Hebrew word that a
+ * producer (WeasyPrint, anything on HarfBuzz) draws as one glyph cluster, its ToUnicode giving the
+ * word in logical order. pdfjs reads every glyph as drawn in visual order and turns such a word
+ * backwards ("يبيبَح" for "حَبيبي"); a word spelled by one glyph each (LibreOffice) it reads right.
+ */
+export function rtlClusters(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes): Set<string> {
+  const out = new Set<string>();
+  ops.fnArray.forEach((fn, i) => {
+    if (fn !== OPS.showText) return;
+    for (const g of ((ops.argsArray[i] as unknown[] | undefined)?.[0] ?? []) as (Glyph | number)[]) {
+      if (typeof g === "number" || !g.unicode || (g.unicode.match(RTL_LETTERS) ?? []).length < 2) continue;
+      for (const m of g.unicode.matchAll(RTL_STRETCH)) out.add(m[0]);
+    }
+  });
+  return out;
+}
+
+const RTL_LETTERS = /[\p{Script=Hebrew}\p{Script=Arabic}]/gu;
+
+/** An item's right-to-left words that pdfjs turned backwards (see rtlClusters), in logical order. */
+function logicalOrder(item: TextItem, clusters: ReadonlySet<string>): TextItem {
+  const text = item.text.replace(RTL_STRETCH, (stretch) => {
+    const forwards = backwards(stretch);
+    return clusters.has(forwards) ? forwards : stretch;
+  });
+  return text === item.text ? item : { ...item, text };
+}
+
+/**
+ * Splits pdfjs text items at the gaps between glyph runs (see the header and cutSpaceless), and puts
+ * right-to-left words drawn as one glyph cluster back in logical order (`clusters`, rtlClusters).
+ */
+export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[], clusters: ReadonlySet<string> = new Set()): TextItem[] {
   const sorted = [...runs].sort((a, b) => a.base - b.base);
   const out: TextItem[] = [];
   for (const item of items) {
     const spaced = /\S\s+\S/.test(item.text);
     const under = !item.opaque && (spaced || item.text.length >= 2) ? runsUnder(item, sorted) : [];
     const pieces = under.length > 1 ? (spaced ? cut(item, under) : cutSpaceless(item, under)) : null;
-    out.push(...(pieces ?? [item]));
+    for (const piece of pieces ?? [item]) out.push(clusters.size && RTL.test(piece.text) ? logicalOrder(piece, clusters) : piece);
   }
   return out;
 }

@@ -49,7 +49,43 @@ export function groupLines(items: readonly TextItem[]): TextItem[][] {
     size = item.size;
   }
   if (current.length) lines.push(current);
-  return joinScripts(lines).map((l) => l.sort((a, b) => a.x0 - b.x0));
+  return joinScripts(lines).map((l) => composeAccents(l.sort((a, b) => a.x0 - b.x0)));
+}
+
+/** Spacing accents as TeX and others draw them over a letter, and the combining marks they stand for. */
+const ACCENTS: Record<string, string> = {
+  "\u02dc": "\u0303",
+  "~": "\u0303",
+  "\u02c6": "\u0302",
+  "^": "\u0302",
+  "\u00a8": "\u0308",
+  "\u00b4": "\u0301",
+  "`": "\u0300",
+  "\u00af": "\u0304",
+  "\u02c9": "\u0304",
+  "\u02d9": "\u0307",
+  "\u02da": "\u030a",
+  "\u02c7": "\u030c",
+  "\u02d8": "\u0306",
+  "\u02dd": "\u030b",
+};
+
+/**
+ * An accent drawn as a glyph of its own over a one-letter run (TeX's \tilde{x}, \hat{p}) joined to
+ * that letter as its combining mark (x̃), as a reader reads it; poppler does the same.
+ */
+function composeAccents(line: TextItem[]): TextItem[] {
+  const accents = line.filter((i) => ACCENTS[i.text.trim()] !== undefined);
+  if (!accents.length) return line;
+  const gone = new Set<TextItem>();
+  const out = line.map((item) => {
+    if (accents.includes(item) || [...item.text].length !== 1 || !/\p{L}/u.test(item.text)) return item;
+    const accent = accents.find((a) => !gone.has(a) && Math.min(a.x1, item.x1) - Math.max(a.x0, item.x0) >= 0.5 * (a.x1 - a.x0));
+    if (!accent) return item;
+    gone.add(accent);
+    return { ...item, text: (item.text + ACCENTS[accent.text.trim()]!).normalize("NFC") };
+  });
+  return out.filter((i) => !gone.has(i));
 }
 
 /** Smaller type than this share of a run's size may be a superscript or subscript of it. */
@@ -67,7 +103,7 @@ function isScriptOf(s: TextItem, t: TextItem): boolean {
     s.size <= SCRIPT_SIZE * t.size &&
     s.base - 0.8 * s.size >= t.base - 1.15 * t.size &&
     s.base + 0.25 * s.size <= t.base + 0.55 * t.size &&
-    (touches(t.x1, s.x0, s, t) || touches(s.x1, t.x0, s, t))
+    ((s.x1 > t.x1 && touches(t.x1, s.x0, s, t)) || (s.x0 < t.x0 && touches(s.x1, t.x0, s, t)))
   );
 }
 
@@ -135,6 +171,16 @@ export function splitLine(line: readonly TextItem[], gap = SEGMENT_GAP): Segment
 const SPACELESS_END = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff00-\uffef]$/u;
 const SPACELESS_START = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff00-\uffef]/u;
 
+const RTL_END = /[\p{Script=Hebrew}\p{Script=Arabic}]\p{M}*$/u;
+const RTL_START = /^[\p{Script=Hebrew}\p{Script=Arabic}]/u;
+const LTR_END = /[\p{L}--[\p{Script=Hebrew}\p{Script=Arabic}]]\p{M}*$/v;
+const LTR_START = /^[\p{L}--[\p{Script=Hebrew}\p{Script=Arabic}]]/v;
+
+/** Two runs that meet where right-to-left letters meet left-to-right ones: different words, however close. */
+export function scriptsMeet(before: string, after: string): boolean {
+  return (RTL_END.test(before) && LTR_START.test(after)) || (LTR_END.test(before) && RTL_START.test(after));
+}
+
 /** Whether a visible gap between text ending `before` and text starting `after` is a word space. */
 export function spaceBetween(before: string, after: string): boolean {
   return !(SPACELESS_END.test(before) && SPACELESS_START.test(after));
@@ -152,8 +198,8 @@ export function segmentText(seg: Segment): string {
   for (const item of seg.items) {
     if (item.opaque) continue;
     const gap = item.x0 - right;
-    if (text && gap > WORD_GAP * item.size && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text))
-      text += " ";
+    const apart = gap > WORD_GAP * item.size || scriptsMeet(text, item.text);
+    if (text && apart && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text)) text += " ";
     text += item.text;
     right = item.x1;
   }

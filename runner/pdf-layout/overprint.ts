@@ -19,15 +19,31 @@ const SAME_BASE = 0.2;
 
 /** The baseline bucket an item is filed under (buckets are a few points tall). */
 const bucket = (base: number): number => Math.floor(base / 4);
-const solid = (s: string): string => s.replace(/\s+/g, "");
 
 function sameLine(a: TextItem, b: TextItem): boolean {
   return Math.abs(a.base - b.base) < SAME_BASE * b.size && Math.abs(a.size - b.size) < 0.1 * b.size;
 }
 
+/** A character's rough advance in ems: CJK full width, spaces narrow, the rest in between. */
+const advance = (ch: string): number => (/\s/.test(ch) ? 0.28 : /[\u2e80-\u9fff\uac00-\ud7af\uff00-\uffef]/.test(ch) ? 1 : 0.55);
+
+/**
+ * Whether `item` repeats part of `of` where `of` draws that part: its text occurs in of's, at a
+ * place whose estimated position (of's width spread over its characters' rough advances) is the
+ * item's. A "0" under a long clipped line that happens to hold zeros is no copy of it.
+ */
 function isCopy(item: TextItem, of: TextItem): boolean {
   const tol = COPY_SHIFT * item.size;
-  return item.x0 >= of.x0 - tol && item.x1 <= of.x1 + tol && solid(of.text).includes(solid(item.text));
+  if (item.x0 < of.x0 - tol || item.x1 > of.x1 + tol) return false;
+  const chars = [...of.text];
+  const widths = chars.map(advance);
+  const total = widths.reduce((a, b) => a + b, 0) || 1;
+  const needle = item.text.trim();
+  for (let at = of.text.indexOf(needle); at >= 0; at = of.text.indexOf(needle, at + 1)) {
+    const before = widths.slice(0, [...of.text.slice(0, at)].length).reduce((a, b) => a + b, 0);
+    if (Math.abs(of.x0 + ((of.x1 - of.x0) * before) / total - item.x0) <= tol) return true;
+  }
+  return false;
 }
 
 /** `b` without the start it shares with the end of `a`, when they overlap there; else `b`. */

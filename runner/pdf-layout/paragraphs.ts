@@ -7,7 +7,7 @@
  * paragraph's lines into text, undoing end-of-line hyphenation. Pure.
  */
 import type { Box, TextBlock } from "./blocks.ts";
-import { isMarker, MARKER, spaceBetween, WORD_GAP } from "./lines.ts";
+import { isMarker, MARKER, scriptsMeet, spaceBetween, WORD_GAP } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { ListKind, Paragraph, Segment, TextItem } from "./types.ts";
 
@@ -127,7 +127,12 @@ export function paragraphRuns(p: Paragraph): Run[] {
           const hyphenated = /\p{L}-$/u.test(lastText) && /^\p{Ll}/u.test(text);
           if (hyphenated) last.text = lastText.slice(0, -1);
           else if (!/\s$/.test(lastText) && spaceBetween(lastText, text)) sep = " ";
-        } else if (item.x0 - prevRight > WORD_GAP * item.size && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text))
+        } else if (
+          (item.x0 - prevRight > WORD_GAP * item.size || scriptsMeet(lastText, text)) &&
+          !/\s$/.test(lastText) &&
+          !/^\s/.test(text) &&
+          spaceBetween(lastText, text)
+        )
           sep = " ";
       }
       prevRight = item.x1;

@@ -140,25 +140,31 @@ export function tableFromStructure(st: StructTable, byMcid: Map<string, TextItem
 /**
  * The table's cells, row by row, with no two merged areas overlapping: a cell whose span runs into
  * grid cells an earlier cell covers (or past the table's edge) loses its span, and a cell whose own
- * grid cell is covered already is left out. The finders do not make such cells; the writers go
- * through this so that a finder's slip can never make exceljs throw ("Cannot merge already merged
- * cells") or Word get a row wider than its table.
+ * grid cell is covered already gives its lines to the cell covering it (never dropped: no text may
+ * go missing, issue #13). Two pieces of text the finders put in one grid cell are joined the same
+ * way. The writers go through this so that a finder's slip can never make exceljs throw ("Cannot
+ * merge already merged cells") or Word get a row wider than its table.
  */
 export function disjointCells(table: Table): Cell[] {
   const width = Math.max(
     table.cols,
     maxOf(table.cells, (c) => c.col + 1, 0),
   );
-  const taken = new Set<number>();
+  const owner = new Map<number, Cell>();
   const key = (r: number, c: number): number => r * width + c;
   const out: Cell[] = [];
   for (const cell of [...table.cells].sort((a, b) => a.row - b.row || a.col - b.col)) {
-    if (taken.has(key(cell.row, cell.col))) continue;
+    const covering = owner.get(key(cell.row, cell.col));
+    if (covering) {
+      covering.lines = [...covering.lines, ...cell.lines];
+      continue;
+    }
     const area: number[] = [];
     for (let r = cell.row; r < cell.row + cell.rowSpan; r++) for (let c = cell.col; c < cell.col + cell.colSpan; c++) area.push(key(r, c));
-    const fits = cell.row + cell.rowSpan <= table.rows && cell.col + cell.colSpan <= width && area.every((k) => !taken.has(k));
-    for (const k of fits ? area : [key(cell.row, cell.col)]) taken.add(k);
-    out.push(fits ? cell : { ...cell, rowSpan: 1, colSpan: 1 });
+    const fits = cell.row + cell.rowSpan <= table.rows && cell.col + cell.colSpan <= width && area.every((k) => !owner.has(k));
+    const placed: Cell = fits ? { ...cell } : { ...cell, rowSpan: 1, colSpan: 1 };
+    for (const k of fits ? area : [key(cell.row, cell.col)]) owner.set(k, placed);
+    out.push(placed);
   }
   return out;
 }

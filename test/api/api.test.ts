@@ -303,8 +303,13 @@ describe("operations and jobs", () => {
     ).json;
     expect(job.expires_at).toEqual(expect.any(String));
     const ids = job.result.files.map((f: any) => f.id);
-    await new Promise((r) => setTimeout(r, 4500));
-    expect((await s.request("GET", `/v1/jobs/${job.id}`)).status).toBe(404);
+    // Not before expires_at (3 s), and gone once the sweeper (every 0.3 s) has passed after it.
+    const expires = Date.parse(job.expires_at);
+    while ((await s.request("GET", `/v1/jobs/${job.id}`)).status !== 404) {
+      expect(Date.now(), "the job record outlived its expiry by 10 s").toBeLessThan(expires + 10_000);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(Date.now()).toBeGreaterThanOrEqual(expires - 1000);
     const after = await listFiles(path.join(s.dataDir, "files"));
     for (const id of ids) expect(after.some((p) => p.endsWith(id))).toBe(false);
   });

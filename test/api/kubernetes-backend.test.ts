@@ -11,9 +11,21 @@
  * Skipped — saying so — when the control plane or MinIO is not built, unless FOLIO_S3_REQUIRED
  * or FOLIO_K8S_REQUIRED is set (`make test` sets the first).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { Readable } from "node:stream";
-import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type V1Role,
+} from "@kubernetes/client-node";
+import { loadAll } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewJob } from "../../api/jobs/backend.ts";
 import { PdfJobClient } from "../../api/jobs/pdfjob-client.ts";
@@ -21,18 +33,14 @@ import { kubernetesStores, type KubernetesStores } from "../../api/store/kuberne
 import { KubernetesTenantAdmin } from "../../api/store/kubernetes/tenant-admin.ts";
 import { loadConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
-import {
-  LABELS,
-  outputFileId,
-  outputTag,
-  PDFJOB_ANNOTATIONS,
-  PDFJOB_GROUP,
-  PDFJOB_PLURAL,
-  PDFJOB_VERSION,
-  type PdfJob,
-} from "../../core/schemas/pdfjob.ts";
+import { LABELS, PDFJOB_ANNOTATIONS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { outputFileId, outputTag } from "../../core/schemas/storage-keys.ts";
+import { ACCESS_REQUEST_PLURAL, TENANT_PLURAL } from "../../core/schemas/tenant.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
+import { newId } from "../../core/ids.ts";
 import { applyCrds, until } from "../e2e/support.ts";
+import { ROOT, run, tmpDir } from "../helpers/tools.ts";
+import { delta, requestCounts } from "../k8s/apiserver-requests.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { binDir, findBinaries } from "../k8s/versions.ts";
@@ -42,6 +50,13 @@ import { idempotencyContract } from "./idempotency-contract.ts";
 const REQUIRED = Boolean(process.env.FOLIO_S3_REQUIRED || process.env.FOLIO_K8S_REQUIRED);
 const HAVE = (findBinaries(binDir()) !== undefined && existsSync(minioPath())) || REQUIRED;
 if (!HAVE) process.stderr.write("[kubernetes-backend.test] SKIPPED: the local control plane or MinIO is not built (make test-platform)\n");
+/** helm at the version test/chart/versions.env pins, where test/chart/tools.sh puts it (make test-platform). */
+const HELM = path.join(
+  process.env.FOLIO_TOOLS_CACHE ?? path.join(os.homedir(), ".cache/folio-tools"),
+  `helm-${/^HELM_VERSION=(\S+)$/m.exec(readFileSync(path.join(ROOT, "test/chart/versions.env"), "utf8"))?.[1] ?? "?"}`,
+  "helm",
+);
+if (HAVE && !existsSync(HELM)) process.stderr.write(`[kubernetes-backend.test] admin Role test SKIPPED: no ${HELM} (make chart-tools)\n`);
 
 const NS = "default";
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
@@ -53,6 +68,21 @@ let kc: KubeConfig;
 let replicas: KubernetesStores[] = [];
 let admin: KubernetesTenantAdmin;
 const keys: Record<string, string> = {};
+
+/** A kubeconfig for a new ServiceAccount `name` (a TokenRequest token): an identity with no rights of its own. */
+async function serviceAccount(name: string): Promise<KubeConfig> {
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name } } });
+  const token = await core.createNamespacedServiceAccountToken({ namespace: NS, name, body: { spec: { audiences: [] } } });
+  const cfg = new KubeConfig();
+  cfg.loadFromOptions({
+    clusters: [{ name: "c", server: kc.getCurrentCluster()!.server, caFile: kc.getCurrentCluster()!.caFile }],
+    users: [{ name, token: token.status!.token }],
+    contexts: [{ name, cluster: "c", user: name }],
+    currentContext: name,
+  });
+  return cfg;
+}
 
 async function replica(): Promise<KubernetesStores> {
   const config = loadConfig({
@@ -111,6 +141,16 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     [platform, s3] = await Promise.all([startPlatform({ withoutKubelet: true }), startS3Server()]);
     kc = loadKubeConfig(platform.kubeconfig);
     await applyCrds(kc);
+    // A new CRD's storage answers 429 "(re)initializing" for a moment after it is Established.
+    for (const plural of [PDFJOB_PLURAL, TENANT_PLURAL, ACCESS_REQUEST_PLURAL])
+      await until(`${plural} to be listable`, () =>
+        custom()
+          .listNamespacedCustomObject({ ...CRD, plural })
+          .then(
+            () => true,
+            () => undefined,
+          ),
+      );
     admin = new KubernetesTenantAdmin(kc, NS);
     for (const t of ["acme", "globex", "initech", "hooli"]) {
       await admin.createTenant(t, "business");
@@ -179,22 +219,92 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
   });
 
   it("lets the apiserver's RBAC decide: an identity without rights gets a clear 'forbidden' from the admin commands", async () => {
-    const core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: "nobody" } } });
-    const token = await core.createNamespacedServiceAccountToken({ namespace: NS, name: "nobody", body: { spec: { audiences: [] } } });
-    const nobody = new KubeConfig();
-    nobody.loadFromOptions({
-      clusters: [{ name: "c", server: kc.getCurrentCluster()!.server, caFile: kc.getCurrentCluster()!.caFile }],
-      users: [{ name: "nobody", token: token.status!.token }],
-      contexts: [{ name: "x", cluster: "c", user: "nobody" }],
-      currentContext: "x",
-    });
-    const denied = new KubernetesTenantAdmin(nobody, NS);
+    const denied = new KubernetesTenantAdmin(await serviceAccount("nobody"), NS);
     await expect(denied.createTenant("sneaky", "business")).rejects.toThrow(
       /forbidden: create tenant sneaky: .*cannot create resource "tenants"/,
     );
     await expect(denied.revokeKey("AbCdEfGhIjKlMnOp")).rejects.toThrow(/forbidden/);
   });
+
+  it.runIf(existsSync(HELM))(
+    "runs the admin CLI from an operator's own kubeconfig bound to the chart's admin Role; without the binding it is refused",
+    async () => {
+      const rendered = await run(HELM, [
+        "template",
+        "rel",
+        path.join(ROOT, "helm/folio"),
+        "--namespace",
+        NS,
+        "--show-only",
+        "templates/rbac.yaml",
+      ]);
+      expect(rendered.code, rendered.stderr).toBe(0);
+      const role = (loadAll(rendered.stdout) as V1Role[]).find((d) => d?.kind === "Role" && d.metadata?.name === "rel-folio-admin")!;
+      expect(role).toBeDefined();
+      const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+      await rbac.createNamespacedRole({ namespace: NS, body: role });
+      const operator = await serviceAccount("operator");
+      const bare = await serviceAccount("bare");
+      await rbac.createNamespacedRoleBinding({
+        namespace: NS,
+        body: {
+          metadata: { name: "operator-admin" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "rel-folio-admin" },
+          subjects: [{ kind: "ServiceAccount", name: "operator", namespace: NS }],
+        },
+      });
+      const { dir, cleanup } = await tmpDir("folio-admin-cli-");
+      try {
+        const [mine, theirs] = [path.join(dir, "operator"), path.join(dir, "bare")];
+        await writeFile(mine, operator.exportConfig());
+        await writeFile(theirs, bare.exportConfig());
+        // As an operator runs it from their machine: the flags name the kubeconfig and the namespace.
+        const cli = async (file: string, ...args: string[]): Promise<{ code: number; stderr: string; json: any }> => {
+          const r = await run(process.execPath, [
+            path.join(ROOT, "bin/folio.ts"),
+            ...args,
+            "--kubernetes",
+            "--kubeconfig",
+            file,
+            "--namespace",
+            NS,
+            "--json",
+          ]);
+          return { code: r.code, stderr: `folio ${args.join(" ")}: ${r.stderr}`, json: r.code === 0 ? JSON.parse(r.stdout) : undefined };
+        };
+        const made = await cli(mine, "tenants", "create", "opsco", "--plan", "business");
+        expect(made.code, made.stderr).toBe(0);
+        const key = await cli(mine, "keys", "create", "--tenant", "opsco");
+        expect(key.code, key.stderr).toBe(0);
+        for (const r of replicas)
+          await until(
+            "the CLI's key on every replica",
+            () => Promise.resolve(r.tenants.authenticate(key.json.key) ? true : undefined),
+            2000,
+          );
+        expect((await cli(mine, "tenants", "suspend", "opsco")).code).toBe(0);
+        for (const r of replicas)
+          await until(
+            "the suspension",
+            () => Promise.resolve(r.tenants.authenticate(key.json.key)?.tenant.suspended ? true : undefined),
+            2000,
+          );
+        expect((await cli(mine, "keys", "revoke", key.json.key_id)).code).toBe(0);
+        for (const r of replicas)
+          await until("the revocation", () => Promise.resolve(r.tenants.authenticate(key.json.key) ? undefined : true), 2000);
+        const listed = await cli(mine, "access-requests", "list");
+        expect(listed.code, listed.stderr).toBe(0);
+        expect(Array.isArray(listed.json)).toBe(true);
+        // The same commands with an identity the Role is not bound to: the apiserver says no.
+        const refused = await cli(theirs, "tenants", "create", "sneaky", "--plan", "business");
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toMatch(/forbidden/);
+        expect(await admin.tenant("sneaky")).toBeNull();
+      } finally {
+        await cleanup();
+      }
+    },
+  );
 
   it("records uploads in S3 metadata only: any replica reads them, another tenant never", async () => {
     const id = await upload(replicas[0]!, "acme", "résumé.pdf");
@@ -250,6 +360,25 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     }
   });
 
+  it("answers a retry whose keyed job was deleted with 'gone' on every replica, never a second job", async () => {
+    const fileId = await upload(replicas[0]!, "hooli");
+    const idem = { key: "order-78", hash: "h78" };
+    const made = await replicas[0]!.backend.submit(newJob("hooli", fileId), idem);
+    expect(made.kind).toBe("created");
+    const jobId = (made as { job: { id: string } }).job.id;
+    // The client deletes it; the controller keeps its name (finalizer) until the key is 24 h old
+    // (controller/decide.ts, test/controller/decide.test.ts): here no controller lifts it at all.
+    expect(await replicas[1]!.backend.deleteJob("hooli", jobId)).toBe(true);
+    for (const r of replicas) {
+      await until("the deletion in every cache", async () => ((await r.backend.getJob("hooli", jobId)) === null ? true : undefined), 5000);
+      expect(await r.backend.replay({ tenantId: "hooli", ...idem })).toEqual({ kind: "replayed_gone", jobId });
+      const retried = await r.backend.submit(newJob("hooli", fileId), idem);
+      expect(retried).toEqual({ kind: "replayed_gone", jobId });
+    }
+    const named = (await pdfJobsOf("hooli")).filter((p) => p.metadata.annotations?.[PDFJOB_ANNOTATIONS.idempotencyHash] === "h78");
+    expect(named.map((p) => p.metadata.labels?.[LABELS.jobId])).toEqual([jobId]);
+  });
+
   it("lets a client read its own write through another replica at once", async () => {
     const fileId = await upload(replicas[0]!, "acme");
     for (let i = 0; i < 10; i++) {
@@ -297,6 +426,49 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     const next = await r.backend.listJobs("acme", { limit: 100, startingAfter: listed.data[2]!.id });
     expect(next.data.map((j) => j.id)).not.toContain(listed.data[0]!.id);
     expect(await r.backend.countUnfinished("acme")).toBeGreaterThan(0);
+  });
+
+  it("costs the apiserver no request for reads its caches know (counted by the apiserver), one list for an id they do not", async () => {
+    const fileId = await upload(replicas[0]!, "acme");
+    const made = (await replicas[0]!.backend.submit(newJob("acme", fileId), null)) as { job: { id: string } };
+    const jobId = made.job.id;
+    expect((await replicas[1]!.backend.submit(newJob("acme", fileId), null)).kind).toBe("created"); // one unfinished, at least
+    const pj = replicas[0]!.pdfJobs.byJobId(jobId)!;
+    const output = outputFileId("acme", jobId, 0);
+    const key = `acme/${jobId}/${output}`;
+    await replicas[0]!.store.put(key, Readable.from([Buffer.from("pdf")]));
+    await finish(pj.metadata.name, "Succeeded", [
+      { key, filename: "o.pdf", contentType: "application/pdf", size: 3, sha256: "c".repeat(64) },
+    ]);
+    for (const r of replicas)
+      await until("the output in every cache", () => Promise.resolve(r.pdfJobs.byOutput(output) ? true : undefined), 5000);
+
+    // The control plane's own clients touch these resources too (the garbage collector lists them
+    // once it discovers them, and looks owners up): measure once they are quiet.
+    await until("the apiserver quiet for Folio's resources", async () => {
+      const a = await requestCounts(kc);
+      await new Promise((r) => setTimeout(r, 1000));
+      return delta(a, await requestCounts(kc)).total === 0 ? true : undefined;
+    });
+    const before = await requestCounts(kc);
+    for (const r of replicas) {
+      for (let i = 0; i < 20; i++) {
+        expect((await r.backend.getJob("acme", jobId))?.status).toBe("succeeded");
+        expect(await r.backend.getJob("globex", jobId)).toBeNull();
+        expect((await r.backend.getFile("acme", output))?.filename).toBe("o.pdf");
+        expect((await r.backend.listJobs("acme", { limit: 100 })).data.length).toBeGreaterThan(0);
+        expect(await r.backend.countUnfinished("acme")).toBeGreaterThan(0);
+        expect((await r.backend.waitFor("acme", jobId, 1000))?.status).toBe("succeeded");
+      }
+    }
+    const reads = delta(before, await requestCounts(kc));
+    console.log(`360 cached reads through 3 replicas: ${reads.total} apiserver requests${reads.byKind ? ` (${reads.byKind})` : ""}`);
+    expect(reads).toEqual({ total: 0, byKind: "" });
+
+    // An id no cache knows (it may have been made through another replica a moment ago): one list.
+    const unknown = await requestCounts(kc);
+    for (let i = 0; i < 5; i++) expect(await replicas[i % 3]!.backend.getJob("acme", newId("job"))).toBeNull();
+    expect(delta(unknown, await requestCounts(kc))).toEqual({ total: 5, byKind: "LIST pdfjobs 5" });
   });
   it("serves outputs from the cache and, on a replica that has not seen them yet, reads them through; keeps them per tenant", async () => {
     const fileId = await upload(replicas[0]!, "acme");

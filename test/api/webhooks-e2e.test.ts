@@ -50,9 +50,9 @@ function startReceiver(port = 0): Promise<number> {
   return new Promise((resolve) => receiver.listen(port, "127.0.0.1", () => resolve((receiver.address() as AddressInfo).port)));
 }
 
-async function until(check: () => boolean, ms: number): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   const end = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -129,8 +129,11 @@ describe("webhooks end to end", () => {
     await new Promise<void>((r) => receiver.close(() => r()));
     const id = await submit(receiverUrl);
     await waitForJob(s, id);
-    // The first attempt failed (nobody listening); the retry is due after about 5 s.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The first attempt failed (nobody listening); the retry is due after about 5 s: stop before it.
+    await until(async () => (await s.request("GET", `/v1/jobs/${id}`)).json.webhook?.attempts >= 1, 30_000);
+    const before = (await s.request("GET", `/v1/jobs/${id}`)).json.webhook;
+    expect(before.attempts).toBe(1);
+    expect(before.status).not.toBe("delivered");
     await s.stop();
     await startReceiver(port);
     answer = 200;

@@ -8,6 +8,7 @@
 #   3. dockerfiles  hadolint on docker/api.Dockerfile, docker/runner.Dockerfile and docker/runner-full.Dockerfile
 #   4. alerts       promtool check rules (alerts + every dashboard query) and promtool test rules
 #   5. chart        helm lint (default and full values), helm template (default and full),
+#                   the default API stateless and highly available (test/chart/stateless.ts),
 #                   helm package, the rendered PrometheusRule = files/alerts.yaml, and values
 #                   the schema must reject; the `helm test` hook's script run against a real
 #                   `folio serve` (HTTPS, self-signed certificate)
@@ -99,6 +100,7 @@ helm template "$release" "$chart" --namespace folio-dry --include-crds >"$out/de
 helm template "$release" "$chart" --namespace folio-dry --include-crds -f "$full" >"$out/full.yaml"
 for f in default full; do echo "  ok    $f values: $(grep -c '^kind:' "$out/$f.yaml") objects ($(grep '^kind:' "$out/$f.yaml" | sort | uniq -c | awk '{printf "%s%s×%s", sep, $3, $1; sep=", "}'))"; done
 grep -q '^kind: PrometheusRule' "$out/default.yaml" && die "the default values render a PrometheusRule (it must be opt-in)"
+node test/chart/stateless.ts "$out/default.yaml"
 node test/chart/check.ts --prometheusrule "$out/full.yaml" "$out/rendered-rules.yaml"
 promtool check rules "$out/rendered-rules.yaml"
 helm package "$chart" --destination "$out" >/dev/null
@@ -192,7 +194,7 @@ else
   node test/chart/kube.ts uninstalled "$ns" "$out/installed.yaml"
 
   # The default values as most admins will install them: release "folio" (resources folio-*),
-  # the API's data volume (kept on uninstall), one API replica.
+  # three API replicas (no volume), two controllers.
   step defaults "helm install, uninstall with the default values"
   ns=folio-default
   node test/chart/kube.ts namespace "$ns" pod-security.kubernetes.io/enforce=restricted \

@@ -10,8 +10,14 @@ import { at, iso, pdfJob } from "./fixtures.ts";
 
 const apiError = (code: number): ApiException<string> => new ApiException(code, "error", "body", {});
 
-function fakes(fail: Partial<Record<keyof KubeClient, number>> = {}): { kube: KubeClient; store: ObjectStore; calls: string[] } {
+function fakes(fail: Partial<Record<keyof KubeClient, number>> = {}): {
+  kube: KubeClient;
+  store: ObjectStore;
+  calls: string[];
+  statuses: PdfJobStatus[];
+} {
   const calls: string[] = [];
+  const statuses: PdfJobStatus[] = [];
   let rv = 1;
   const maybeFail = (op: keyof KubeClient): void => {
     const code = fail[op];
@@ -30,6 +36,7 @@ function fakes(fail: Partial<Record<keyof KubeClient, number>> = {}): { kube: Ku
     },
     replaceStatus: (pj, status: PdfJobStatus) => {
       calls.push(`replaceStatus rv=${pj.metadata.resourceVersion} ${status.phase}`);
+      statuses.push(status);
       maybeFail("replaceStatus");
       return Promise.resolve({ ...pj, metadata: { ...pj.metadata, resourceVersion: String(++rv) }, status });
     },
@@ -63,7 +70,7 @@ function fakes(fail: Partial<Record<keyof KubeClient, number>> = {}): { kube: Ku
       return Promise.resolve();
     },
   } as unknown as ObjectStore;
-  return { kube, store, calls };
+  return { kube, store, calls, statuses };
 }
 
 const withRv = (pj: PdfJob): PdfJob => ({ ...pj, metadata: { ...pj.metadata, resourceVersion: "1" } });
@@ -126,12 +133,13 @@ describe("applyActions", () => {
   });
 
   it("should record a webhook attempt in the status and requeue for the next one", async () => {
-    const { kube, store, calls } = fakes();
+    const { kube, store, calls, statuses } = fakes();
     const pj = withRv(
       pdfJob({
         status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts: 0 } },
       }),
     );
+    const before = Date.now();
     const r = await applyActions(pj, [{ action: "deliverWebhook", delivery }], {
       kube,
       store,
@@ -140,6 +148,11 @@ describe("applyActions", () => {
     expect(r.error).toBeUndefined();
     expect(r.requeueAfterMs).toBeGreaterThan(0);
     expect(calls).toEqual(["replaceStatus rv=1 Succeeded", "event WebhookFailed"]);
+    // The record itself: one attempt more, its error, when it was made and when the next is due.
+    const ledger = statuses[0]!.webhook!;
+    expect(ledger).toMatchObject({ messageId: "msg_x", eventType: "job.succeeded", status: "failing", attempts: 1, lastError: "HTTP 500" });
+    expect(Date.parse(ledger.lastAttemptTime!)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(ledger.nextAttemptTime!) - Date.parse(ledger.lastAttemptTime!)).toBeCloseTo(r.requeueAfterMs!, -3);
   });
 
   it.each([

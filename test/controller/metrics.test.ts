@@ -3,7 +3,7 @@
  * (and its reconciles against an API server that enforces resourceVersions) and a real object
  * store, and the plain-HTTP server answers /metrics and the probes.
  */
-import { Readable } from "node:stream";
+import { Readable, Writable } from "node:stream";
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type { KubeClient } from "../../controller/apply.ts";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { RUNNER_CONTAINER } from "../../controller/job-template.ts";
 import { ControllerMetrics, serveMetrics, type MetricsServer } from "../../controller/metrics.ts";
 import { WorkQueue } from "../../controller/queue.ts";
 import { Reconciler, type Caches, type ReconcileOutcome } from "../../controller/reconciler.ts";
+import { createLogger } from "../../core/logger.ts";
 import { pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { FsObjectStore } from "../../core/storage/fs-store.ts";
 import { ObjectNotFound, type ObjectStore } from "../../core/storage/store.ts";
@@ -101,7 +102,7 @@ describe("ControllerMetrics", () => {
     q.shutDown();
   });
 
-  it("should count reconciles by result from the worker loop, with their durations", async () => {
+  it("should count reconciles by result from the worker loop, with their durations, and log each failure as one structured warning", async () => {
     const m = new ControllerMetrics({ defaultMetrics: false });
     const failing = pdfJob({ finalizers: [] });
     const waiting = pdfJob({
@@ -121,11 +122,28 @@ describe("ControllerMetrics", () => {
     const kube = { setFinalizers: () => Promise.reject(Object.assign(new Error("boom"), { code: 500 })) } as unknown as KubeClient;
     const dir = await tmpDir("folio-metrics-");
     const store = new FsObjectStore(dir.dir);
-    const r = new Reconciler({ caches, template: TEMPLATE, store, kube, onReconcile: (result, s) => m.reconciled(result, s) });
+    const lines: Record<string, any>[] = [];
+    const destination = new Writable({
+      write(line: Buffer, _enc, done): void {
+        lines.push(JSON.parse(line.toString("utf8")) as Record<string, any>);
+        done();
+      },
+    });
+    const logger = createLogger({ level: "info", destination }, { component: "controller" });
+    const r = new Reconciler({ caches, template: TEMPLATE, store, kube, logger, onReconcile: (result, s) => m.reconciled(result, s) });
     const q = new WorkQueue();
     for (const k of ["folio/failing", "folio/waiting", "folio/gone"]) q.add(k);
     q.shutDown();
     await r.work(q);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: "warn",
+        msg: "reconcile failed; retrying with backoff",
+        pdfjob: "folio/failing",
+        tenant: TENANT,
+        err: expect.objectContaining({ message: "boom" }),
+      }),
+    ]);
     expect(await sample(m, 'folio_controller_reconcile_total{result="error"}')).toBe(1);
     // An ended PdfJob waits for its retention's end: success, due again later.
     expect(await sample(m, 'folio_controller_reconcile_total{result="requeue"}')).toBe(1);

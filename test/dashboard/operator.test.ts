@@ -1,9 +1,10 @@
 /**
  * The operators' dashboard in Chromium against the real `folio serve`: an operator invited with
  * `folio users invite --operator`, tenants created with an owner invite, plans changed (and the
- * tenant's keys answering accordingly), access requests with markup in their texts shown as text,
- * approved into a tenant whose owner then signs in, or rejected; service health; the wall between
- * operator and tenant pages; axe-core and screenshots.
+ * tenant's keys answering accordingly), a tenant suspended and resumed (its keys: 403
+ * tenant_suspended, then 200), access requests with markup in their texts shown as text, approved
+ * into a tenant whose owner then signs in, or rejected; service health; the wall between operator
+ * and tenant pages; axe-core and screenshots.
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -92,6 +93,22 @@ describe("the operators' dashboard in Chromium", () => {
     await screenshot(page, "dashboard-operator-tenant");
   });
 
+  it("suspends a tenant (its keys answer 403 tenant_suspended) and resumes it (they work again)", async () => {
+    const key = (await s.folio(["keys", "create", "--tenant", "acme", "--json"])).json.key as string;
+    expect((await s.request("GET", "/v1/jobs", { key })).status).toBe(200);
+    await page.goto("/dashboard/operator/tenants/acme");
+    await page.getByRole("button", { name: "Suspend tenant" }).click();
+    await expect(page.getByRole("status").textContent()).resolves.toContain("acme is suspended");
+    await expect(page.getByTestId("tenant-state").textContent()).resolves.toBe("suspended");
+    const refused = await s.request("GET", "/v1/jobs", { key });
+    expect(refused.status).toBe(403);
+    expect(refused.json.code).toBe("tenant_suspended");
+    await page.getByRole("button", { name: "Resume tenant" }).click();
+    await expect(page.getByRole("status").textContent()).resolves.toContain("acme is active again");
+    await expect(page.getByTestId("tenant-state").textContent()).resolves.toBe("active");
+    expect((await s.request("GET", "/v1/jobs", { key })).status).toBe(200);
+  });
+
   it("shows access requests' texts as text, approves one into a tenant whose owner signs in, and rejects another", async () => {
     const good = await accessRequest(XSS_COMPANY, XSS_TEXT);
     const bad = await accessRequest("Spam Ltd", "buy now");
@@ -150,7 +167,14 @@ describe("the operators' dashboard in Chromium", () => {
     expect(found).toEqual({});
     await page.goto("/dashboard/operator/audit");
     const text = (await page.locator("main").textContent())!;
-    for (const a of ["tenant.created", "tenant.plan_changed", "access_request.approved", "access_request.rejected"])
+    for (const a of [
+      "tenant.created",
+      "tenant.plan_changed",
+      "tenant.suspended",
+      "tenant.resumed",
+      "access_request.approved",
+      "access_request.rejected",
+    ])
       expect(text).toContain(a);
   });
 });

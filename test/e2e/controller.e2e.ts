@@ -30,6 +30,7 @@ import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
 import { applyCrd, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
+import { createLogger } from "../../core/logger.ts";
 
 const NS = "default";
 const TENANT = "ten_e2e";
@@ -84,7 +85,7 @@ describe("the PdfJob controller on a real control plane", () => {
       leaderElection: { namespace: NS, name: "folio-controller", identity: "e2e-leader" },
       template: runnerTemplate(s3),
       prepareJob: runnerAccess(kc, s3),
-      log: (msg) => process.stderr.write(`[controller] ${msg}\n`),
+      logger: createLogger({ level: "info" }, { component: "controller" }),
     });
     await controller.synced();
     await until("the controller to lead", () => Promise.resolve(controller.elector?.isLeader ? true : undefined), 60_000);

@@ -32,7 +32,6 @@ import type { JobTemplateOptions } from "../../controller/job-template.ts";
 import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
 import {
-  jobStoragePrefix,
   LABELS,
   PDFJOB_API_VERSION,
   PDFJOB_FINALIZER,
@@ -44,6 +43,7 @@ import {
   type PdfJob,
   type PdfJobInput,
 } from "../../core/schemas/pdfjob.ts";
+import { jobStoragePrefix } from "../../core/schemas/storage-keys.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { tmpDir } from "../helpers/tools.ts";
@@ -52,6 +52,7 @@ import { loadKubeConfig } from "../k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../k8s/platform.ts";
 import { startS3Server, type S3Server } from "../s3/server.ts";
 import { applyCrd, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
+import { createLogger } from "../../core/logger.ts";
 
 const RESTRICTED = "folio-restricted";
 const HUNG = "folio-hung";
@@ -181,7 +182,7 @@ function startNamespaceController(namespace: string, t: { template: JobTemplateO
     workers: 2,
     template: t.template,
     prepareJob: runnerAccess(kc, s3, t.endpoint),
-    log: (msg) => process.stderr.write(`[controller ${namespace}] ${msg}\n`),
+    logger: createLogger({ level: "info" }, { component: "controller", namespace }),
   });
   controllers.push(c);
   return c;

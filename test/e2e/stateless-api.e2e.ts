@@ -12,11 +12,12 @@
  *   while one replica is SIGKILLed and brought back, then every replica restarted one by one.
  *   Clients retry every failed request with the same key (and back off on 429). Every job
  *   exists exactly once (one PdfJob per key), ends succeeded, and its webhook arrives exactly
- *   once (one delivery per webhook-id) at a real HTTPS receiver.
+ *   once (one delivery per webhook-id) at a real HTTPS receiver. No replica's data directory
+ *   holds a database file.
  * - Rate limits hold across replicas: a key's requests spread over three replicas are refused
  *   past the plan's figure (burst + rate), not three times it; the error is printed.
  */
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -255,6 +256,9 @@ describe("three stateless API replicas on a real control plane", () => {
       expect(new Set(byJob.keys())).toEqual(new Set(accepted.values()));
       expect([...byJob.values()].every((n) => n === 1)).toBe(true);
       console.log(`${JOBS} jobs, ${CLIENTS} clients, ${retries} retried requests; ${deliveries.size} webhooks, each once`);
+      // No replica kept state of its own: no database file in any replica's data directory.
+      const files = (await Promise.all(set.replicas.map((r) => readdir(path.join(dir, r.name), { recursive: true })))).flat();
+      expect(files.filter((f) => /\.(db|sqlite3?)(-wal|-shm|-journal)?$/.test(f))).toEqual([]);
     },
   );
 

@@ -60,9 +60,15 @@ function referenceWords(text: string): RefWord[] {
   return out;
 }
 
-/** A word backwards, each base character keeping its combining marks ("يبيبَح" → "حَبيبي"). */
+/**
+ * A word written in visual order, backwards: in visual order a combining mark comes before the
+ * character it sits on, so each stays with the one after it ("يبيبَح" → "حَبيبي").
+ */
 function reversed(word: string): string {
-  return (word.match(/\P{M}\p{M}*/gu) ?? []).reverse().join("");
+  return (word.match(/\p{M}*\P{M}/gu) ?? [])
+    .map((g) => g.slice(-1) + g.slice(0, -1))
+    .reverse()
+    .join("");
 }
 
 export interface Recall {

@@ -33,7 +33,6 @@ export function operatorRouter(ctx: Ctx): Router {
       address: clientAddress(req, ctx.d.config.FOLIO_TRUST_PROXY),
     });
   const suspended = (t: Tenant): boolean => t.suspended;
-  const canSuspend = typeof tenants.setSuspended === "function";
   const planSelect = (id: string, current: string) =>
     html`<select id="${id}" name="plan">
       ${PLANS.map((p) => html`<option value="${p}" ${p === current ? html` selected` : ""}>${p}</option>`)}
@@ -171,20 +170,18 @@ export function operatorRouter(ctx: Ctx): Router {
             ${csrf} <label for="plan">Plan</label>${planSelect("plan", t.plan)}<button type="submit" class="secondary">Change plan</button>
           </form>
           ${
-            canSuspend
-              ? suspended(t)
-                ? html`<form method="post" action="/dashboard/operator/tenants/${t.name}/resume" class="card">
-                    ${csrf}<button type="submit">Resume tenant</button>
-                  </form>`
-                : html`<form
-                    method="post"
-                    action="/dashboard/operator/tenants/${t.name}/suspend"
-                    class="card"
-                    data-confirm="Suspend ${t.name}? Its keys get 403 until it is resumed."
-                  >
-                    ${csrf}<button type="submit" class="danger">Suspend tenant</button>
-                  </form>`
-              : ""
+            suspended(t)
+              ? html`<form method="post" action="/dashboard/operator/tenants/${t.name}/resume" class="card">
+                  ${csrf}<button type="submit">Resume tenant</button>
+                </form>`
+              : html`<form
+                  method="post"
+                  action="/dashboard/operator/tenants/${t.name}/suspend"
+                  class="card"
+                  data-confirm="Suspend ${t.name}? Its keys get 403 until it is resumed."
+                >
+                  ${csrf}<button type="submit" class="danger">Suspend tenant</button>
+                </form>`
           }
           <form method="post" action="/dashboard/operator/tenants/${t.name}/invite" class="card row">
             ${csrf} <label for="owner-email">Invite an owner</label
@@ -216,7 +213,6 @@ export function operatorRouter(ctx: Ctx): Router {
   ] as const) {
     r.post(`/tenants/:name/${action}`, async (req, res) => {
       const t = await byName(param(req, "name"));
-      if (!tenants.setSuspended) throw new PageError(404, "Suspending tenants is not available here.");
       await tenants.setSuspended(t.name, value);
       await record(req, res, value ? "tenant.suspended" : "tenant.resumed", t.name);
       redirectWith(res, ctx.signer, `/dashboard/operator/tenants/${t.name}`, {

@@ -1,0 +1,245 @@
+/**
+ * PDF → XLSX and PDF → DOCX on real documents nobody here made (issue #13), through the convert
+ * operation, on ../shared/corpus/real-pdfs/ (pdfplumber's and py-pdf's test files: government
+ * reports, forms, multi-page and rotated tables, TeX, CJK, Arabic).
+ *
+ * In `make test` (kept short: about a minute unloaded) it converts the PDFs of the hand-made truth
+ * tables (test/truth/real/) to XLSX:
+ *  - nothing on their pages is missing from the workbook: every word that two independent
+ *    extractors, poppler's pdftotext and MuPDF's mutool, both read is in the workbook (a word only
+ *    one of them reads is a misreading of one of them: poppler reads TeX's prime ′ as "0");
+ *  - each class of table keeps its exact-cell floor in each split (a floor under today's figures, a
+ *    ratchet: the issue's goal of 90 % is the benchmark's to report).
+ * With FOLIO_REAL_CORPUS=all it takes every PDF of the corpus, to DOCX as well, and checks the
+ * issue's goals themselves: no word missing from any workbook, PDF → DOCX ≥ 99.5 % of the words
+ * word-weighted, every class ≥ 90 % on the truth tables and on a short round-trip corpus
+ * (test/truth/roundtrip.ts). That run takes ten minutes; `make bench-convert` prints the same
+ * figures beside camelot, pdfplumber and pdf2docx (bench/pdf-to-office-truth.ts).
+ * Files the converter refuses with a stable code are checked to be those expected (no text,
+ * passwords, damage beyond repair); any other refusal fails.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JobError } from "../../core/errors.ts";
+import { readDocx, readXlsx } from "../helpers/convert-quality.ts";
+import { runOp } from "../helpers/runner.ts";
+import { byClass, loadRealTruth, REAL_PDFS, scoreTable, type OutCell, type TableScore, type TruthTable } from "../helpers/table-truth.ts";
+import { bestRecall, mupdfText, referenceTexts, type Recall } from "../helpers/text-recall.ts";
+import { tmpDir } from "../helpers/tools.ts";
+import { buildRoundTrip } from "../truth/roundtrip.ts";
+
+/** Files the converter refuses, and why (any other refusal fails the suite). */
+const REFUSED: Record<string, string> = {
+  "empty.pdf": "unsupported_input",
+  "password-example.pdf": "encrypted_input",
+  "005-libreoffice-writer-password__libreoffice-writer-password.pdf": "encrypted_input",
+  // No text: pages of images only (an OCR job).
+  "issue-203-decimalize.pdf": "unsupported_input",
+  "issue-297-example.pdf": "unsupported_input",
+  "007-imagemagick-images__imagemagick-ASCII85Decode.pdf": "unsupported_input",
+  "007-imagemagick-images__imagemagick-CCITTFaxDecode.pdf": "unsupported_input",
+  "007-imagemagick-images__imagemagick-images.pdf": "unsupported_input",
+  "007-imagemagick-images__imagemagick-lzw.pdf": "unsupported_input",
+  "019-grayscale-image__grayscale-image.pdf": "unsupported_input",
+  "023-cmyk-image__cmyk-image.pdf": "unsupported_input",
+  // A damaged cross-reference table that pdfjs cannot open (issue #13's repair path may mend it: then it is checked like the rest).
+  "017-unreadable-meta-data__unreadablemetadata.pdf": "invalid_pdf",
+};
+/** Word recall of every workbook against pdftotext alone (its misreadings of TeX math and CJK duplicates count here). */
+const XLSX_POPPLER_FLOOR = 0.9;
+/** PDF → DOCX: the issue's goal, word-weighted over the corpus, and a floor per document. */
+const DOCX_GOAL = 0.995;
+const DOCX_DOC_FLOOR = 0.95;
+
+interface Converted {
+  file: string;
+  references: string[];
+  /** MuPDF's text (undefined without mutool: pdftotext's words then all count). */
+  mupdf: string | undefined;
+  xlsx: { grid: (OutCell | undefined)[][] }[];
+  xlsxText: string;
+  docxText: string;
+}
+
+/** The whole corpus and the issue's goals (long), or the truth tables' PDFs and today's floors. */
+const ALL = process.env.FOLIO_REAL_CORPUS === "all";
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const converted: Converted[] = [];
+const refused: [string, string][] = [];
+
+async function pdfs(): Promise<string[]> {
+  if (!ALL) return [...new Set((await loadRealTruth()).map((t) => t.pdf))].sort();
+  const out: string[] = [];
+  for (const sub of ["pdfplumber-tests", "py-pdf-sample-files"]) {
+    for (const f of (await readdir(path.join(REAL_PDFS, sub))).filter((x) => x.endsWith(".pdf")).sort())
+      out.push(path.join(REAL_PDFS, sub, f));
+  }
+  return out;
+}
+
+async function convert(file: string, to: "xlsx" | "docx"): Promise<string | JobError> {
+  const out = path.join(dir, to, path.basename(file, ".pdf"));
+  const res = await runOp("convert", { to }, [file], out);
+  return res instanceof JobError ? res : res.outputs[0]!.path;
+}
+
+const sheetText = (sheets: { grid: (OutCell | undefined)[][] }[]): string =>
+  sheets.flatMap((s) => s.grid.map((r) => r.map((c) => c?.display ?? "").join(" "))).join("\n");
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tmpDir("folio-pdf-office-real-"));
+  for (const file of await pdfs()) {
+    const xlsx = await convert(file, "xlsx");
+    if (xlsx instanceof JobError) {
+      refused.push([path.basename(file), xlsx.code]);
+      continue;
+    }
+    const docx = ALL ? await convert(file, "docx") : null;
+    if (docx instanceof JobError) throw new Error(`${path.basename(file)}: XLSX converts but DOCX fails with ${docx.code}`);
+    const sheets = (await readXlsx(xlsx)).map((s) => ({
+      grid: s.grid.map((r) => r.map((c) => c && { ...c, display: c.display ?? String(c.value) })),
+    }));
+    converted.push({
+      file,
+      references: await referenceTexts(file),
+      mupdf: (await mupdfText(file)) ?? undefined,
+      xlsx: sheets,
+      xlsxText: sheetText(sheets),
+      docxText: docx ? readDocx(await readFile(docx)).text : "",
+    });
+  }
+}, 1_800_000);
+
+afterAll(async () => {
+  await cleanup?.();
+});
+
+const missingList = (r: Recall): string =>
+  [...r.missing]
+    .slice(0, 30)
+    .map(([w, n]) => `${w}×${n}`)
+    .join(" ");
+
+describe("real PDFs: the converter refuses only what it should", () => {
+  it("refuses exactly the files without text, with passwords or damaged beyond reading, with their codes", () => {
+    for (const [name, code] of refused) expect(code, name).toBe(REFUSED[name]);
+    // A file on the list that now converts (a repaired file) is checked below like the others.
+    expect(converted.length).toBeGreaterThan(ALL ? 60 : 10);
+  });
+});
+
+describe("real PDFs → XLSX: no text on the page is missing from the workbook", () => {
+  it("has every word that pdftotext and mutool both read, in every PDF of the corpus", () => {
+    const losses = converted
+      .map((c) => ({ c, r: bestRecall(c.references, c.xlsxText, c.mupdf) }))
+      .filter(({ r }) => r.found < r.total)
+      .map(({ c, r }) => `${path.basename(c.file)}: ${r.total - r.found} words missing: ${missingList(r)}`);
+    expect(losses).toEqual([]);
+  });
+
+  it(`keeps ≥ ${XLSX_POPPLER_FLOOR * 100} % of pdftotext's words alone in every workbook`, () => {
+    for (const c of converted) {
+      const r = bestRecall(c.references, c.xlsxText);
+      expect(r.recall, `${path.basename(c.file)}: ${missingList(r)}`).toBeGreaterThanOrEqual(XLSX_POPPLER_FLOOR);
+    }
+  });
+});
+
+describe.runIf(ALL)("real PDFs → DOCX: word recall", () => {
+  it(`keeps ≥ ${DOCX_GOAL * 100} % of the words, word-weighted over the corpus, and ≥ ${DOCX_DOC_FLOOR * 100} % of every document's`, () => {
+    let found = 0;
+    let total = 0;
+    for (const c of converted) {
+      const r = bestRecall(c.references, c.docxText, c.mupdf);
+      found += r.found;
+      total += r.total;
+      expect(r.recall, `${path.basename(c.file)}: ${missingList(r)}`).toBeGreaterThanOrEqual(DOCX_DOC_FLOOR);
+    }
+    expect(found / total).toBeGreaterThanOrEqual(DOCX_GOAL);
+  });
+});
+
+/** The issue's goal: exact cells (value and type), mean over each class's tables, in each split. */
+const GOAL = 0.9;
+/**
+ * Today's figures per split and class, rounded down a point: a ratchet that catches a regression in
+ * `make test` (measured 2026-11-25; raise them as the finders improve, never lower them to pass).
+ */
+const FLOORS: Record<"tune" | "holdout", Record<string, number>> = {
+  tune: {
+    all: 0.85,
+    "multi-line": 0.68,
+    "multi-page": 0.99,
+    "multi-table": 0.77,
+    "partly-ruled": 0.98,
+    rotated: 0.96,
+    ruled: 0.78,
+    spanning: 0.91,
+    unruled: 0.71,
+  },
+  holdout: {
+    all: 0.79,
+    "multi-line": 0.62,
+    "multi-table": 0.99,
+    "partly-ruled": 0.46,
+    rotated: 0.83,
+    ruled: 0.94,
+    spanning: 0.77,
+    tight: 0.26,
+    unruled: 0.5,
+  },
+};
+
+function score(
+  tables: readonly TruthTable[],
+  sheetsOf: (pdf: string) => { grid: (OutCell | undefined)[][] }[] | undefined,
+): { table: TruthTable; score: TableScore }[] {
+  return tables.map((table) => {
+    const sheets = sheetsOf(table.pdf);
+    return {
+      table,
+      score: sheets
+        ? scoreTable(
+            table.cells,
+            sheets.map((s) => s.grid),
+          )
+        : { cells: 0, exact: 0, exactText: 0 },
+    };
+  });
+}
+
+describe("truth tables: exact cells per class", () => {
+  it.each(["tune", "holdout"] as const)("real documents, %s split: every class keeps its floor", async (split) => {
+    const tables = (await loadRealTruth()).filter((t) => t.split === split);
+    const rows = score(tables, (pdf) => converted.find((c) => c.file === pdf)?.xlsx);
+    for (const [cls, s] of byClass(rows)) {
+      const floor = ALL ? GOAL : FLOORS[split][cls];
+      expect(floor, `${split} ${cls}: a class without a floor`).toBeDefined();
+      expect(s.meanExact, `${split} ${cls}: ${JSON.stringify(s)}`).toBeGreaterThanOrEqual(floor!);
+    }
+  });
+
+  it.runIf(ALL)(
+    "round trips (a short corpus): every class reaches the goal",
+    async () => {
+      const tables = await buildRoundTrip(path.join(dir, "roundtrip"), { count: 18, seed: 1313 });
+      const sheets = new Map<string, { grid: (OutCell | undefined)[][] }[]>();
+      for (const pdf of new Set(tables.map((t) => t.pdf))) {
+        const xlsx = await convert(pdf, "xlsx");
+        if (xlsx instanceof JobError) throw new Error(`${path.basename(pdf)}: ${xlsx.code}`);
+        sheets.set(
+          pdf,
+          (await readXlsx(xlsx)).map((s) => ({
+            grid: s.grid.map((r) => r.map((c) => c && { ...c, display: c.display ?? String(c.value) })),
+          })),
+        );
+      }
+      const rows = score(tables, (pdf) => sheets.get(pdf));
+      for (const [cls, s] of byClass(rows)) expect(s.meanExact, `${cls}: ${JSON.stringify(s)}`).toBeGreaterThanOrEqual(GOAL);
+    },
+    600_000,
+  );
+});

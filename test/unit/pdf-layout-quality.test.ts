@@ -1,0 +1,114 @@
+/**
+ * The yardsticks of issue #13 (test/helpers): what a workbook cell shows through its number
+ * format, word recall against independent extractors, and exact cells of truth tables. A measure
+ * that cannot tell right from wrong would make every figure meaningless: each is checked here on
+ * cases whose answer is known.
+ */
+import { describe, expect, it } from "vitest";
+import { byClass, cellAgrees, normText, scoreTable, typeTruth, type OutCell, type TruthTable } from "../helpers/table-truth.ts";
+import { recallTokens, textRecall } from "../helpers/text-recall.ts";
+import { displayText } from "../helpers/xlsx-display.ts";
+
+describe("what a cell shows", () => {
+  it.each([
+    [1234.5, "#,##0.00", "1,234.50"],
+    [-1234, "#,##0;(#,##0)", "(1,234)"],
+    [0.125, "0.0%", "12.5%"],
+    [0.61, '"$"#,##0.00', "$0.61"],
+    [-12.5, '"€"#,##0.00;("€"#,##0.00)', "(€12.50)"],
+    [0, '#,##0.00;(#,##0.00);"-"', "-"],
+    [1e-5, "0.00E+00", "1.00E-05"],
+    [0.1 + 0.2, undefined, "0.3"],
+    [new Date(Date.UTC(2016, 3, 1)), "dd-mmm-yy", "01-Apr-16"],
+    [new Date(Date.UTC(2019, 4, 3)), "m/d/yyyy", "5/3/2019"],
+    [new Date(Date.UTC(2024, 2, 15)), "mmmm d, yyyy", "March 15, 2024"],
+    [new Date(Date.UTC(2024, 2, 15, 14, 5)), "yyyy-mm-dd hh:mm", "2024-03-15 14:05"],
+  ] as const)("%s through %s shows %s", (value, fmt, shown) => {
+    expect(displayText(value, fmt)).toBe(shown);
+  });
+});
+
+describe("word recall", () => {
+  it("counts each script's words: CJK characters one by one, ligatures and full-width forms unfolded", () => {
+    expect(recallTokens("Ofﬁce ＜２０＞ 股票代码 R²")).toEqual(["office", "20", "股", "票", "代", "码", "r2"]);
+  });
+
+  it("finds a word hyphenated at a line end either whole or in halves", () => {
+    expect(textRecall("a well-\nknown fact", "a wellknown fact").recall).toBe(1);
+    expect(textRecall("a well-\nknown fact", "a well- known fact").recall).toBe(1);
+  });
+
+  it("finds a word an extractor read backwards (right-to-left script in visual order)", () => {
+    expect(textRecall("habibi يبيبَح", "habibi حَبيبي").recall).toBe(1);
+  });
+
+  it("does not forgive two words glued or one split (a split at punctuation is for exact cells to catch)", () => {
+    expect(textRecall("info value", "infovalue").recall).toBe(0);
+    expect(textRecall("total 110626", "total 1106 26").recall).toBe(0.5);
+  });
+
+  it("with a second extractor, counts only the words both read", () => {
+    // poppler reads TeX's prime as "0"; MuPDF reads ′: the "0" is no evidence either way.
+    const r = textRecall("Seien (U 0 , ϕ0 )", "Seien (U′, ϕ′)", "Seien (U′, ϕ′)");
+    expect(r).toMatchObject({ recall: 1, total: 2 });
+    expect(textRecall("Seien (U 0 , ϕ0 )", "Seien (U′, ϕ′)").recall).toBeLessThan(1);
+  });
+});
+
+describe("exact cells", () => {
+  const cell = (
+    display: string,
+    value: number | string = display,
+    type: OutCell["type"] = typeof value === "number" ? "number" : "text",
+  ): OutCell => ({
+    type,
+    value,
+    display,
+  });
+
+  it("types truth text independently: grouped numbers, parentheses, currency, percent, dates, identifiers", () => {
+    expect(typeTruth("98 452")).toMatchObject({ kind: "number", value: 98452 });
+    expect(typeTruth("(1,234)")).toMatchObject({ kind: "number", value: -1234 });
+    expect(typeTruth("$ 0.61")).toMatchObject({ kind: "number", value: 0.61 });
+    expect(typeTruth("12.5%")).toMatchObject({ kind: "number", value: 0.125 });
+    expect(typeTruth("01-Apr-16")).toMatchObject({ kind: "date", value: "2016-04-01" });
+    expect(typeTruth("0085648100300")).toMatchObject({ kind: "text" });
+  });
+
+  it("agrees on value for numbers and dates, on shown text for the rest; typed asks for the cell type", () => {
+    expect(cellAgrees(typeTruth("1,234.50"), cell("1,234.50", 1234.5), true)).toBe(true);
+    expect(cellAgrees(typeTruth("1.234,50"), cell("1,234.50", 1234.5), true)).toBe(false);
+    expect(cellAgrees(typeTruth("1,234.50"), cell("1,234.50"), true)).toBe(false);
+    expect(cellAgrees(typeTruth("1,234.50"), cell("1,234.50"), false)).toBe(true);
+    expect(normText("以公允价值计量 当期损益")).toBe("以公允价值计量当期损益");
+    expect(normText("main- d’œuvre")).toBe("main-d’œuvre");
+  });
+
+  it("finds a table wherever it sits across sheets, and counts only the truth's non-empty cells", () => {
+    const truth = [
+      ["Region", "Units"],
+      ["North", "17"],
+      ["", "42"],
+    ];
+    const title: (OutCell | undefined)[][] = [[cell("Report")]];
+    const body: (OutCell | undefined)[][] = [
+      [undefined, cell("Region"), cell("Units")],
+      [undefined, cell("North"), cell("17", 17)],
+      [undefined, cell("South"), cell("42", 42)],
+    ];
+    expect(scoreTable(truth, [title, body])).toEqual({ cells: 5, exact: 1, exactText: 1 });
+    const shifted = body.map((r, i) => (i === 2 ? [undefined, cell("42", 42)] : r));
+    expect(scoreTable(truth, [shifted]).exact).toBeCloseTo(4 / 5, 10);
+  });
+
+  it("aggregates per class, each table once in each of its classes", () => {
+    const t = (classes: TruthTable["classes"]): TruthTable => ({ id: "x", pdf: "x.pdf", split: "tune", pages: [1], classes, cells: [] });
+    const s = byClass([
+      { table: t(["ruled"]), score: { cells: 10, exact: 1, exactText: 1 } },
+      { table: t(["ruled", "rtl"]), score: { cells: 30, exact: 0.5, exactText: 0.5 } },
+    ]);
+    expect(s.get("ruled")).toMatchObject({ tables: 2, meanExact: 0.75, cellExact: (10 + 15) / 40 });
+    expect(s.get("rtl")).toMatchObject({ tables: 1, meanExact: 0.5 });
+    expect(s.get("all")!.tables).toBe(2);
+  });
+});

@@ -1,0 +1,265 @@
+/**
+ * The table finders of issue #13 (runner/pdf-layout) on hand-made text items: columns from rivers
+ * of whitespace, ruled bands holding several rows, tagged tables that do not match their page,
+ * overprinted copies, superscripts and subscripts, right-to-left tables, continued tables that
+ * repeat their headers. Each case is a class of document the converter met, not one document.
+ */
+import { describe, expect, it } from "vitest";
+import { splitBands } from "../../runner/pdf-layout/bands.ts";
+import { columnGaps, linePieces } from "../../runner/pdf-layout/columns.ts";
+import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
+import { typeCell } from "../../runner/pdf-layout/cells.ts";
+import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
+import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
+import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
+import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
+import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
+import type { Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
+
+/** A text item of `text` at x, baseline `base`, 10 pt, 5 pt per character. */
+function item(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem {
+  return {
+    text,
+    x0: x,
+    x1: x + 5 * [...text].length,
+    base,
+    size: 10,
+    font: "Sans",
+    bold: false,
+    italic: false,
+    mcid: null,
+    opaque: false,
+    ...extra,
+  };
+}
+const right = (text: string, x1: number, base: number): TextItem => item(text, x1 - 5 * text.length, base);
+const lines = (items: TextItem[]): { base: number; size: number; pieces: ReturnType<typeof linePieces> }[] =>
+  groupLines(items).map((l) => ({ base: l[0]!.base, size: 10, pieces: linePieces(l) }));
+const rowTexts = (t: Table): string[][] =>
+  Array.from({ length: t.rows }, (_, r) =>
+    t.cells
+      .filter((c) => c.row === r)
+      .sort((a, b) => a.col - b.col)
+      .map((c) => c.lines.map(segmentText).join(" ")),
+  );
+
+describe("columns from whitespace", () => {
+  it("keeps '98 452' (a space for thousands) and '$ 0.61' in one column", () => {
+    const items = [0, 1, 2, 3].flatMap((r) => [
+      item(`State ${r}`, 0, 10 + 12 * r),
+      right(["98", "3", "41"][r % 3]!, 100, 10 + 12 * r),
+      right("452", 120, 10 + 12 * r),
+    ]);
+    expect(columnGaps(lines(items)).filter((x) => x > 90)).toEqual([]);
+    const money = [0, 1, 2].flatMap((r) => [
+      item(`Item ${r}`, 0, 10 + 12 * r),
+      item("$", 60, 10 + 12 * r),
+      right(["0.61", "12.40", "3.00"][r]!, 110, 10 + 12 * r),
+    ]);
+    expect(columnGaps(lines(money))).toHaveLength(1);
+  });
+
+  it("does not make a column of a word space every line repeats", () => {
+    const items = [0, 1, 2, 3].flatMap((r) => [
+      item(`Site ${r}`, 0, 10 + 12 * r),
+      item("Layoff", 60, 10 + 12 * r),
+      item("Permanent", 93, 10 + 12 * r),
+    ]);
+    expect(columnGaps(lines(items))).toHaveLength(1);
+  });
+
+  it("starts a column at a header set inside the gap before right-aligned values", () => {
+    const items = [item("Code", 0, 10), item("Shipped", 50, 10)];
+    for (let r = 1; r < 5; r++) items.push(item(`AB-${r}`, 0, 10 + 12 * r), right(`0${r}/02/2016`, 110, 10 + 12 * r));
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table)[0]).toEqual(["Code", "Shipped"]);
+  });
+
+  it("spans a group header centred over its columns from their first", () => {
+    const items = [item("Quarter 2020", 95, 10)];
+    for (let r = 1; r < 5; r++)
+      items.push(
+        item(`Row ${r}`, 0, 10 + 12 * r),
+        right("1,000", 100, 10 + 12 * r),
+        right("2,000", 140, 10 + 12 * r),
+        right("3,000", 180, 10 + 12 * r),
+      );
+    const grid = textGrid({ items, kind: "stream" })!;
+    const header = grid.table.cells.find((c) => c.row === 0)!;
+    expect([header.col, header.colSpan]).toEqual([1, 3]);
+  });
+});
+
+describe("ruled bands holding several rows", () => {
+  const draft = (col: number, items: TextItem[]): CellDraft => ({ row: 0, col, rowSpan: 1, colSpan: 1, items });
+
+  it("splits a band of five states with their figures into five rows", () => {
+    const states = ["Alabama", "Alaska", "Arizona", "Arkansas", "California"];
+    const drafts = [
+      draft(
+        0,
+        states.map((s, i) => item(s, 0, 10 + 8 * i)),
+      ),
+      draft(
+        1,
+        states.map((_, i) => right(String(100 * i), 90, 10 + 8 * i)),
+      ),
+    ];
+    const { rows, drafts: split } = splitBands(drafts, 1);
+    expect(rows).toBe(5);
+    expect(split.find((d) => d.row === 4 && d.col === 1)!.items.map((i) => i.text)).toEqual(["400"]);
+  });
+
+  it("keeps a header band whose cells stack their lines differently as one row", () => {
+    const drafts = [
+      draft(0, [item("Summary by", 0, 10), item("Month", 0, 18)]),
+      draft(1, [item("Notices", 60, 10)]),
+      draft(2, [item("Employees", 110, 10), item("Affected", 110, 18)]),
+    ];
+    expect(splitBands(drafts, 1).rows).toBe(1);
+  });
+});
+
+describe("tagged tables", () => {
+  it("are not used when their tags put cells out of the order they stand in", () => {
+    const byMcid = new Map<string, TextItem[]>([
+      ["a", [item("Date", 0, 10)]],
+      ["b", [item("Closure", 200, 10)]],
+      ["c", [item("City", 100, 10)]],
+    ]);
+    const st = {
+      rows: [
+        [
+          { mcids: ["a"], header: true },
+          { mcids: ["b"], header: true },
+          { mcids: ["c"], header: true },
+        ],
+      ],
+    };
+    expect(tableFromStructure(st, byMcid)).toBeNull();
+    const ordered = {
+      rows: [
+        [
+          { mcids: ["a"], header: true },
+          { mcids: ["c"], header: true },
+          { mcids: ["b"], header: true },
+        ],
+      ],
+    };
+    expect(tableFromStructure(ordered, byMcid)).not.toBeNull();
+  });
+});
+
+describe("text as a reader sees it", () => {
+  it("shows overprinted copies once, a copy straddling two originals too", () => {
+    // CJK characters a full em (10 pt) wide, digits 5.5 pt, a space 2.8 pt.
+    const cjk = (text: string, x: number, base: number, width: number): TextItem => item(text, x, base, { x1: x + width });
+    const fakeBold = [
+      cjk("本科", 100, 50, 20),
+      cjk("本科", 100.3, 50, 20),
+      cjk("2011 年年度报告", 20, 80, 74.8),
+      cjk("2011", 20.2, 80, 22),
+      cjk("年年度报告", 45.1, 80, 50),
+    ];
+    expect(dropOverprints(fakeBold).map((i) => i.text)).toEqual(["本科", "2011 年年度报告"]);
+    // A zero under a long line that holds zeros elsewhere is its own text.
+    expect(dropOverprints([item("Chq. No. 085900 BILL NO.133, 140, 142", 0, 50), item("0", 120, 50)])).toHaveLength(2);
+  });
+
+  it("joins superscripts and subscripts to the run they touch", () => {
+    const hco = [item("(HCO", 0, 100), item("3", 20, 103.3, { size: 5.8 }), item("–", 23.2, 96.7, { size: 5.8 }), item(")", 26.6, 100)];
+    expect(groupLines(hco).map((l) => l.map((i) => i.text).join(""))).toEqual(["(HCO3–)"]);
+    // Small type below a big line, not touching it, is a line of its own.
+    expect(groupLines([item("Big", 0, 100, { size: 116, x1: 178 }), item("Small", 0, 145, { size: 12 })])).toHaveLength(2);
+  });
+});
+
+describe("text as a reader sees it, accents, scripts and codes", () => {
+  it("joins an accent drawn over a one-letter run to it (TeX's \\tilde{x}), as poppler does", () => {
+    const line = groupLines([item("f(", 0, 50), item("x", 10, 50), item("\u02dc", 10, 50), item(")", 15, 50)]);
+    expect(line.map((l) => l.map((i) => i.text).join(""))).toEqual(["f(x\u0303)"]);
+    // An accent over a word of several letters is left as it is.
+    expect(groupLines([item("word", 0, 50), item("\u02dc", 5, 50)]).flat()).toHaveLength(2);
+  });
+
+  it("puts a space where right-to-left letters meet left-to-right ones, however close", () => {
+    const seg = splitLine([item("שלום", 0, 50), item("Folio", 20, 50)])[0]!;
+    expect(segmentText(seg)).toBe("שלום Folio");
+    expect(segmentText(splitLine([item("12", 0, 50), item("34", 10, 50)])[0]!)).toBe("1234");
+  });
+
+  it("turns back a right-to-left word its producer drew as one glyph cluster, and only such a word", () => {
+    const OPS = { showText: 1 } as TextOpCodes;
+    const clusters = rtlClusters({ fnArray: [1], argsArray: [[[{ unicode: "حَبيبي" }, 12, { unicode: "a" }]]] }, OPS);
+    expect([...clusters]).toEqual(["حَبيبي"]);
+    // pdfjs reads the cluster in visual order: the mark before the letter it sits on, the word backwards.
+    const [fixed, other] = splitAtGaps([item("يبيبَح", 0, 50), item("سلام", 0, 70)], [], clusters);
+    expect(fixed!.text).toBe("حَبيبي");
+    expect(other!.text).toBe("سلام");
+  });
+
+  it("takes three capitals before a number for a currency only when they are an ISO 4217 code", () => {
+    expect(typeCell("EUR 1,234.50")).toEqual({ value: 1234.5, numFmt: '"EUR "#,##0.00' });
+    expect(typeCell("1,234.50 EUR")).toEqual({ value: 1234.5, numFmt: '#,##0.00" EUR"' });
+    expect(typeCell("ABN 48 123 123 124")).toEqual({ value: "ABN 48 123 123 124" });
+  });
+
+  it("keeps the text of a cell whose place a merged cell covers, in the covering cell", () => {
+    const cell = (row: number, col: number, rowSpan: number, text: string): Cell => ({
+      row,
+      col,
+      rowSpan,
+      colSpan: 1,
+      lines: splitLine([item(text, col * 100, 10 + 20 * row)]),
+      header: false,
+    });
+    const table: Table = {
+      kind: "lattice",
+      rows: 2,
+      cols: 2,
+      cells: [cell(0, 0, 1, "A"), cell(0, 1, 2, "Merged"), cell(1, 0, 1, "B"), cell(1, 1, 1, "Stray")],
+      x0: 0,
+      x1: 200,
+      top: 0,
+      bottom: 40,
+      colEdges: [0, 100, 200],
+    };
+    const out = disjointCells(table);
+    expect(out).toHaveLength(3);
+    expect(out.find((c) => c.col === 1)!.lines.map(segmentText)).toEqual(["Merged", "Stray"]);
+    // The input table is left as it was.
+    expect(table.cells[1]!.lines).toHaveLength(1);
+  });
+});
+
+describe("tables continued over pages", () => {
+  function page(n: number, rows: string[][]): PageLayout {
+    const drafts = rows.flatMap((r, ri) =>
+      r.flatMap((text, col): CellDraft[] =>
+        text ? [{ row: ri, col, rowSpan: 1, colSpan: 1, items: [item(text, col * 100 + 4, 100 + 14 * ri)] }] : [],
+      ),
+    );
+    const table = buildTable("stream", drafts, [0, 100, 200], { x0: 0, x1: 200, top: 90, bottom: 100 + 14 * rows.length });
+    return {
+      number: n,
+      width: 600,
+      height: 800,
+      blocks: [{ type: "table", table, top: 90, bottom: 300 }],
+      frame: { x0: 0, x1: 200, top: 90, bottom: 300 },
+      segments: [],
+      continued: false,
+    };
+  }
+
+  it("drops every header row a page repeats (a group header and the column headers)", () => {
+    const head = [
+      ["", "Quarter 2020"],
+      ["Item", "Units"],
+    ];
+    const pages = [page(1, [...head, ["Anchor", "12"]]), page(2, [...head, ["Beacon", "7"]])];
+    joinContinuedTables(pages);
+    const table = (pages[0]!.blocks[0] as { table: Table }).table;
+    expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Quarter 2020", "Item|Units", "Anchor|12", "Beacon|7"]);
+    expect(pages[1]!.continued).toBe(true);
+  });
+});
