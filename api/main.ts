@@ -6,12 +6,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type net from "node:net";
 import path from "node:path";
 import express from "express";
-import { PDFDocument, StandardFonts } from "pdf-lib";
 import { loadConfig, type Config } from "../core/config.ts";
 import { EXIT } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
@@ -24,6 +22,7 @@ import { dashboardRouter } from "./dashboard/index.ts";
 import { attemptRecorder, embeddedDashboard, kubernetesDashboardStores, sqliteDashboardStores } from "./dashboard/embedded.ts";
 import { invite, publicUrl } from "./dashboard/invites.ts";
 import { createApp, metricsHandler } from "./app.ts";
+import { banner, samplePdfs } from "./first-start.ts";
 import type { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
 import { LocalBackend } from "./jobs/local.ts";
@@ -39,59 +38,13 @@ import { TenantStore, type KeyAuthenticator } from "./store/tenants.ts";
 import { loadOrCreateTls } from "./tls.ts";
 import { createWebhooks, webhookGuard, webhookUrlCheck, type Webhooks } from "./webhooks/wiring.ts";
 
-const VERSION = "0.1.0";
+export const VERSION = "0.1.0";
 
 /** The sealing key for secrets at rest, created once (0600) in the data directory. */
 function sealKey(dataDir: string): Buffer {
   const file = path.join(dataDir, "seal.key");
   if (!existsSync(file)) writeFileSync(file, randomBytes(32), { mode: 0o600, flag: "wx" });
   return readFileSync(file);
-}
-
-async function samplePdfs(dir: string): Promise<[string, string]> {
-  await mkdir(dir, { recursive: true });
-  const files: [string, string] = [path.join(dir, "hello.pdf"), path.join(dir, "world.pdf")];
-  for (const [i, file] of files.entries()) {
-    if (existsSync(file)) continue;
-    const doc = await PDFDocument.create();
-    const font = await doc.embedFont(StandardFonts.Helvetica);
-    doc
-      .addPage([595, 842])
-      .drawText(i === 0 ? "Hello from Folio (page 1 of the merge)" : "World (page 2 of the merge)", { x: 72, y: 760, size: 20, font });
-    await writeFile(file, await doc.save());
-  }
-  return files;
-}
-
-function banner(
-  cfg: Config,
-  dataDir: string,
-  certPath: string,
-  first: { key: string; secret: string; signIn: string } | null,
-  samples: [string, string],
-): string {
-  const host =
-    cfg.FOLIO_HOST === "0.0.0.0" || cfg.FOLIO_HOST === "::" ? "localhost" : cfg.FOLIO_HOST === "127.0.0.1" ? "localhost" : cfg.FOLIO_HOST;
-  const base = `https://${host}:${cfg.FOLIO_PORT}`;
-  const lines = [`Folio ${VERSION} (${cfg.FOLIO_BACKEND}) listening on ${base}  —  reference: ${base}/docs`, `data directory: ${dataDir}`];
-  if (first) {
-    lines.push(
-      "",
-      'First start: created tenant "dev" on the business plan. These are shown ONCE:',
-      `  API key:        ${first.key}`,
-      `  webhook secret: ${first.secret}`,
-      `  dashboard:      ${first.signIn}`,
-      "                  (the dev tenant owner's one-time sign-in link, valid 24 h: set a password there)",
-      "",
-      "Merge two sample PDFs and download the result (copy and paste):",
-      `  KEY=${first.key}`,
-      `  curl -s --cacert ${certPath} -H "Authorization: Bearer $KEY" -H "Prefer: wait=60" \\`,
-      `    -F file=@${samples[0]} -F file=@${samples[1]} ${base}/v1/pdf/merge \\`,
-      `  | grep -o '/v1/files/file_[A-Za-z0-9]*/content' | head -n1 \\`,
-      `  | xargs -I{} curl -s --cacert ${certPath} -H "Authorization: Bearer $KEY" -o merged.pdf ${base}{} && echo "wrote merged.pdf"`,
-    );
-  }
-  return lines.join("\n");
 }
 
 function listen(server: net.Server, port: number, host: string): Promise<void> {
@@ -271,7 +224,7 @@ async function serve(argv: readonly string[]): Promise<number> {
   webhooks.start();
   dashboard.collector.start();
   const samples = await samplePdfs(path.join(dataDir, "samples"));
-  process.stdout.write(banner(config, dataDir, tls.certPath, parts.first, samples) + "\n");
+  process.stdout.write(banner(VERSION, config, dataDir, tls.certPath, parts.first, samples) + "\n");
   log.info({ port: config.FOLIO_PORT, workers: config.FOLIO_WORKERS }, "Started server");
   return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {

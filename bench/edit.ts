@@ -15,7 +15,7 @@ import { mkdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { writePdf } from "../runner/engines/pdf-writer.ts";
+import { writePdf } from "../runner/pdf/pdf-writer.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
 import { ok, runOp } from "../test/helpers/runner.ts";
 

@@ -28,8 +28,6 @@ import { newId } from "../core/ids.ts";
 import {
   LABELS,
   MANAGED_BY,
-  outputFileId,
-  outputTag,
   PDFJOB_ANNOTATIONS,
   PDFJOB_API_VERSION,
   PDFJOB_GROUP,
@@ -38,6 +36,7 @@ import {
   PDFJOB_VERSION,
   pdfJobName,
 } from "../core/schemas/pdfjob.ts";
+import { outputFileId, outputTag } from "../core/schemas/storage-keys.ts";
 import { blob } from "../test/api/harness.ts";
 import { applyCrds } from "../test/e2e/support.ts";
 import { multipart, ReplicaSet, request } from "../test/e2e/replicas.ts";

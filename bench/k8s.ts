@@ -23,7 +23,6 @@
  *   node bench/k8s.ts [--latency 30] [--backlog 500] [--creators 8] [--workers 2] [--max-pods 2] [--drain]
  */
 import { createHash } from "node:crypto";
-import https from "node:https";
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import os from "node:os";
@@ -57,6 +56,7 @@ import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
 import { startPlatform, type Platform } from "../test/k8s/platform.ts";
 import { startS3Server, type S3Server } from "../test/s3/server.ts";
 import { createLogger } from "../core/logger.ts";
+import { requestCounts } from "../test/k8s/apiserver-requests.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -338,31 +338,6 @@ async function createPdfJob(b: Bench, inputs: PdfJobInput[]): Promise<string> {
   return name;
 }
 
-/** kube-apiserver's apiserver_request_total, summed by `VERB resource[/subresource] code`. */
-async function requestCounts(kc: KubeConfig): Promise<Map<string, number>> {
-  const opts: https.RequestOptions = { method: "GET" };
-  await kc.applyToHTTPSOptions(opts);
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = https.request(`${kc.getCurrentCluster()?.server ?? ""}/metrics`, opts, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve(body));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-  const counts = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const label = (name: string): string => new RegExp(`${name}="([^"]*)"`).exec(line)?.[1] ?? "";
-    const sub = label("subresource");
-    const key = `${label("verb")} ${label("resource")}${sub ? `/${sub}` : ""} ${label("code")}`;
-    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
-  }
-  return counts;
-}
-
 /** Requests between two requestCounts() whose `VERB resource` matches, and how many were 409s. */
 function requestsBetween(
   before: Map<string, number>,
@@ -584,7 +559,7 @@ async function backlog(b: Bench): Promise<void> {
   let createErrors = 0;
   let next = 0;
   const loadBefore = load();
-  const countsBefore = await requestCounts(b.kc);
+  const countsBefore = await requestCounts(b.kc, { byCode: true });
   const cpuBefore = cpuSeconds(b);
   const start = Date.now();
   await Promise.all(
@@ -602,7 +577,7 @@ async function backlog(b: Bench): Promise<void> {
   const created = Date.now();
   await b.recorder.until(() => names.every((n) => b.recorder.timeline(n).job !== undefined), "every Job to exist", 600_000);
   const allJobs = Date.now();
-  const countsAfter = await requestCounts(b.kc);
+  const countsAfter = await requestCounts(b.kc, { byCode: true });
   const cpuAfter = cpuSeconds(b);
   const jobTimes = b.recorder.jobTimes.slice(jobsBefore).sort((x, y) => x - y);
   const first = jobTimes[0] ?? start;

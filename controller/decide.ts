@@ -27,7 +27,6 @@ import { jobIdOf, pdfJobToApiJob } from "../core/pdfjob-view.ts";
 import type { JobObject } from "../core/schemas/api.ts";
 import {
   IDEMPOTENCY_KEY_MS,
-  jobStoragePrefix,
   PDFJOB_ANNOTATIONS,
   PDFJOB_FINALIZER,
   TERMINAL_PHASES,
@@ -37,6 +36,7 @@ import {
   type PdfJobStatus,
   type WebhookEventType,
 } from "../core/schemas/pdfjob.ts";
+import { jobStoragePrefix } from "../core/schemas/storage-keys.ts";
 import { rfc3339 } from "../core/time.ts";
 import { buildJob, childJobName, runnerPodSpec, RUNNER_SPEC_MAX_BYTES, type JobTemplateOptions } from "./job-template.ts";
 import { shownPosition } from "./fair-queue.ts";

@@ -20,23 +20,14 @@
  */
 import { createHash } from "node:crypto";
 import type { V1EnvVar, V1Job, V1ResourceRequirements, V1Toleration } from "@kubernetes/client-node";
+import type { Config } from "../core/config.ts";
 import { EXIT, JOB_ERRORS } from "../core/errors.ts";
 import { jobIdOf } from "../core/pdfjob-view.ts";
 import { accessSecretName, RUNNER_ACCESS_ENV, RUNNER_ACCESS_KEY } from "./runner-access.ts";
 import type { RunnerLimits } from "../core/schemas/job.ts";
-import {
-  jobStoragePrefix,
-  LABELS,
-  MANAGED_BY,
-  PDFJOB_API_VERSION,
-  PDFJOB_KIND,
-  RUNNER_SPEC_ENV,
-  SECRET_OPTION_ENV,
-  TERMINATION_MESSAGE_PATH_ENV,
-  type PdfJob,
-  type PdfJobSpec,
-  type RunnerPodSpec,
-} from "../core/schemas/pdfjob.ts";
+import { LABELS, MANAGED_BY, PDFJOB_API_VERSION, PDFJOB_KIND, type PdfJob, type PdfJobSpec } from "../core/schemas/pdfjob.ts";
+import { RUNNER_SPEC_ENV, SECRET_OPTION_ENV, TERMINATION_MESSAGE_PATH_ENV, type RunnerPodSpec } from "../core/schemas/runner-pod.ts";
+import { jobStoragePrefix } from "../core/schemas/storage-keys.ts";
 import { runnerImageFor } from "./runner-image.ts";
 
 export const RUNNER_CONTAINER = "runner";
@@ -292,5 +283,23 @@ export function buildJob(pj: PdfJob, spec: PdfJobSpec, o: JobTemplateOptions): V
         },
       },
     },
+  };
+}
+
+/** The Job template's settings from the configuration the chart sets (core/config.ts FOLIO_RUNNER_*). */
+export function jobTemplateFromConfig(config: Config, image: string): JobTemplateOptions {
+  const c = config;
+  return {
+    image,
+    access: "presigned",
+    ...(c.FOLIO_RUNNER_FULL_IMAGE ? { fullImage: c.FOLIO_RUNNER_FULL_IMAGE } : {}),
+    ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
+    ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
+    ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
+    ...(c.FOLIO_RUNNER_TMP_SIZE_LIMIT ? { tmpSizeLimit: c.FOLIO_RUNNER_TMP_SIZE_LIMIT } : {}),
+    ...(c.FOLIO_RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: c.FOLIO_RUNNER_SERVICE_ACCOUNT } : {}),
+    ...(c.FOLIO_RUNNER_PRIORITY_CLASS ? { priorityClassName: c.FOLIO_RUNNER_PRIORITY_CLASS } : {}),
+    ...(c.FOLIO_RUNNER_NODE_SELECTOR ? { nodeSelector: c.FOLIO_RUNNER_NODE_SELECTOR } : {}),
+    ...(c.FOLIO_RUNNER_TOLERATIONS ? { tolerations: c.FOLIO_RUNNER_TOLERATIONS } : {}),
   };
 }

@@ -24,19 +24,19 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { rootCertificates } from "node:tls";
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Job, type V1Pod } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, type V1Job } from "@kubernetes/client-node";
 import { loadConfig, type Config } from "../core/config.ts";
 import { shareConnections } from "../core/net/kube-connections.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { SsrfGuard } from "../core/net/ssrf.ts";
 import type { TlsTrust } from "../core/webhooks/http.ts";
-import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { kubeClient, type WebhookSender } from "./apply.ts";
-import { Informer, objectKey, type ListResult } from "./informer.ts";
+import { objectKey } from "./informer.ts";
+import { controllerInformers } from "./informers.ts";
 import { LeaderElector, type LeaderElectionOptions } from "./leader-election.ts";
-import type { JobTemplateOptions } from "./job-template.ts";
+import { jobTemplateFromConfig, type JobTemplateOptions } from "./job-template.ts";
 import { accessPreparer } from "./runner-access.ts";
 import { WorkQueue } from "./queue.ts";
 import { FairQueue } from "./fair-queue.ts";
@@ -44,8 +44,6 @@ import { startUploadSweep, unfinishedInputs } from "./upload-sweep.ts";
 import { ControllerMetrics, serveMetrics, type MetricsServer } from "./metrics.ts";
 import { Reconciler, type Caches } from "./reconciler.ts";
 import { kubeSecrets, webhookSender } from "./webhooks.ts";
-
-const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;
@@ -93,17 +91,6 @@ export interface Controller {
   stop(): Promise<void>;
 }
 
-/** The controller ownerReference's PdfJob name of a Job, if any. */
-export function ownerPdfJob(job: V1Job): string | undefined {
-  const owner = job.metadata?.ownerReferences?.find((r) => r.controller);
-  return owner?.kind === "PdfJob" && owner.apiVersion.startsWith(`${PDFJOB_GROUP}/`) ? owner.name : undefined;
-}
-
-const listOf = <T>(res: { items: T[]; metadata?: { resourceVersion?: string } }): ListResult<T> => ({
-  items: res.items,
-  resourceVersion: res.metadata?.resourceVersion ?? "",
-});
-
 /** Starts the informers and workers; the caller stops them. */
 export function startController(o: ControllerOptions): Controller {
   shareConnections(o.kubeConfig);
@@ -111,90 +98,23 @@ export function startController(o: ControllerOptions): Controller {
   /** The informers' messages (a watch that failed and re-lists). */
   const log = (msg: string): void => logger?.warn(msg);
   const ns = o.namespace;
-  const batch = o.kubeConfig.makeApiClient(BatchV1Api);
-  const core = o.kubeConfig.makeApiClient(CoreV1Api);
-  const custom = o.kubeConfig.makeApiClient(CustomObjectsApi);
-  const managed = `${LABELS.managedBy}=${MANAGED_BY}`;
   const metrics = o.metrics ?? new ControllerMetrics({ defaultMetrics: false });
   const queue = new WorkQueue({ metrics: metrics.queueMetrics() });
   const enqueue = (key: string | undefined): void => {
     if (key) queue.add(key);
   };
-  const crd = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
-  const nsPath = ns ? `/namespaces/${ns}` : "";
-
   const fairQueue = new FairQueue(o.maxRunningJobs ?? 0, enqueue);
-  const pdfJobs = new Informer<PdfJob>({
-    name: "pdfjobs",
+  const { pdfJobs, jobs, pods, caches } = controllerInformers({
     kubeConfig: o.kubeConfig,
-    list: async () =>
-      listOf(
-        (await (ns ? custom.listNamespacedCustomObject({ ...crd, namespace: ns }) : custom.listClusterCustomObject(crd))) as {
-          items: PdfJob[];
-          metadata?: { resourceVersion?: string };
-        },
-      ),
-    watchPath: `/apis/${PDFJOB_GROUP}/${PDFJOB_VERSION}${nsPath}/${PDFJOB_PLURAL}`,
-    onChange: (pj, kind) => {
+    ...(ns ? { namespace: ns } : {}),
+    ...(o.resyncMs === undefined ? {} : { resyncMs: o.resyncMs }),
+    onPdfJob: (pj, kind) => {
       fairQueue.observe(pj, kind);
       enqueue(objectKey(pj));
     },
-    ...(o.resyncMs === undefined ? {} : { resyncMs: o.resyncMs }),
+    enqueue,
     log,
   });
-  // A Job wakes its owner PdfJob (through the controller ownerReference).
-  const jobs = new Informer<V1Job>({
-    name: "jobs",
-    kubeConfig: o.kubeConfig,
-    list: async () =>
-      listOf(
-        ns
-          ? await batch.listNamespacedJob({ namespace: ns, labelSelector: managed })
-          : await batch.listJobForAllNamespaces({ labelSelector: managed }),
-      ),
-    watchPath: `/apis/batch/v1${nsPath}/jobs`,
-    labelSelector: managed,
-    onChange: (job) => {
-      const owner = ownerPdfJob(job);
-      if (owner) enqueue(`${job.metadata?.namespace ?? ""}/${owner}`);
-    },
-    resyncMs: 0,
-    log,
-  });
-  // A pod wakes its PdfJob (its folio.dev/pdfjob label, copied from the Job's template).
-  const pods = new Informer<V1Pod>({
-    name: "pods",
-    kubeConfig: o.kubeConfig,
-    list: async () =>
-      listOf(
-        ns
-          ? await core.listNamespacedPod({ namespace: ns, labelSelector: managed })
-          : await core.listPodForAllNamespaces({ labelSelector: managed }),
-      ),
-    watchPath: `/api/v1${nsPath}/pods`,
-    labelSelector: managed,
-    onChange: (pod) => {
-      const owner = pod.metadata?.labels?.[LABELS.pdfJob];
-      if (owner) enqueue(`${pod.metadata?.namespace ?? ""}/${owner}`);
-    },
-    resyncMs: 0,
-    log,
-  });
-
-  const caches: Caches = {
-    pdfJob: (key) => pdfJobs.get(key),
-    pdfJobs: () => pdfJobs.list(),
-    job: (namespace, name) => jobs.get(`${namespace}/${name}`),
-    podsOfJob: (namespace, jobName, jobUid) =>
-      pods
-        .list()
-        .filter(
-          (p) =>
-            p.metadata?.namespace === namespace &&
-            (p.metadata.labels?.[JOB_NAME_LABEL] === jobName ||
-              p.metadata.ownerReferences?.some((r) => r.kind === "Job" && (jobUid ? r.uid === jobUid : r.name === jobName))),
-        ),
-  };
   const w = o.webhooks ?? {};
   const sendWebhook =
     o.sendWebhook ??
@@ -283,22 +203,6 @@ function kubeConfigFrom(config: Config): KubeConfig {
  * The runner Jobs' template from the FOLIO_RUNNER_* settings (the chart sets them). Runner pods get
  * no storage settings or credentials: presigned URLs for their own objects (runner-access.ts).
  */
-function templateFrom(config: Config, image: string): JobTemplateOptions {
-  const c = config;
-  return {
-    image,
-    access: "presigned",
-    ...(c.FOLIO_RUNNER_FULL_IMAGE ? { fullImage: c.FOLIO_RUNNER_FULL_IMAGE } : {}),
-    ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
-    ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
-    ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
-    ...(c.FOLIO_RUNNER_TMP_SIZE_LIMIT ? { tmpSizeLimit: c.FOLIO_RUNNER_TMP_SIZE_LIMIT } : {}),
-    ...(c.FOLIO_RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: c.FOLIO_RUNNER_SERVICE_ACCOUNT } : {}),
-    ...(c.FOLIO_RUNNER_PRIORITY_CLASS ? { priorityClassName: c.FOLIO_RUNNER_PRIORITY_CLASS } : {}),
-    ...(c.FOLIO_RUNNER_NODE_SELECTOR ? { nodeSelector: c.FOLIO_RUNNER_NODE_SELECTOR } : {}),
-    ...(c.FOLIO_RUNNER_TOLERATIONS ? { tolerations: c.FOLIO_RUNNER_TOLERATIONS } : {}),
-  };
-}
 
 /** `folio controller`: runs until SIGTERM/SIGINT; configured by the environment (core/config.ts). */
 export async function controllerCommand(argv: readonly string[]): Promise<number> {
@@ -314,7 +218,7 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     return 2;
   }
   // Runner pods get no bucket credentials: each gets presigned URLs for its own keys (runner-access.ts).
-  const template = templateFrom(config, image);
+  const template = jobTemplateFromConfig(config, image);
   const store = S3ObjectStore.fromConfig(config);
   const namespace = config.FOLIO_CONTROLLER_NAMESPACE;
   let lost = false;

@@ -13,7 +13,8 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { RunnerFailure } from "../core/schemas/job.ts";
 import { isTenantKey } from "./validate.ts";
-import { RunnerPodResult, RunnerPodResultRef, type PdfJob, type PdfJobOutput, type PdfJobSpec } from "../core/schemas/pdfjob.ts";
+import { type PdfJob, type PdfJobOutput, type PdfJobSpec } from "../core/schemas/pdfjob.ts";
+import { RunnerPodResult, RunnerPodResultRef } from "../core/schemas/runner-pod.ts";
 import type { JobErrorCode } from "../core/errors.ts";
 
 /** The runner container's last termination. */

@@ -15,7 +15,7 @@
  * name is deterministic).
  */
 import type { V1Job, V1Secret } from "@kubernetes/client-node";
-import { RUNNER_ACCESS_ENV, RUNNER_SPEC_ENV, RunnerPodSpec } from "../core/schemas/pdfjob.ts";
+import { RUNNER_ACCESS_ENV, RUNNER_SPEC_ENV, RunnerPodSpec } from "../core/schemas/runner-pod.ts";
 import { presignGet, presignPost, type BucketTarget, type PostPolicy, type SigningCredentials } from "../core/storage/presign.ts";
 
 export { RUNNER_ACCESS_ENV };

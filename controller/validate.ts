@@ -12,7 +12,8 @@
  * is trusted no more: it must lie under the job's own storage prefix and is read up to a cap.
  */
 import { jobIdOf } from "../core/pdfjob-view.ts";
-import { jobStoragePrefix, type PdfJob, type PdfJobSpec } from "../core/schemas/pdfjob.ts";
+import { type PdfJob, type PdfJobSpec } from "../core/schemas/pdfjob.ts";
+import { jobStoragePrefix } from "../core/schemas/storage-keys.ts";
 
 /** The most of a stored runner result the controller reads (a 2,000-page split's result is ~600 kB). */
 export const RESULT_MAX_BYTES = 4 * 1024 * 1024;

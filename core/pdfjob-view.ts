@@ -10,7 +10,8 @@
  *   it); this function still describes it, e.g. for the `job.canceled` webhook.
  */
 import type { JobObject, JobStatus } from "./schemas/api.ts";
-import { fileIdFromKey, jobIdFromPdfJobName, LABELS, type PdfJob, type PdfJobPhase, type PdfJobStatus } from "./schemas/pdfjob.ts";
+import { jobIdFromPdfJobName, LABELS, type PdfJob, type PdfJobPhase, type PdfJobStatus } from "./schemas/pdfjob.ts";
+import { fileIdFromKey } from "./schemas/storage-keys.ts";
 import { rfc3339 } from "./time.ts";
 
 const API_STATUS: Readonly<Record<PdfJobPhase, JobStatus>> = {

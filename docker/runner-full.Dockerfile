@@ -33,13 +33,14 @@ FROM ${RUNNER_IMAGE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 USER 0
 COPY bin/debian-packages.txt /tmp/debian-packages.txt
-# The `full` packages of bin/debian-packages.txt. The JRE's man pages and Chromium's locales other
-# than en-US are never installed (dpkg path filters, as the base image's for documentation); the
-# JRE's postinst still needs /usr/share/man/man1 to exist (see above).
+# The `full` packages of bin/debian-packages.txt. The JRE's man pages, Chromium's locales other
+# than en-US and the C headers python3-pil ships are never installed (dpkg path filters, as the
+# base image's for documentation); the JRE's postinst still needs /usr/share/man/man1 to exist
+# (see above).
 # hadolint ignore=DL3008
 RUN mkdir -p /usr/share/man/man1 \
- && printf 'path-exclude=%s\npath-include=%s\n' '/usr/lib/chromium/locales/*' '/usr/lib/chromium/locales/en-US.pak' \
-      >/etc/dpkg/dpkg.cfg.d/folio-full \
+ && printf 'path-exclude=%s\npath-include=%s\npath-exclude=%s\n' '/usr/lib/chromium/locales/*' '/usr/lib/chromium/locales/en-US.pak' \
+      '/usr/include/*' >/etc/dpkg/dpkg.cfg.d/folio-full \
  && mapfile -t pkgs < <(awk '!/^[[:space:]]*#/ && NF && $2 == "full" {print $1}' /tmp/debian-packages.txt) \
  && test "${#pkgs[@]}" -gt 0 \
  && apt-get update \

@@ -17,7 +17,7 @@ import http from "node:http";
 import https from "node:https";
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
-import { RUNNER_ACCESS_ENV } from "../core/schemas/pdfjob.ts";
+import { RUNNER_ACCESS_ENV } from "../core/schemas/runner-pod.ts";
 import { ObjectNotFound, StorageError, type ObjectStore } from "../core/storage/store.ts";
 
 export { RUNNER_ACCESS_ENV };

@@ -1,7 +1,7 @@
 /**
  * `folio runner --pod`: what a Kubernetes runner pod runs (controller/job-template.ts).
  *
- *   1. the RunnerPodSpec from FOLIO_RUNNER_SPEC (JSON; validated with core/schemas/pdfjob.ts);
+ *   1. the RunnerPodSpec from FOLIO_RUNNER_SPEC (JSON; validated with core/schemas/runner-pod.ts);
  *   2. the protect passwords from FOLIO_OPTION_USER_PASSWORD / FOLIO_OPTION_OWNER_PASSWORD
  *      (secretKeyRefs to the PdfJob's Secret) merged into the options — never in the spec, never
  *      logged, never in a report;
@@ -31,17 +31,16 @@ import type { Config } from "../core/config.ts";
 import { EXIT, JobError, toJobError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { RunnerResult } from "../core/schemas/job.ts";
+import { SECRET_OPTION_KEYS } from "../core/schemas/pdfjob.ts";
 import {
-  outputKey,
-  resultKey,
   RUNNER_SPEC_ENV,
   RunnerPodSpec,
   SECRET_OPTION_ENV,
-  SECRET_OPTION_KEYS,
   TERMINATION_MESSAGE_MAX_BYTES,
   TERMINATION_MESSAGE_PATH_ENV,
   type RunnerPodResult,
-} from "../core/schemas/pdfjob.ts";
+} from "../core/schemas/runner-pod.ts";
+import { outputKey, resultKey } from "../core/schemas/storage-keys.ts";
 import { ObjectNotFound } from "../core/storage/store.ts";
 import type { PodStorage } from "./pod-storage.ts";
 import { UsageError } from "./cli.ts";

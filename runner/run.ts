@@ -17,7 +17,7 @@ import { IMAGE_KINDS } from "../core/sniff.ts";
 import { ExecAborted } from "./engines/exec.ts";
 import { createBrowsers, type BrowserProvider } from "./engines/browsers.ts";
 import type { SofficeProvider } from "./engines/libreoffice.ts";
-import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./engines/output-budget.ts";
+import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./ops/output-budget.ts";
 import { sniffFile } from "./engines/office-zip.ts";
 import { countPages } from "./engines/qpdf.ts";
 import { openOrRepair } from "./engines/repair.ts";

@@ -1,7 +1,7 @@
 /**
  * The Kubernetes job backend (ARCHITECTURE.md): the same public API as embedded mode, with
  * PdfJob resources as the job store and S3 for the bytes. The controller runs the jobs; this side
- * creates, reads and deletes PdfJobs, and `core/` (pdfjob-view.ts, schemas/pdfjob.ts) is the whole
+ * creates, reads and deletes PdfJobs, and `core/` (pdfjob-view.ts, schemas/pdfjob.ts, schemas/storage-keys.ts) is the whole
  * of what the two agree on. The API process keeps no state of its own (docs/adr/0008), so any
  * number of replicas serve behind a Service and any of them can die at any time:
  *
@@ -25,11 +25,8 @@ import type { Logger } from "../../core/logger.ts";
 import { jobIdOf, pdfJobToApiJob } from "../../core/pdfjob-view.ts";
 import type { FileObject, JobObject } from "../../core/schemas/api.ts";
 import {
-  fileIdFromKey,
   LABELS,
   MANAGED_BY,
-  outputTag,
-  outputTagOf,
   PDFJOB_ANNOTATIONS,
   PDFJOB_FINALIZER,
   pdfJobName,
@@ -39,6 +36,7 @@ import {
   type PdfJobInput,
   type PdfJobSpec,
 } from "../../core/schemas/pdfjob.ts";
+import { fileIdFromKey, outputTag, outputTagOf } from "../../core/schemas/storage-keys.ts";
 import { redactOptions } from "../../core/schemas/options.ts";
 import type { ListedObject } from "../../core/storage/s3-store.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";

@@ -1,7 +1,8 @@
 /**
  * The PdfJob custom resource (ARCHITECTURE.md "The PdfJob resource"): the zod schemas its CRD is
- * generated from (controller/crd.ts), the names, keys and ids the API and the controller derive
- * from it, and the contract of the runner pod the controller starts for it.
+ * generated from (controller/crd.ts), its names, labels and annotations, and its Secret. Where a
+ * job's files live is core/schemas/storage-keys.ts; the runner pod's contract is
+ * core/schemas/runner-pod.ts.
  *
  * Field names are camelCase as the Kubernetes API conventions ask; the runner pod's own spec and
  * report are snake_case like the rest of the runner contract (core/schemas/job.ts).
@@ -15,9 +16,8 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { JOB_ERROR_CODES } from "../errors.ts";
-import { ID_PATTERN } from "../ids.ts";
+import { derivedId, ID_PATTERN } from "../ids.ts";
 import { WEBHOOK_STATUSES } from "./api.ts";
-import { RunnerLimits, RunnerResult } from "./job.ts";
 import { OPTIONS_SCHEMAS, Operation, PageRangeSpec } from "./options.ts";
 
 export const PDFJOB_GROUP = "folio.dev";
@@ -111,59 +111,6 @@ export function jobIdFromPdfJobName(name: string): string | null {
   if (!/^job-(?:[0-9a-z]|-[a-z])+$/.test(name)) return null;
   const id = "job_" + name.slice(4).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
   return ID_PATTERN("job").test(id) ? id : null;
-}
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/** `n` base62 characters (6 bits short of log2(62) each) of SHA-256 over the parts. */
-function derivedChars(parts: readonly string[], n: number): string {
-  let v = BigInt("0x" + createHash("sha256").update(parts.join("\u0000")).digest("hex"));
-  let out = "";
-  for (let i = 0; i < n; i++) {
-    out = BASE62[Number(v % 62n)]! + out;
-    v /= 62n;
-  }
-  return out;
-}
-
-/** `prefix_` + 24 base62 characters (≈143 bits) of SHA-256 over the parts: an id shaped like newId's. */
-function derivedId(prefix: "file" | "msg", parts: readonly string[]): string {
-  return `${prefix}_${derivedChars(parts, 24)}`;
-}
-
-/** Where a job's outputs (and anything else its runner writes) live: one prefix per job. */
-export function jobStoragePrefix(tenant: string, jobId: string): string {
-  return `${tenant}/${jobId}/`;
-}
-
-/**
- * The tag every output file id of a job starts with (12 base62 characters, ≈71 bits, of the job
- * id), also the PdfJob's folio.dev/output-tag label: an API replica whose cache does not know an
- * output id finds its PdfJob with one label-selected list (docs/adr/0008).
- */
-export function outputTag(jobId: string): string {
-  return derivedChars(["folio-output-tag", jobId], 12);
-}
-
-/** The output tag an output file id carries (its first 12 characters after `file_`). */
-export const outputTagOf = (fileId: string): string => fileId.slice(5, 17);
-
-/**
- * The file id of a job's output `index`: deterministic, so that a retried pod overwrites the
- * objects of the failed attempt instead of orphaning them, and the id needs no registry. The job's
- * output tag, then 12 characters of (tenant, job, index).
- */
-export function outputFileId(tenant: string, jobId: string, index: number): string {
-  return `file_${outputTag(jobId)}${derivedChars(["folio-output", tenant, jobId, String(index)], 12)}`;
-}
-
-/**
- * The file id of an output stored at `key`: its last path segment (outputs are stored at
- * `{tenant}/{jobId}/{file id}`); for a key of another shape, an id derived from the key.
- */
-export function fileIdFromKey(key: string): string {
-  const last = key.slice(key.lastIndexOf("/") + 1);
-  return ID_PATTERN("file").test(last) ? last : derivedId("file", ["folio-key", key]);
 }
 
 export const WEBHOOK_EVENT_TYPES = ["job.succeeded", "job.failed", "job.canceled"] as const;
@@ -441,70 +388,10 @@ function issues(error: z.ZodError, root: string): string {
   return error.issues.map((i) => `${[root, ...i.path.map(String)].join(".")}: ${i.message}`).join("; ");
 }
 
-// --- the runner pod's contract -----------------------------------------------------------------
+// --- the PdfJob's Secret -----------------------------------------------------------------------
 
-/** The environment variable carrying the RunnerPodSpec as JSON. */
-export const RUNNER_SPEC_ENV = "FOLIO_RUNNER_SPEC";
-/** The environment variable naming the file the runner writes its report to. */
-export const TERMINATION_MESSAGE_PATH_ENV = "FOLIO_TERMINATION_MESSAGE_PATH";
-/** The environment variable (from the job's access Secret) with the runner's presigned URLs (controller/runner-access.ts). */
-export const RUNNER_ACCESS_ENV = "FOLIO_RUNNER_ACCESS";
-/** The environment variables carrying the secret options (from secretKeyRefs to the PdfJob's Secret). */
-export const SECRET_OPTION_ENV: Readonly<Record<SecretOptionKey, string>> = {
-  user_password: "FOLIO_OPTION_USER_PASSWORD",
-  owner_password: "FOLIO_OPTION_OWNER_PASSWORD",
-  password: "FOLIO_OPTION_PASSWORD",
-};
 /**
  * The key of the PdfJob's Secret holding the tenant's Standard Webhooks signing secrets
  * (`whsec_…`, one per line; two during a rotation), snapshotted by the API when it creates the job.
  */
 export const WEBHOOK_SECRETS_KEY = "webhook_secrets";
-/** The kubelet keeps at most this much of a termination message. */
-export const TERMINATION_MESSAGE_MAX_BYTES = 4096;
-
-/**
- * What a runner pod runs: the inputs by object-store key; each output `i` is stored at
- * `outputKey(spec, i)`. Options come without secrets (see SECRET_OPTION_ENV).
- */
-export const RunnerPodSpec = z.strictObject({
-  job_id: z.string().min(1).max(100),
-  tenant: z.string().min(1),
-  operation: Operation,
-  inputs: z.array(z.strictObject({ key: z.string().min(1), filename: z.string().min(1).max(255), pages: PageRangeSpec.optional() })),
-  options: z.record(z.string(), z.unknown()),
-  /** Every object the runner writes has a key under this prefix (deleted as a whole with the job). */
-  output_prefix: z.string().min(1),
-  output_filename: z.string().min(1).max(200).optional(),
-  limits: RunnerLimits.partial().optional(),
-});
-export type RunnerPodSpec = z.infer<typeof RunnerPodSpec>;
-
-/** Where the runner stores output `index`. */
-export function outputKey(spec: Pick<RunnerPodSpec, "output_prefix" | "tenant" | "job_id">, index: number): string {
-  return spec.output_prefix + outputFileId(spec.tenant, spec.job_id, index);
-}
-
-/** Where the runner stores its full result when the report would not fit the termination message. */
-export function resultKey(spec: Pick<RunnerPodSpec, "output_prefix">): string {
-  return `${spec.output_prefix}result.json`;
-}
-
-export const RunnerPodOutput = z.object({
-  key: z.string().min(1),
-  filename: z.string(),
-  content_type: z.string(),
-  size: z.int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  pages: z.int().nonnegative().nullable(),
-});
-
-/** The runner pod's result: the RunnerResult with object keys instead of local paths. */
-export const RunnerPodResult = RunnerResult.extend({ outputs: z.array(RunnerPodOutput) });
-export type RunnerPodResult = z.infer<typeof RunnerPodResult>;
-
-/**
- * The termination message when the result is larger than TERMINATION_MESSAGE_MAX_BYTES (a split
- * into many parts): the result is stored at `resultKey(spec)` and the message points to it.
- */
-export const RunnerPodResultRef = z.object({ result_key: z.string().min(1) });

@@ -6,7 +6,7 @@
  */
 import sharp, { type Metadata } from "sharp";
 import { JobError } from "../../core/errors.ts";
-import type { PdfImage } from "./pdf-writer.ts";
+import type { PdfImage } from "../pdf/pdf-writer.ts";
 
 export interface RasterInfo {
   width: number;

@@ -20,8 +20,8 @@ import { JobError } from "../../core/errors.ts";
 import { writeFile } from "node:fs/promises";
 import { exec } from "./exec.ts";
 import type { RunnerLimits } from "../../core/schemas/job.ts";
-import { dictAt, dumpObjects, isRef, type JsonDict } from "./pdf-json.ts";
-import { checkPdfInflation } from "./pdf-inflation.ts";
+import { dictAt, dumpObjects, isRef, type JsonDict } from "../pdf/pdf-json.ts";
+import { checkPdfInflation } from "../pdf/pdf-inflation.ts";
 import { QPDF_EXIT, type QpdfContext } from "./qpdf.ts";
 
 export interface Inspection {

@@ -3,7 +3,7 @@
  *
  * - `lossless`: qpdf rewrites the file with object streams (ISO 32000-1 §7.5.7), recompresses
  *   every Flate stream at level 9 and turns LZW/ASCII-encoded streams into Flate.
- * - `low`/`medium`/`high`: first the image pass (runner/engines/pdf-images.ts) downsamples images
+ * - `low`/`medium`/`high`: first the image pass (runner/ops/compress-images/pdf-images.ts) downsamples images
  *   above the level's resolution at their largest placed size and re-encodes them (COMPRESS_LEVELS),
  *   then the same lossless rewrite runs with the new image streams patched in. Text, fonts, form
  *   fields, links, bookmarks and structure are never decoded or rebuilt: qpdf copies them.
@@ -19,9 +19,9 @@ import { copyFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { COMPRESS_LEVELS, type CompressOptions } from "../../core/schemas/options.ts";
 import { exec, ExecAborted } from "../engines/exec.ts";
-import { checkPdfInflation } from "../engines/pdf-inflation.ts";
-import { recompressImages, type ImagePassResult } from "../engines/pdf-images.ts";
-import { catalogMetadata } from "../engines/pdf-json.ts";
+import { checkPdfInflation } from "../pdf/pdf-inflation.ts";
+import { recompressImages, type ImagePassResult } from "./compress-images/pdf-images.ts";
+import { catalogMetadata } from "../pdf/pdf-json.ts";
 import { qpdf, QPDF_EXIT, QpdfError, type QpdfContext } from "../engines/qpdf.ts";
 import type { OpContext, OpDefinition, OpResult } from "./types.ts";
 

@@ -17,7 +17,7 @@ import { SsrfGuard } from "../../core/net/ssrf.ts";
 import { PAPER_SIZES, type ConvertOptions } from "../../core/schemas/convert-options.ts";
 import { CONTENT_TYPES } from "../../core/sniff.ts";
 import { SITE_HOST } from "../engines/fetch-proxy.ts";
-import { commitOutput, discard, partialPath, type PdfOutputFile } from "../engines/outfile.ts";
+import { commitOutput, discard, partialPath, type PdfOutputFile } from "./outfile.ts";
 import { unzipSafely } from "../engines/unzip.ts";
 import type { OpContext, OpResult } from "./types.ts";
 

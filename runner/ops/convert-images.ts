@@ -18,10 +18,10 @@ import { parsePageRanges, resolvePageRanges, toQpdfRange } from "../../core/page
 import type { ConvertOptions } from "../../core/schemas/convert-options.ts";
 import { CONTENT_TYPES, IMAGE_KINDS } from "../../core/sniff.ts";
 import { exec } from "../engines/exec.ts";
-import { commitOutput, discard, partialPath, stagingDir, type PdfOutputFile } from "../engines/outfile.ts";
-import { pageBoxes } from "../engines/page-boxes.ts";
-import { mapLimit } from "../engines/outline.ts";
-import { num, writePdf, type PdfPage } from "../engines/pdf-writer.ts";
+import { commitOutput, discard, partialPath, stagingDir, type PdfOutputFile } from "./outfile.ts";
+import { pageBoxes } from "../pdf/page-boxes.ts";
+import { mapLimit } from "../pdf/outline.ts";
+import { num, writePdf, type PdfPage } from "../pdf/pdf-writer.ts";
 import { loadPdfImage, rasterInfo } from "../engines/raster.ts";
 import { writeZip } from "../engines/zip.ts";
 import type { OpContext, OpOutputFile, OpResult } from "./types.ts";

@@ -12,7 +12,7 @@ import { JobError } from "../../core/errors.ts";
 import type { ConvertOptions, PdfaTarget } from "../../core/schemas/convert-options.ts";
 import { CONTENT_TYPES } from "../../core/sniff.ts";
 import { exec } from "../engines/exec.ts";
-import { commitOutput, discard, partialPath, type PdfOutputFile } from "../engines/outfile.ts";
+import { commitOutput, discard, partialPath, type PdfOutputFile } from "./outfile.ts";
 import { validatePdfa } from "../engines/verapdf.ts";
 import type { OpContext, OpResult } from "./types.ts";
 

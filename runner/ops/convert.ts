@@ -18,7 +18,7 @@ import { convertMore } from "./convert-more.ts";
 import { CONTENT_TYPES, OFFICE_KINDS, type DocKind } from "../../core/sniff.ts";
 import { isPasswordProtected } from "../engines/office-encryption.ts";
 import { checkZipInflation, normalizeZipNames } from "../engines/office-zip.ts";
-import { checkPdfInflation } from "../engines/pdf-inflation.ts";
+import { checkPdfInflation } from "../pdf/pdf-inflation.ts";
 import { qpdf } from "../engines/qpdf.ts";
 import { analyzePdf } from "../pdf-layout/index.ts";
 import { writeDocx } from "./convert-docx.ts";

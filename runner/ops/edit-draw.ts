@@ -8,8 +8,8 @@
  * page had then and carried into the final ones by a quarter-turn matrix.
  */
 import { StandardFontEmbedder } from "pdf-lib";
-import { gsName, num, type PdfDoc, type PdfImage, type PdfPage } from "../engines/pdf-writer.ts";
-import type { PageBox } from "../engines/page-boxes.ts";
+import { gsName, num, type PdfDoc, type PdfImage, type PdfPage } from "../pdf/pdf-writer.ts";
+import type { PageBox } from "../pdf/page-boxes.ts";
 import type { Mark, PlannedPage } from "./edit-plan.ts";
 
 // pdf-lib's metrics of the standard 14 fonts (the AFM widths); nothing is embedded.

@@ -13,9 +13,9 @@
  *
  * qpdf keeps no outline when it copies pages between files, so with `outline: keep` every input's
  * bookmarks are read (qpdf JSON, in parallel with the merge itself; every destination form,
- * runner/engines/outline-read.ts) and written into the result as an incremental update
- * (runner/engines/outline.ts), which costs only the bookmarks' bytes. Nor does it keep the
- * inputs' embedded files: they are added back (runner/engines/attachments.ts) whatever the
+ * runner/pdf/outline-read.ts) and written into the result as an incremental update
+ * (runner/pdf/outline.ts), which costs only the bookmarks' bytes. Nor does it keep the
+ * inputs' embedded files: they are added back (runner/pdf/attachments.ts) whatever the
  * outline option, at the cost of one more qpdf pass only when an input has any.
  */
 import path from "node:path";
@@ -24,11 +24,11 @@ import { rm } from "node:fs/promises";
 import { JobError } from "../../core/errors.ts";
 import { parsePageRanges, resolvePageRanges, toQpdfRange } from "../../core/pages.ts";
 import type { MergeOptions } from "../../core/schemas/options.ts";
-import { addAttachments, type AttachmentSource } from "../engines/attachments.ts";
-import { FIT, mapLimit, placeOutline, readStructure, writeOutline, type PlacedItem } from "../engines/outline.ts";
-import type { DocumentStructure } from "../engines/outline-read.ts";
-import { commitOutput, partialPath, type PdfOutputFile } from "../engines/outfile.ts";
-import { checkPages, outputCaps, specPageCount } from "../engines/output-budget.ts";
+import { addAttachments, type AttachmentSource } from "../pdf/attachments.ts";
+import { FIT, mapLimit, placeOutline, readStructure, writeOutline, type PlacedItem } from "../pdf/outline.ts";
+import type { DocumentStructure } from "../pdf/outline-read.ts";
+import { commitOutput, partialPath, type PdfOutputFile } from "./outfile.ts";
+import { checkPages, outputCaps, specPageCount } from "./output-budget.ts";
 import { blameInput, qpdf, type QpdfContext } from "../engines/qpdf.ts";
 import type { InspectedInput, OpContext, OpDefinition, OpResult } from "./types.ts";
 

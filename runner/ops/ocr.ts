@@ -9,7 +9,7 @@ import path from "node:path";
 import { JobError } from "../../core/errors.ts";
 import type { OcrOptions } from "../../core/schemas/ocr-options.ts";
 import { CONTENT_TYPES, IMAGE_KINDS } from "../../core/sniff.ts";
-import { commitOutput, discard, partialPath, type PdfOutputFile } from "../engines/outfile.ts";
+import { commitOutput, discard, partialPath, type PdfOutputFile } from "./outfile.ts";
 import { runOcrmypdf } from "../engines/ocrmypdf.ts";
 import { validatePdfa } from "../engines/verapdf.ts";
 import { imagesToPdf } from "./convert-images.ts";

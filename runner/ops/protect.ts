@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { ProtectOptions } from "../../core/schemas/options.ts";
-import { commitOutput, discard, partialPath, type PdfOutputFile } from "../engines/outfile.ts";
+import { commitOutput, discard, partialPath, type PdfOutputFile } from "./outfile.ts";
 import { blameInput, qpdfJob } from "../engines/qpdf.ts";
 import type { OpContext, OpDefinition, OpResult } from "./types.ts";
 

@@ -8,7 +8,7 @@
  * `--remove-unreferenced-resources=no`, 3× faster on LibreOffice-made input (bench/qpdf-ops.ts).
  *
  * Bookmarks: qpdf writes none into split parts; each part gets the input's bookmarks that point
- * into it, placed on its pages (the rules of runner/engines/outline.ts), except in `pages` mode,
+ * into it, placed on its pages (the rules of runner/pdf/outline.ts), except in `pages` mode,
  * where a one-page part needs no navigation and thousands of tiny updates would cost more than
  * the split.
  *
@@ -21,9 +21,9 @@ import path from "node:path";
 import { JobError } from "../../core/errors.ts";
 import { parsePageRanges, resolvePageRanges, toQpdfRange } from "../../core/pages.ts";
 import type { SplitOptions } from "../../core/schemas/options.ts";
-import { mapLimit, placeOutline, readOutline, writeOutline, type OutlineNode } from "../engines/outline.ts";
-import { commitOutput, discard, partialPath, stagingDir, type PdfOutputFile } from "../engines/outfile.ts";
-import { checkBytes, checkPages, dirBytes, estimateBytes, outputCaps, specPageCount, withinBytes } from "../engines/output-budget.ts";
+import { mapLimit, placeOutline, readOutline, writeOutline, type OutlineNode } from "../pdf/outline.ts";
+import { commitOutput, discard, partialPath, stagingDir, type PdfOutputFile } from "./outfile.ts";
+import { checkBytes, checkPages, dirBytes, estimateBytes, outputCaps, specPageCount, withinBytes } from "./output-budget.ts";
 import { blameInput, qpdf, type QpdfContext } from "../engines/qpdf.ts";
 import { writeZip } from "../engines/zip.ts";
 import type { OpContext, OpDefinition, OpOutputFile, OpResult } from "./types.ts";

@@ -15,7 +15,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { glyphRuns, rtlClusters, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
-import { multiply, type Matrix } from "../engines/pdf-matrix.ts";
+import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
 import { dropOverprints } from "./overprint.ts";
 import { readStructure } from "./structure.ts";

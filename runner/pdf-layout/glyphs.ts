@@ -12,7 +12,7 @@
  * of those stretches meet. Only upright horizontal text is measured; anything else stays as pdfjs
  * gave it. The walk runs in the extraction worker; splitAtGaps is pure.
  */
-import { IDENTITY, multiply, type Matrix } from "../engines/pdf-matrix.ts";
+import { IDENTITY, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { WORD_GAP } from "./lines.ts";
 import type { TextItem } from "./types.ts";
 

@@ -6,7 +6,7 @@
  * matrix itself (save/restore, cm, form XObjects; ISO 32000-1 §8.4.4) and maps everything through
  * the viewport transform to top-left page coordinates. Runs in the extraction worker.
  */
-import { multiply, type Matrix } from "../engines/pdf-matrix.ts";
+import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import type { PageImage, Rule } from "./types.ts";
 
 /** The point (x, y) mapped through m. */

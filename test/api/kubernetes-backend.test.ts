@@ -33,16 +33,8 @@ import { kubernetesStores, type KubernetesStores } from "../../api/store/kuberne
 import { KubernetesTenantAdmin } from "../../api/store/kubernetes/tenant-admin.ts";
 import { loadConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
-import {
-  LABELS,
-  outputFileId,
-  outputTag,
-  PDFJOB_ANNOTATIONS,
-  PDFJOB_GROUP,
-  PDFJOB_PLURAL,
-  PDFJOB_VERSION,
-  type PdfJob,
-} from "../../core/schemas/pdfjob.ts";
+import { LABELS, PDFJOB_ANNOTATIONS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { outputFileId, outputTag } from "../../core/schemas/storage-keys.ts";
 import { ACCESS_REQUEST_PLURAL, TENANT_PLURAL } from "../../core/schemas/tenant.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { newId } from "../../core/ids.ts";

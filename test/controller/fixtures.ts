@@ -2,15 +2,8 @@
 import type { V1Job } from "@kubernetes/client-node";
 import { buildJob, type JobTemplateOptions } from "../../controller/job-template.ts";
 import type { Action } from "../../controller/decide.ts";
-import {
-  jobStoragePrefix,
-  outputKey,
-  PDFJOB_FINALIZER,
-  pdfJobName,
-  type PdfJob,
-  type PdfJobSpec,
-  type PdfJobStatus,
-} from "../../core/schemas/pdfjob.ts";
+import { PDFJOB_FINALIZER, pdfJobName, type PdfJob, type PdfJobSpec, type PdfJobStatus } from "../../core/schemas/pdfjob.ts";
+import { jobStoragePrefix, outputKey } from "../../core/schemas/storage-keys.ts";
 
 export const JOB_ID = "job_9aQm2LkT7cXv1B4nZp0RsWd8";
 export const TENANT = "ten_4fJ2kq9XcT1mZ8rB0aLw7eYd";

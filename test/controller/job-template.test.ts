@@ -11,7 +11,9 @@ import {
 } from "../../controller/job-template.ts";
 import { accessPreparer } from "../../controller/runner-access.ts";
 import { EXIT } from "../../core/errors.ts";
-import { outputKey, RunnerPodSpec, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { RunnerPodSpec } from "../../core/schemas/runner-pod.ts";
+import { outputKey } from "../../core/schemas/storage-keys.ts";
 import { INPUT_KEY, JOB_ID, pdfJob, PREFIX, TEMPLATE, TENANT, UID } from "./fixtures.ts";
 
 const pj = pdfJob();

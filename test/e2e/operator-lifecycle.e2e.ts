@@ -32,7 +32,6 @@ import type { JobTemplateOptions } from "../../controller/job-template.ts";
 import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
 import {
-  jobStoragePrefix,
   LABELS,
   PDFJOB_API_VERSION,
   PDFJOB_FINALIZER,
@@ -44,6 +43,7 @@ import {
   type PdfJob,
   type PdfJobInput,
 } from "../../core/schemas/pdfjob.ts";
+import { jobStoragePrefix } from "../../core/schemas/storage-keys.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { tmpDir } from "../helpers/tools.ts";

@@ -4,8 +4,10 @@
  * the `folio` entrypoint, the OCI labels with the source revision and version, and the image fits
  * its size budget (the uncompressed size make images measured, for this very archive: its config
  * digest must match). The archives' contents are what every e2e suite and the chart test then run.
- * The full runner image (docker/images-full.txt, `make images-full`, not part of `make test`) is
- * checked alike when it has been built.
+ * Their file systems (every layer listed, whiteouts applied) hold no compiler, no npm, no
+ * documentation besides copyright files, no manual pages and no C headers. The full runner image
+ * (docker/images-full.txt, `make images-full`, not part of `make test`) is checked alike when it
+ * has been built.
  */
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -13,6 +15,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { appVersion, imageCatalogue } from "../k8s/images.ts";
 import { REPO_ROOT } from "../k8s/versions.ts";
+import { imageFiles } from "./layers.ts";
 
 const run = promisify(execFile);
 
@@ -21,6 +24,27 @@ interface Inspect {
   Labels: Record<string, string>;
   Layers: string[];
 }
+
+/** What a lean runtime image never holds (issue #11: no compiler, no npm, no docs). */
+const NOT_IN_AN_IMAGE: readonly RegExp[] = [
+  /^usr\/(local\/)?s?bin\/([\w.]+-)?(gcc|g\+\+|cc|c\+\+|clang|make|ld|strip|npm|npx)(-[\d.]+)?$/, // build tools
+  /(^|\/)node_modules\/npm\//,
+  /^opt\/npm\//,
+  /^opt\/folio\/\.tools\/node\/include\//, // Node's C headers
+  /^opt\/folio\/node_modules\/.*\.(d\.ts|map)$/, // type declarations, source maps of dependencies
+  /^opt\/folio\/(core|api|controller|runner|test|docker)\//, // TypeScript sources: the image runs dist/
+];
+/**
+ * Regular files that are documentation or headers. Symbolic links into them stay (dpkg and
+ * update-alternatives make them; they point nowhere). usr/share/info/dir is the info index
+ * install-info keeps in every Debian base, the official slim image's included.
+ */
+const NO_FILE_UNDER: readonly RegExp[] = [
+  /^usr\/include\//,
+  /^usr\/share\/man\//,
+  /^usr\/share\/info\/(?!dir$)/,
+  /^usr\/share\/doc\/.*(?<!\/copyright)$/,
+];
 
 const images = [
   ...imageCatalogue().map((image) => ({ ...image, required: true })),
@@ -82,4 +106,16 @@ describe.each(images)("image $name ($dockerfile)", (image) => {
       ).toBeLessThanOrEqual(image.budgetMb);
     },
   );
+
+  it.runIf(built)("holds no compiler, no npm, no documentation but copyright files, no manual pages and no C headers", async () => {
+    const files = await imageFiles(image.archive);
+    // What it does hold: Folio's compiled code, its Node, tini.
+    expect(files.get("opt/folio/dist/bin/folio.js")).toBe("-");
+    expect(files.get("opt/folio/.tools/node/bin/node")).toBe("-");
+    expect(files.get("usr/bin/tini")).toBe("-");
+    const notDirs = [...files].filter(([, type]) => type !== "d").map(([p]) => p);
+    expect(notDirs.filter((p) => NOT_IN_AN_IMAGE.some((re) => re.test(p)))).toEqual([]);
+    const regular = [...files].filter(([, type]) => type === "-").map(([p]) => p);
+    expect(regular.filter((p) => NO_FILE_UNDER.some((re) => re.test(p)))).toEqual([]);
+  });
 });

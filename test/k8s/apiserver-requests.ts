@@ -7,8 +7,11 @@
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 
-/** kube-apiserver's apiserver_request_total by `VERB resource[/subresource]`, watches left out. */
-export async function requestCounts(kc: KubeConfig): Promise<Map<string, number>> {
+/**
+ * kube-apiserver's apiserver_request_total by `VERB resource[/subresource]`, watches left out;
+ * with `byCode`, by `VERB resource[/subresource] code`, watches included (bench/k8s.ts).
+ */
+export async function requestCounts(kc: KubeConfig, o: { byCode?: boolean } = {}): Promise<Map<string, number>> {
   const opts: https.RequestOptions = { method: "GET" };
   await kc.applyToHTTPSOptions(opts);
   const text = await new Promise<string>((resolve, reject) => {
@@ -25,8 +28,8 @@ export async function requestCounts(kc: KubeConfig): Promise<Map<string, number>
   for (const line of text.split("\n")) {
     if (!line.startsWith("apiserver_request_total{")) continue;
     const label = (name: string): string => new RegExp(`${name}="([^"]*)"`).exec(line)?.[1] ?? "";
-    if (label("verb") === "WATCH") continue;
-    const key = `${label("verb")} ${label("resource")}${label("subresource") ? `/${label("subresource")}` : ""}`;
+    if (label("verb") === "WATCH" && !o.byCode) continue;
+    const key = `${label("verb")} ${label("resource")}${label("subresource") ? `/${label("subresource")}` : ""}${o.byCode ? ` ${label("code")}` : ""}`;
     counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
   }
   return counts;

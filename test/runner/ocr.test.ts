@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writePdf } from "../../runner/engines/pdf-writer.ts";
+import { writePdf } from "../../runner/pdf/pdf-writer.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { ENGLISH_WORDS, GERMAN_WORDS, paragraph, scannedImage, scannedPdf } from "../fixtures/scan-fixtures.ts";
 import { readDocx } from "../helpers/convert-quality.ts";

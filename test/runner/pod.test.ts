@@ -14,14 +14,8 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  outputKey,
-  resultKey,
-  RunnerPodResult,
-  RunnerPodResultRef,
-  TERMINATION_MESSAGE_MAX_BYTES,
-  type RunnerPodSpec,
-} from "../../core/schemas/pdfjob.ts";
+import { RunnerPodResult, RunnerPodResultRef, TERMINATION_MESSAGE_MAX_BYTES, type RunnerPodSpec } from "../../core/schemas/runner-pod.ts";
+import { outputKey, resultKey } from "../../core/schemas/storage-keys.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { literalEnvValue } from "../../controller/job-template.ts";
 import { optionsWithSecrets, readPodSpec } from "../../runner/pod.ts";

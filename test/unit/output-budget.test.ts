@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobError } from "../../core/errors.ts";
 import { parsePageRanges } from "../../core/pages.ts";
-import { outputCaps, rangesPageCount, specPageCount, withinBytes } from "../../runner/engines/output-budget.ts";
+import { outputCaps, rangesPageCount, specPageCount, withinBytes } from "../../runner/ops/output-budget.ts";
 import { tmpDir } from "../helpers/tools.ts";
 
 let dir: string;

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { QpdfWrittenPdf } from "../../runner/engines/pdf-update.ts";
+import { QpdfWrittenPdf } from "../../runner/pdf/pdf-update.ts";
 import { TARGETS, corpusFiles, fuzz, qpdfWrittenSeeds, zipSeeds } from "../helpers/parser-fuzz.ts";
 import { tmpDir } from "../helpers/tools.ts";
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { glyphRuns, splitAtGaps, type GlyphRun, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
-import type { Matrix } from "../../runner/engines/pdf-matrix.ts";
+import type { Matrix } from "../../runner/pdf/pdf-matrix.ts";
 import type { TextItem } from "../../runner/pdf-layout/types.ts";
 
 const OPS: TextOpCodes = {

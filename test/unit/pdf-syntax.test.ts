@@ -4,9 +4,9 @@
  * in the number pattern, and these 400 KB runs would not finish within the test's timeout.
  */
 import { describe, expect, it } from "vitest";
-import { forEachOperator } from "../../runner/engines/content-stream.ts";
-import { parseQpdfJson } from "../../runner/engines/pdf-json.ts";
-import { PdfLexer, PdfSyntaxError } from "../../runner/engines/pdf-syntax.ts";
+import { forEachOperator } from "../../runner/pdf/content-stream.ts";
+import { parseQpdfJson } from "../../runner/pdf/pdf-json.ts";
+import { PdfLexer, PdfSyntaxError } from "../../runner/pdf/pdf-syntax.ts";
 
 const digitsThen = (tail: string): string => `${"0069".repeat(100_000)}${tail}`;
 

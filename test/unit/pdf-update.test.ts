@@ -1,5 +1,5 @@
 /**
- * The incremental-update reader (runner/engines/pdf-update.ts) reads every object whole, wherever
+ * The incremental-update reader (runner/pdf/pdf-update.ts) reads every object whole, wherever
  * it lies and however large it is: issue #10 item 4 was a page-tree node cut at a 64 KiB read
  * window ("expected a name key at 65536"). Files here are written the way qpdf writes them
  * (classic cross-reference table, one object per offset) and checked with qpdf itself.
@@ -7,9 +7,9 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeOutline } from "../../runner/engines/outline.ts";
-import { QpdfWrittenPdf } from "../../runner/engines/pdf-update.ts";
-import { PdfSyntaxError } from "../../runner/engines/pdf-syntax.ts";
+import { writeOutline } from "../../runner/pdf/outline.ts";
+import { QpdfWrittenPdf } from "../../runner/pdf/pdf-update.ts";
+import { PdfSyntaxError } from "../../runner/pdf/pdf-syntax.ts";
 import { readBookmarks } from "../fixtures/pdf-fixtures.ts";
 import { qpdfCheck, tmpDir } from "../helpers/tools.ts";
 

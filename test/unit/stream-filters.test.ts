@@ -1,12 +1,12 @@
 /**
- * Counting what stream filters decode to (runner/engines/stream-filters.ts), checked against
+ * Counting what stream filters decode to (runner/pdf/stream-filters.ts), checked against
  * qpdf's own decoding of real files and against zlib, and stopped at the budget.
  */
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { countedFilters, decodedSize } from "../../runner/engines/stream-filters.ts";
+import { countedFilters, decodedSize } from "../../runner/pdf/stream-filters.ts";
 import { zerosZlib } from "../fixtures/bomb-fixtures.ts";
 import { CORPUS } from "../helpers/tools.ts";
 

@@ -20,7 +20,8 @@
 import type { Logger } from "../../../core/logger.ts";
 import { Informer } from "../../../core/kube/informer.ts";
 import { jobIdOf } from "../../../core/pdfjob-view.ts";
-import { fileIdFromKey, PDFJOB_ANNOTATIONS, TERMINAL_PHASES, type PdfJob } from "../../../core/schemas/pdfjob.ts";
+import { PDFJOB_ANNOTATIONS, TERMINAL_PHASES, type PdfJob } from "../../../core/schemas/pdfjob.ts";
+import { fileIdFromKey } from "../../../core/schemas/storage-keys.ts";
 import { kubeWatch, type PdfJobClient } from "../../jobs/pdfjob-client.ts";
 import type { KubeConfig } from "@kubernetes/client-node";
 

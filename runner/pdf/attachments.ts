@@ -15,7 +15,7 @@ import path from "node:path";
 import type { Logger } from "../../core/logger.ts";
 import type { Attachment } from "./outline-read.ts";
 import { extractStreams } from "./pdf-json.ts";
-import { qpdfJob, type QpdfContext } from "./qpdf.ts";
+import { qpdfJob, type QpdfContext } from "../engines/qpdf.ts";
 
 export interface AttachmentSource {
   file: string;

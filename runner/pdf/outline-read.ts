@@ -10,7 +10,7 @@
  *  - a page given as an integer (a page index, as some producers write even for local targets).
  * The page of a destination is found from its page reference in the document's page list.
  */
-import { qpdfJson, type QpdfContext } from "./qpdf.ts";
+import { qpdfJson, type QpdfContext } from "../engines/qpdf.ts";
 
 /** A destination's view after its page: ["/XYZ", left, top, zoom], ["/Fit"], ["/FitH", top], … (§12.3.2.2). */
 export type DestView = [string, ...(number | null)[]];

@@ -10,8 +10,8 @@
 import { randomBytes } from "node:crypto";
 import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { exec } from "./exec.ts";
-import { QPDF_EXIT, QpdfError, type QpdfContext } from "./qpdf.ts";
+import { exec } from "../engines/exec.ts";
+import { QPDF_EXIT, QpdfError, type QpdfContext } from "../engines/qpdf.ts";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonDict;
 export interface JsonDict {

@@ -9,7 +9,7 @@
  * place that paints it escapes this measurement (patterns, Type 3 glyphs, soft-mask groups, an
  * unreadable content stream, a name that does not resolve, any other referrer we do not walk).
  */
-import { forEachOperator } from "./content-stream.ts";
+import { forEachOperator } from "../../pdf/content-stream.ts";
 import {
   collectPages,
   contentRefs,
@@ -21,9 +21,9 @@ import {
   xobjectsOf,
   type PageInfo,
   type Resources,
-} from "./page-graph.ts";
-import { appearances, IDENTITY, matrixOf, multiply, type Appearance, type Matrix } from "./pdf-matrix.ts";
-import { dictAt, isRef, nameOf, type JsonDict, type PdfObjects } from "./pdf-json.ts";
+} from "../../pdf/page-graph.ts";
+import { appearances, IDENTITY, matrixOf, multiply, type Appearance, type Matrix } from "../../pdf/pdf-matrix.ts";
+import { dictAt, isRef, nameOf, type JsonDict, type PdfObjects } from "../../pdf/pdf-json.ts";
 
 export interface ImageUse {
   /** Largest placed width of the image's unit square, in inches. */

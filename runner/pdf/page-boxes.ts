@@ -8,7 +8,7 @@
  * directory first by the caller.
  */
 import { JobError } from "../../core/errors.ts";
-import { exec } from "./exec.ts";
+import { exec } from "../engines/exec.ts";
 
 export interface PageBox {
   width: number;

@@ -6,12 +6,12 @@
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { Logger } from "../../core/logger.ts";
-import { ExecAborted } from "./exec.ts";
+import type { Logger } from "../../../core/logger.ts";
+import { ExecAborted } from "../../engines/exec.ts";
 import { measurePlacements } from "./image-placement.ts";
 import { candidateOf, maskCanFollow, targetSize, type Candidate } from "./image-plan.ts";
-import { reencodeImage, resampleMask, type Encoded, type Size } from "./images.ts";
-import { referrers } from "./page-graph.ts";
+import { reencodeImage, resampleMask, type Encoded, type Size } from "../../engines/images.ts";
+import { referrers } from "../../pdf/page-graph.ts";
 import {
   deref,
   dictAt,
@@ -24,8 +24,8 @@ import {
   type JsonDict,
   type PdfObjects,
   type StreamUpdate,
-} from "./pdf-json.ts";
-import type { QpdfContext } from "./qpdf.ts";
+} from "../../pdf/pdf-json.ts";
+import type { QpdfContext } from "../../engines/qpdf.ts";
 
 export interface ImagePassOptions {
   qpdf: QpdfContext;

@@ -15,10 +15,10 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { JobError } from "../../core/errors.ts";
 import type { RunnerLimits } from "../../core/schemas/job.ts";
-import { exec } from "./exec.ts";
-import { inflationAllowance, inflationError } from "./office-zip.ts";
+import { exec } from "../engines/exec.ts";
+import { inflationAllowance, inflationError } from "../engines/office-zip.ts";
 import { parseQpdfJson, type JsonDict, type JsonValue } from "./pdf-json.ts";
-import { QPDF_EXIT, type QpdfContext } from "./qpdf.ts";
+import { QPDF_EXIT, type QpdfContext } from "../engines/qpdf.ts";
 import { countedFilters, decodedSize } from "./stream-filters.ts";
 
 /** qpdf's JSON of a file with millions of objects is not worth parsing for this; refused instead. */

@@ -5,8 +5,8 @@
  * as a parameterless DCT (JPEG). CMYK, Lab, Indexed, Separation, DeviceN, 1/2/4/16-bit samples,
  * stencil masks, colour-key masks, JPX, JBIG2 and CCITT are left exactly as they are.
  */
-import type { Size } from "./images.ts";
-import { deref, dictAt, isRef, nameOf, type JsonDict, type PdfObjects } from "./pdf-json.ts";
+import type { Size } from "../../engines/images.ts";
+import { deref, dictAt, isRef, nameOf, type JsonDict, type PdfObjects } from "../../pdf/pdf-json.ts";
 
 /** Downsample only above 1.5× the target resolution, like Acrobat and Ghostscript do. */
 const DOWNSAMPLE_THRESHOLD = 1.5;
