@@ -32,10 +32,10 @@ import {
   PDFJOB_PLURAL,
   PDFJOB_VERSION,
   WEBHOOK_SECRETS_KEY,
-  outputTag,
   pdfJobName,
   type PdfJob,
 } from "../../core/schemas/pdfjob.ts";
+import { outputTag } from "../../core/schemas/storage-keys.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { tmpDir } from "../helpers/tools.ts";
 import { TENANT_PLURAL } from "../../core/schemas/tenant.ts";
