@@ -156,7 +156,7 @@ async function kubernetesMode(config: Config, log: Logger, dataDir: string): Pro
     backend: stores.backend,
     tenants: new KubernetesTenantAdmin(kc, namespace),
     accessRequests: stores.accessRequests,
-    stores: kubernetesDashboardStores(kc, namespace),
+    stores: kubernetesDashboardStores(kc, namespace, { cache: stores.pdfJobs, client: stores.pdfJobClient }),
     pool: null,
   });
   return { ...stores, webhooks, first: null, dashboard, close: () => stores.stop() };

@@ -40,7 +40,17 @@ import { jobStoragePrefix } from "../core/schemas/storage-keys.ts";
 import { rfc3339 } from "../core/time.ts";
 import { buildJob, childJobName, runnerPodSpec, RUNNER_SPEC_MAX_BYTES, type JobTemplateOptions } from "./job-template.ts";
 import { shownPosition } from "./fair-queue.ts";
-import { camelReason, newLedger, nextAttemptMs, settled, SUCCEEDED, withCondition } from "./ledger.ts";
+import {
+  camelReason,
+  newLedger,
+  nextAttemptMs,
+  redeliveredLedger,
+  redeliveryRequestMs,
+  settled,
+  SUCCEEDED,
+  WEBHOOK_DELIVERED,
+  withCondition,
+} from "./ledger.ts";
 import { jobFinished, jobStarted, ownedBy, readOutcome, toMs, type ObservedPod, type Outcome } from "./observe.ts";
 import { isTenantKey, specOwnershipProblem } from "./validate.ts";
 
@@ -316,6 +326,36 @@ function deliver(ctx: Ctx): Action | null {
   return { action: "deliverWebhook", delivery };
 }
 
+/**
+ * "Redeliver" on the dashboard (the API may annotate a PdfJob, never write its status): a
+ * folio.dev/redeliver-requested time newer than the last one answered, on a settled ledger,
+ * starts a new attempt series of the same message, written first like any ledger (its write
+ * wakes the reconcile that attempts it); the ledger records the time it answered, so the
+ * request is never repeated. Null when there is nothing to start.
+ */
+function redeliver(ctx: Ctx): Action[] | null {
+  const asked = redeliveryRequestMs(ctx.pj.metadata.annotations?.[PDFJOB_ANNOTATIONS.redeliverRequested]);
+  const w = ctx.status.webhook;
+  if (asked === null || !w || !ctx.pj.spec.webhook?.url) return null;
+  const webhook = redeliveredLedger(w, asked, ctx.now);
+  if (!webhook) return null;
+  const conditions = withCondition(
+    ctx.status.conditions,
+    {
+      type: WEBHOOK_DELIVERED,
+      status: "Unknown",
+      reason: "Redelivering",
+      message: `Sending ${w.eventType} again, as asked on the dashboard.`,
+    },
+    ctx.now,
+    ctx.generation,
+  );
+  return [
+    { action: "updateStatus", status: { ...ctx.status, webhook, conditions } },
+    event("Normal", "WebhookRedelivery", `Sending webhook ${w.eventType} again (${webhook.redelivery!.requestedTime} request)`),
+  ];
+}
+
 function requeueAt(ctx: Ctx, times: (number | null | undefined)[]): Action[] {
   const future = times.filter((t): t is number => typeof t === "number" && t > ctx.now);
   return future.length ? [{ action: "requeueAfter", ms: Math.min(...future) - ctx.now }] : [];
@@ -345,6 +385,8 @@ function afterEnd(ctx: Ctx): Action[] {
   }
   // A status write wakes the next reconcile, which attempts the webhook from the written ledger.
   if (status !== ctx.status) return [...actions, { action: "updateStatus", status }];
+  const redelivery = redeliver(ctx);
+  if (redelivery) return redelivery;
   const delivery = deliver(ctx);
   if (delivery) return [delivery];
   return requeueAt(ctx, [status.webhook ? nextAttemptMs(status.webhook) : null, expire]);

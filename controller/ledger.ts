@@ -12,7 +12,15 @@
  */
 import { rfc3339 } from "../core/time.ts";
 import { RETRY_JITTER, RETRY_SCHEDULE_MS, retryDelay, seededUnit } from "../core/webhooks/schedule.ts";
-import { webhookMessageId, type Condition, type PdfJobStatus, type WebhookEventType, type WebhookLedger } from "../core/schemas/pdfjob.ts";
+import {
+  RECENT_ATTEMPTS_MAX,
+  webhookMessageId,
+  type Condition,
+  type PdfJobStatus,
+  type WebhookAttemptEntry,
+  type WebhookEventType,
+  type WebhookLedger,
+} from "../core/schemas/pdfjob.ts";
 
 export const SUCCEEDED = "Succeeded";
 export const WEBHOOK_DELIVERED = "WebhookDelivered";
@@ -75,7 +83,49 @@ export interface WebhookOptions {
  * How one attempt went. `gone`: the receiver answered 410 Gone and asked us to stop; `blocked`:
  * the SSRF guard refused the URL (retried like any failure, counted apart in the metrics).
  */
-export type WebhookOutcome = { delivered: true } | { delivered: false; error: string; gone?: boolean; blocked?: boolean };
+export type WebhookOutcome = ({ delivered: true } | { delivered: false; error: string; gone?: boolean; blocked?: boolean }) & {
+  /** The receiver's HTTP status, when it answered; the time the exchange took, when one was made. */
+  statusCode?: number;
+  latencyMs?: number;
+};
+
+/** The ledger's attempt log with this attempt appended, the oldest dropped beyond RECENT_ATTEMPTS_MAX. */
+function withAttempt(w: WebhookLedger, outcome: WebhookOutcome, nowMs: number, nextMs: number | null): WebhookAttemptEntry[] {
+  const entry: WebhookAttemptEntry = {
+    time: rfc3339(nowMs),
+    ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}),
+    ...(outcome.latencyMs !== undefined ? { latencyMs: Math.max(0, Math.round(outcome.latencyMs)) } : {}),
+    ...(outcome.delivered ? {} : { error: outcome.error.slice(0, 1024) }),
+    ...(nextMs !== null ? { nextAttemptTime: rfc3339(nextMs) } : {}),
+  };
+  return [...(w.recentAttempts ?? []), entry].slice(-RECENT_ATTEMPTS_MAX);
+}
+
+/** The time of a folio.dev/redeliver-requested annotation; null when absent or not a time. */
+export function redeliveryRequestMs(value: string | undefined): number | null {
+  if (value === undefined || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return null;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? null : t;
+}
+
+/**
+ * The ledger after a redelivery asked for at `requestedMs`, when it should start one: the ledger
+ * is settled (one being retried goes on its schedule, as in embedded mode) and the request is
+ * newer than the last one answered. The same message (`webhook-id`: receivers deduplicate on it,
+ * Standard Webhooks), due now, a new series of retries; `attempts` keeps counting. Else null.
+ */
+export function redeliveredLedger(w: WebhookLedger, requestedMs: number, nowMs: number): WebhookLedger | null {
+  if (!settled(w)) return null;
+  const answered = w.redelivery ? Date.parse(w.redelivery.requestedTime) : Number.NaN;
+  if (!Number.isNaN(answered) && requestedMs <= answered) return null;
+  const { deliveredTime: _d, lastError: _e, ...rest } = w;
+  return {
+    ...rest,
+    status: "pending",
+    nextAttemptTime: rfc3339(nowMs),
+    redelivery: { requestedTime: new Date(requestedMs).toISOString(), attemptsBefore: w.attempts },
+  };
+}
 
 export interface AttemptRecord {
   /** The status to write: the ledger and the WebhookDelivered condition updated. */
@@ -99,7 +149,12 @@ export function recordWebhookAttempt(status: PdfJobStatus, outcome: WebhookOutco
   const base = { ...w, attempts, lastAttemptTime: rfc3339(nowMs) };
   if (outcome.delivered) {
     const { nextAttemptTime: _n, ...rest } = base;
-    const webhook: WebhookLedger = { ...rest, status: "delivered", deliveredTime: rfc3339(nowMs) };
+    const webhook: WebhookLedger = {
+      ...rest,
+      status: "delivered",
+      deliveredTime: rfc3339(nowMs),
+      recentAttempts: withAttempt(w, outcome, nowMs, null),
+    };
     const conditions = withCondition(
       status.conditions,
       { type: WEBHOOK_DELIVERED, status: "True", reason: "Delivered", message: `Delivered ${w.eventType} after ${attempts} attempt(s).` },
@@ -112,12 +167,19 @@ export function recordWebhookAttempt(status: PdfJobStatus, outcome: WebhookOutco
       requeueAfterMs: null,
     };
   }
+  // A redelivery's series follows the schedule from its start (attempts of the series, not in all).
+  const inSeries = attempts - (w.redelivery?.attemptsBefore ?? 0);
   const delay = outcome.gone
     ? null
-    : retryDelay(attempts, o.schedule ?? RETRY_SCHEDULE_MS, o.jitter ?? RETRY_JITTER, () => seededUnit(`${w.messageId}/${attempts}`));
+    : retryDelay(inSeries, o.schedule ?? RETRY_SCHEDULE_MS, o.jitter ?? RETRY_JITTER, () => seededUnit(`${w.messageId}/${attempts}`));
   if (delay === null) {
     const { nextAttemptTime: _n, ...rest } = base;
-    const webhook: WebhookLedger = { ...rest, status: "gave_up", lastError: outcome.error };
+    const webhook: WebhookLedger = {
+      ...rest,
+      status: "gave_up",
+      lastError: outcome.error,
+      recentAttempts: withAttempt(w, outcome, nowMs, null),
+    };
     const conditions = withCondition(
       status.conditions,
       { type: WEBHOOK_DELIVERED, status: "False", reason: "GaveUp", message: `Gave up after ${attempts} attempt(s): ${outcome.error}` },
@@ -134,7 +196,13 @@ export function recordWebhookAttempt(status: PdfJobStatus, outcome: WebhookOutco
       requeueAfterMs: null,
     };
   }
-  const webhook: WebhookLedger = { ...base, status: "failing", lastError: outcome.error, nextAttemptTime: rfc3339(nowMs + delay) };
+  const webhook: WebhookLedger = {
+    ...base,
+    status: "failing",
+    lastError: outcome.error,
+    nextAttemptTime: rfc3339(nowMs + delay),
+    recentAttempts: withAttempt(w, outcome, nowMs, nowMs + delay),
+  };
   const conditions = withCondition(
     status.conditions,
     { type: WEBHOOK_DELIVERED, status: "Unknown", reason: "Failing", message: `Attempt ${attempts} failed: ${outcome.error}` },

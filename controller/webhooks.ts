@@ -101,6 +101,7 @@ export function webhookSender(o: WebhookSenderOptions): WebhookSender {
       if (err instanceof WebhookSecretError) return failed("invalid signing secret");
       throw err;
     }
+    const started = performance.now();
     const outcome = await postWebhook({
       url: check.url,
       address: check.addresses[0]!,
@@ -109,12 +110,15 @@ export function webhookSender(o: WebhookSenderOptions): WebhookSender {
       timeoutMs: o.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
       ...(o.tls ? { tls: o.tls } : {}),
     });
-    if (outcome.kind === "error") return failed(outcome.error);
+    // What the dashboard's attempt log shows (the ledger keeps the last few): status and latency.
+    const latencyMs = Math.round(performance.now() - started);
+    if (outcome.kind === "error") return { ...failed(outcome.error), latencyMs };
     const { status } = outcome;
-    if (status >= 200 && status < 300) return { delivered: true };
+    const answered = { statusCode: status, latencyMs };
+    if (status >= 200 && status < 300) return { delivered: true, ...answered };
     // RFC 9110 §15.5.11: the endpoint is gone for good; Standard Webhooks says stop.
-    if (status === 410) return { delivered: false, error: "HTTP 410 Gone: the receiver asked to stop", gone: true };
-    if (status >= 300 && status < 400) return failed(`redirect (HTTP ${status}) not followed`);
-    return failed(`HTTP ${status}`);
+    if (status === 410) return { delivered: false, error: "HTTP 410 Gone: the receiver asked to stop", gone: true, ...answered };
+    if (status >= 300 && status < 400) return { ...failed(`redirect (HTTP ${status}) not followed`), ...answered };
+    return { ...failed(`HTTP ${status}`), ...answered };
   };
 }

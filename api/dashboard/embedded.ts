@@ -11,14 +11,17 @@ import type { Config } from "../../core/config.ts";
 import type { Logger } from "../../core/logger.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
 import type { JobBackend } from "../jobs/backend.ts";
+import type { PdfJobClient } from "../jobs/pdfjob-client.ts";
 import { SqliteAuditLog } from "../store/audit.ts";
 import { sql, type Db } from "../store/db.ts";
 import { SqliteKeyLabels } from "../store/key-labels.ts";
 import { KubernetesAuditLog, KubernetesKeyLabels, KubernetesUsageStore, KubernetesUserStore } from "../store/kubernetes-dashboard.ts";
 import { JsonObjects } from "../store/kubernetes-objects.ts";
+import type { PdfJobCache } from "../store/kubernetes/pdfjob-cache.ts";
+import { KubernetesWebhookAttempts } from "../store/kubernetes/webhook-attempts.ts";
 import { SqliteUsageStore } from "../store/usage.ts";
 import { SqliteUserStore } from "../store/users.ts";
-import { SqliteWebhookAttempts } from "../store/webhook-attempts.ts";
+import { SqliteWebhookAttempts, type WebhookAttemptLog } from "../store/webhook-attempts.ts";
 import type { AttemptRecord } from "../webhooks/delivery.ts";
 import type { DashboardDeps, DashboardStores, ServiceHealth } from "./context.ts";
 import { publicUrl } from "./invites.ts";
@@ -39,20 +42,25 @@ export function dashboardKey(config: Config, dataDir: string): Buffer {
 /**
  * Kubernetes mode: the dashboard's stores in the cluster (api/store/kubernetes-dashboard.ts), in
  * the namespace the API works in, so that every API replica shares them. The controller keeps
- * webhook attempts in each PdfJob's status, so there is no attempt log here.
+ * webhook attempts in each PdfJob's status: they are read through the API's PdfJob cache
+ * (`jobs`; absent for the admin CLI, which has no use for them).
  */
-export function kubernetesDashboardStores(kc: KubeConfig, namespace: string): DashboardStores {
+export function kubernetesDashboardStores(
+  kc: KubeConfig,
+  namespace: string,
+  jobs?: { cache: PdfJobCache; client: PdfJobClient },
+): DashboardStores {
   const objects = new JsonObjects(kc, namespace);
   return {
     users: new KubernetesUserStore(objects),
     audit: new KubernetesAuditLog(objects),
     usage: new KubernetesUsageStore(objects),
     keyLabels: new KubernetesKeyLabels(objects),
-    attempts: null,
+    attempts: jobs ? new KubernetesWebhookAttempts(jobs.cache, jobs.client) : null,
   };
 }
 
-export function sqliteDashboardStores(db: Db): DashboardStores {
+export function sqliteDashboardStores(db: Db): DashboardStores & { attempts: WebhookAttemptLog } {
   return {
     users: new SqliteUserStore(db),
     audit: new SqliteAuditLog(db),
@@ -63,10 +71,10 @@ export function sqliteDashboardStores(db: Db): DashboardStores {
 }
 
 /** Records a webhook attempt for the job page (the delivery worker does not wait for it). */
-export function attemptRecorder(stores: DashboardStores, log: Logger): (a: AttemptRecord) => void {
+export function attemptRecorder(stores: { attempts: WebhookAttemptLog }, log: Logger): (a: AttemptRecord) => void {
   return (a) =>
     void stores.attempts
-      ?.record({
+      .record({
         delivery_id: a.delivery.id,
         job_id: a.delivery.job_id,
         tenant_id: a.delivery.tenant_id,

@@ -27,17 +27,25 @@ export interface DeliverySummary {
   next_attempt_at: number | null;
 }
 
+/**
+ * What the dashboard reads and asks for, in both modes (Kubernetes mode: the ledger in each
+ * PdfJob's status, api/store/kubernetes/webhook-attempts.ts).
+ */
 export interface WebhookAttempts {
-  record(a: WebhookAttempt): Promise<void>;
   forJob(tenantId: string, jobId: string): Promise<{ deliveries: DeliverySummary[]; attempts: WebhookAttempt[] }>;
-  /** Makes the tenant's delivery due now; false when it is unknown or still being retried. */
-  redeliver(tenantId: string, deliveryId: string, now?: number): Promise<boolean>;
+  /** Makes the tenant's delivery of this job due again; false when it is unknown or still being retried. */
+  redeliver(tenantId: string, jobId: string, deliveryId: string, now?: number): Promise<boolean>;
   /** Deliveries waiting for an attempt (pending or failing), for the service health page. */
   backlog(): Promise<number>;
+}
+
+/** Embedded mode's attempt log, which the delivery worker writes. */
+export interface WebhookAttemptLog extends WebhookAttempts {
+  record(a: WebhookAttempt): Promise<void>;
   purge(before: number): Promise<void>;
 }
 
-export class SqliteWebhookAttempts implements WebhookAttempts {
+export class SqliteWebhookAttempts implements WebhookAttemptLog {
   private readonly db: Db;
 
   constructor(db: Db) {
@@ -66,13 +74,13 @@ export class SqliteWebhookAttempts implements WebhookAttempts {
     return { deliveries, attempts };
   }
 
-  async redeliver(tenantId: string, deliveryId: string, now = Date.now()): Promise<boolean> {
+  async redeliver(tenantId: string, jobId: string, deliveryId: string, now = Date.now()): Promise<boolean> {
     return (
       sql(
         this.db,
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, last_error = NULL
-           WHERE id = ? AND tenant_id = ? AND status IN ('delivered', 'gave_up')`,
-      ).run(now, deliveryId, tenantId).changes > 0
+           WHERE id = ? AND tenant_id = ? AND job_id = ? AND status IN ('delivered', 'gave_up')`,
+      ).run(now, deliveryId, tenantId, jobId).changes > 0
     );
   }
 

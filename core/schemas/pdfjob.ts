@@ -60,6 +60,11 @@ export const PDFJOB_ANNOTATIONS = {
    * controller runs nothing for it and sends no webhook; nobody was told it exists.
    */
   rejected: "folio.dev/rejected",
+  /**
+   * Set by the dashboard (RFC 3339 time) to ask for the job's settled webhook to be sent again:
+   * the controller starts a new attempt series once for each newer time (WebhookLedger.redelivery).
+   */
+  redeliverRequested: "folio.dev/redeliver-requested",
 } as const;
 
 /** How long an idempotency key holds (API.md "Operations"). */
@@ -248,6 +253,20 @@ export const PdfJobOutput = z.object({
 });
 export type PdfJobOutput = z.infer<typeof PdfJobOutput>;
 
+/** The most recent attempts the ledger keeps, for the dashboard's job page. */
+export const RECENT_ATTEMPTS_MAX = 10;
+
+export const WebhookAttemptEntry = z
+  .object({
+    time: Time,
+    statusCode: z.int().min(100).max(599).optional().meta({ description: "The receiver's HTTP status, when it answered." }),
+    latencyMs: z.int().min(0).optional().meta({ description: "From the request to the answer (or the failure)." }),
+    error: z.string().max(1024).optional(),
+    nextAttemptTime: Time.optional().meta({ description: "When the next attempt was due after this one; absent once settled." }),
+  })
+  .meta({ description: "One delivery attempt." });
+export type WebhookAttemptEntry = z.infer<typeof WebhookAttemptEntry>;
+
 export const WebhookLedger = z
   .object({
     eventType: z.enum(WEBHOOK_EVENT_TYPES),
@@ -258,6 +277,21 @@ export const WebhookLedger = z
     nextAttemptTime: Time.optional(),
     deliveredTime: Time.optional(),
     lastError: z.string().optional(),
+    recentAttempts: z
+      .array(WebhookAttemptEntry)
+      .max(RECENT_ATTEMPTS_MAX)
+      .optional()
+      .meta({ description: `The last ${RECENT_ATTEMPTS_MAX} attempts, oldest first (the dashboard's attempt log).` }),
+    redelivery: z
+      .object({
+        requestedTime: Time.meta({ description: "The folio.dev/redeliver-requested time this series answered (each is handled once)." }),
+        attemptsBefore: z
+          .int()
+          .min(0)
+          .meta({ description: "`attempts` when the series began: its retries follow the schedule from the start." }),
+      })
+      .optional()
+      .meta({ description: "The last redelivery asked for on the dashboard: a new attempt series, the same webhook-id." }),
   })
   .meta({ description: "The delivery ledger of the job's webhook: retries are requeue-afters, so a restart or fail-over resumes them." });
 export type WebhookLedger = z.infer<typeof WebhookLedger>;

@@ -445,6 +445,82 @@ describe("decide: webhooks", () => {
   });
 });
 
+describe("decide: redelivery asked for on the dashboard (folio.dev/redeliver-requested)", () => {
+  const hooked = { spec: { webhook: { url: "https://hooks.example.com/folio" } } };
+  const ended = end(complete(), { terminationMessage: resultMessage() }, hooked);
+  const delivered = {
+    ...ended,
+    webhook: { ...ended.webhook!, status: "delivered" as const, attempts: 1, lastAttemptTime: iso(22), deliveredTime: iso(22) },
+  };
+  delete (delivered.webhook as { nextAttemptTime?: string }).nextAttemptTime;
+  const asking = (status: PdfJobStatus, value: string): PdfJob => {
+    const pj = pdfJob({ ...hooked, status });
+    return { ...pj, metadata: { ...pj.metadata, annotations: { "folio.dev/redeliver-requested": value } } };
+  };
+  const request = new Date(at(40).getTime() + 123).toISOString();
+
+  it("should start a new series of the same message once, attempt it, and not repeat it", () => {
+    const pj = asking(delivered, request);
+    const first = run({ pj, job: null, now: 41 });
+    expect(kinds(first)).toEqual(["updateStatus", "recordEvent"]);
+    const s = statusOf(first);
+    expect(s.webhook).toMatchObject({
+      messageId: webhookMessageId(JOB_ID, "job.succeeded"),
+      status: "pending",
+      attempts: 1,
+      nextAttemptTime: iso(41),
+      redelivery: { requestedTime: request, attemptsBefore: 1 },
+    });
+    expect(s.webhook!.deliveredTime).toBeUndefined();
+    expect(s.conditions!.find((c) => c.type === "WebhookDelivered")).toMatchObject({ status: "Unknown", reason: "Redelivering" });
+    expect(run({ pj, job: null, now: 41 })).toEqual(first);
+    // The written ledger is attempted like any other, with the same webhook-id.
+    const written = applied(pj, first);
+    const attempt = run({ pj: written, job: null, now: 41 });
+    expect(kinds(attempt)).toEqual(["deliverWebhook"]);
+    expect(attempt[0]!.action === "deliverWebhook" ? attempt[0].delivery : null).toMatchObject({
+      messageId: delivered.webhook.messageId,
+      attempt: 2,
+    });
+    // Delivered again: the same request, still on the PdfJob, starts nothing more.
+    const again = asking({ ...s, webhook: { ...s.webhook!, status: "delivered", attempts: 2, deliveredTime: iso(42) } }, request);
+    expect(kinds(run({ pj: again, job: null, now: 43 }))).toEqual(["requeueAfter"]);
+  });
+
+  it("should redeliver a webhook that gave up", () => {
+    const gaveUp = { ...ended, webhook: { ...ended.webhook!, status: "gave_up" as const, attempts: 8, lastError: "HTTP 500" } };
+    const s = statusOf(run({ pj: asking(gaveUp, request), job: null, now: 41 }));
+    expect(s.webhook).toMatchObject({ status: "pending", attempts: 8, redelivery: { attemptsBefore: 8 } });
+    expect(s.webhook!.lastError).toBeUndefined();
+  });
+
+  it.each([
+    [
+      "a webhook still being retried",
+      { ...ended, webhook: { ...ended.webhook!, status: "failing" as const, attempts: 1, nextAttemptTime: iso(60) } },
+      request,
+    ],
+    [
+      "a request already answered",
+      { ...delivered, webhook: { ...delivered.webhook, redelivery: { requestedTime: request, attemptsBefore: 1 } } },
+      request,
+    ],
+    [
+      "a request older than the last answered",
+      { ...delivered, webhook: { ...delivered.webhook, redelivery: { requestedTime: iso(45), attemptsBefore: 1 } } },
+      request,
+    ],
+    ["a value that is not a time", delivered, "now please"],
+  ])("should start nothing for %s", (_what, status, value) => {
+    expect(kinds(run({ pj: asking(status, value), job: null, now: 41 }))).toEqual(["requeueAfter"]);
+  });
+
+  it("should start nothing for a job without a webhook", () => {
+    const plain = end(complete(), { terminationMessage: resultMessage() });
+    expect(kinds(run({ pj: { ...asking(plain, request), spec: pdfJob().spec }, job: null, now: 41 }))).toEqual(["requeueAfter"]);
+  });
+});
+
 describe("decide: a PdfJob being deleted", () => {
   const hooked = { spec: { webhook: { url: "https://hooks.example.com/folio" } } };
 

@@ -1,8 +1,15 @@
 /** The webhook ledger and conditions: the shared retry schedule, seeded jitter, 410 Gone, giving up. */
 import { describe, expect, it } from "vitest";
-import { camelReason, newLedger, recordWebhookAttempt, withCondition } from "../../controller/ledger.ts";
+import {
+  camelReason,
+  newLedger,
+  recordWebhookAttempt,
+  redeliveredLedger,
+  redeliveryRequestMs,
+  withCondition,
+} from "../../controller/ledger.ts";
 import { RETRY_SCHEDULE_MS } from "../../core/webhooks/schedule.ts";
-import type { PdfJobStatus } from "../../core/schemas/pdfjob.ts";
+import { PdfJobStatus } from "../../core/schemas/pdfjob.ts";
 import { at, iso, JOB_ID } from "./fixtures.ts";
 
 const base = (): PdfJobStatus => ({
@@ -68,6 +75,67 @@ describe("the webhook ledger", () => {
     const r = recordWebhookAttempt(base(), { delivered: false, error: "HTTP 410 Gone", gone: true }, at(20));
     expect(r.status.webhook).toMatchObject({ status: "gave_up", attempts: 1 });
     expect(r.requeueAfterMs).toBeNull();
+  });
+
+  it("should keep the last 10 attempts with their time, HTTP status, latency, error and next retry", () => {
+    const first = recordWebhookAttempt(base(), { delivered: false, error: "HTTP 503", statusCode: 503, latencyMs: 41.6 }, at(20));
+    expect(first.status.webhook!.recentAttempts).toEqual([
+      { time: iso(20), statusCode: 503, latencyMs: 42, error: "HTTP 503", nextAttemptTime: first.status.webhook!.nextAttemptTime },
+    ]);
+    const refused = recordWebhookAttempt(first.status, { delivered: false, error: "connection refused", latencyMs: 3 }, at(26));
+    const ok = recordWebhookAttempt(refused.status, { delivered: true, statusCode: 204, latencyMs: 7 }, at(400));
+    expect(ok.status.webhook!.recentAttempts!.slice(1)).toEqual([
+      { time: iso(26), latencyMs: 3, error: "connection refused", nextAttemptTime: refused.status.webhook!.nextAttemptTime },
+      { time: iso(400), statusCode: 204, latencyMs: 7 },
+    ]);
+    const { status } = failTimes(8);
+    expect(status.webhook!.attempts).toBe(8);
+    expect(status.webhook!.recentAttempts).toHaveLength(8);
+    let many = status;
+    for (let i = 0; i < 5; i++) many = recordWebhookAttempt(many, { delivered: false, error: `HTTP 50${i}` }, at(99_000 + i)).status;
+    expect(many.webhook!.recentAttempts).toHaveLength(10);
+    expect(many.webhook!.recentAttempts!.at(-1)).toMatchObject({ time: iso(99_004), error: "HTTP 504" });
+    expect(PdfJobStatus.parse(many)).toEqual(many);
+  });
+
+  it("should start a redelivery of a settled ledger once per request: same message, due now, a new series of retries", () => {
+    const { status: gaveUp } = failTimes(8);
+    const w = gaveUp.webhook!;
+    const asked = Date.parse("2026-03-02T00:00:00.250Z");
+    const again = redeliveredLedger(w, asked, asked + 1000)!;
+    expect(again).toMatchObject({
+      messageId: w.messageId,
+      status: "pending",
+      attempts: 8,
+      nextAttemptTime: new Date(asked + 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+      redelivery: { requestedTime: "2026-03-02T00:00:00.250Z", attemptsBefore: 8 },
+    });
+    expect(again.lastError).toBeUndefined();
+    // The series follows the schedule from its start: a failure is retried after ~5 s, not given up.
+    const failed = recordWebhookAttempt({ ...gaveUp, webhook: again }, { delivered: false, error: "HTTP 500" }, new Date(asked + 1000));
+    expect(failed.status.webhook).toMatchObject({ status: "failing", attempts: 9 });
+    expect(failed.requeueAfterMs).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[0]! * 0.8);
+    expect(failed.requeueAfterMs).toBeLessThanOrEqual(RETRY_SCHEDULE_MS[0]! * 1.2);
+    // Not while it runs, not twice for one request, not for an older one; a newer one starts another.
+    expect(redeliveredLedger(again, asked + 5000, asked + 6000)).toBeNull();
+    const delivered = recordWebhookAttempt({ ...gaveUp, webhook: again }, { delivered: true }, new Date(asked + 2000)).status.webhook!;
+    expect(redeliveredLedger(delivered, asked, asked + 9000)).toBeNull();
+    expect(redeliveredLedger(delivered, asked - 1, asked + 9000)).toBeNull();
+    expect(redeliveredLedger(delivered, asked + 1, asked + 9000)?.redelivery).toEqual({
+      requestedTime: "2026-03-02T00:00:00.251Z",
+      attemptsBefore: 9,
+    });
+  });
+
+  it.each([
+    ["2026-03-02T00:00:00Z", Date.parse("2026-03-02T00:00:00Z")],
+    ["2026-03-02T00:00:00.250Z", Date.parse("2026-03-02T00:00:00.250Z")],
+    ["yesterday", null],
+    ["1700000000000", null],
+    ["", null],
+    [undefined, null],
+  ])("should read the redeliver-requested annotation %j as %j", (value, ms) => {
+    expect(redeliveryRequestMs(value)).toBe(ms);
   });
 
   it("should refuse a status without a ledger", () => {

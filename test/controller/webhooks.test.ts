@@ -98,11 +98,19 @@ beforeEach(() => {
   reply = 204;
 });
 
+/** An outcome without its latency, which must be there (an exchange was made) and plausible. */
+function timed(outcome: WebhookOutcome): WebhookOutcome {
+  const { latencyMs, ...rest } = outcome;
+  expect(latencyMs).toBeGreaterThanOrEqual(0);
+  expect(latencyMs).toBeLessThan(20_000);
+  return rest;
+}
+
 describe("the controller's webhook sender", () => {
   it("should POST the payload signed with every secret of the PdfJob's Secret (rotation)", async () => {
     const d = delivery();
     const outcome = await send(d);
-    expect(outcome).toEqual({ delivered: true });
+    expect(timed(outcome)).toEqual({ delivered: true, statusCode: 204 });
     expect(received).toHaveLength(1);
     const r = received[0]!;
     expect(r.path).toBe(`/hooks/${TOKEN}`);
@@ -132,14 +140,14 @@ describe("the controller's webhook sender", () => {
   ])("should map HTTP %i", async (status, expected) => {
     reply = status;
     const outcome = await send(delivery());
-    expect(outcome).toEqual(expected);
+    expect(timed(outcome)).toEqual({ ...expected, statusCode: status });
     expectClean(outcome);
   });
 
   it("should not follow a redirect", async () => {
     reply = { status: 307, location: `${base}/elsewhere` };
     const outcome = await send(delivery());
-    expect(outcome).toEqual({ delivered: false, error: "redirect (HTTP 307) not followed" });
+    expect(timed(outcome)).toEqual({ delivered: false, error: "redirect (HTTP 307) not followed", statusCode: 307 });
     expect(received.map((r) => r.path)).toEqual([`/hooks/${TOKEN}`]);
   });
 
@@ -201,7 +209,8 @@ describe("the controller's webhook sender", () => {
     reply = "hang";
     const started = Date.now();
     const outcome = await send(delivery(), { timeoutMs: 400 });
-    expect(outcome).toEqual({ delivered: false, error: "timed out after 400 ms" });
+    expect(outcome).toMatchObject({ delivered: false, error: "timed out after 400 ms" });
+    expect(outcome.latencyMs).toBeGreaterThanOrEqual(390);
     expect(Date.now() - started).toBeLessThan(5000);
     expect(received).toHaveLength(1);
   });

@@ -6,10 +6,38 @@
  * valid on replica 2, and "sign out everywhere" there ends it on replica 1 at once. The audit log
  * is in the cluster. An operator on replica 2 suspends the tenant (its Tenant resource): its key
  * answers 403 tenant_suspended on replica 1 within 2 s, and works again once resumed.
+ *
+ * Webhook attempts and "redeliver" (the controller in-process): a job whose receiver first fails
+ * then answers shows both attempts (time, HTTP status, latency, next retry) from its PdfJob's
+ * status on the job page; "redeliver" annotates the PdfJob, and the controller sends the same
+ * message again, signed with the tenant's secret. A viewer sees no button and is refused.
  */
 import { randomBytes } from "node:crypto";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION } from "../../core/schemas/pdfjob.ts";
+import { Webhook } from "standardwebhooks";
+import { loadOrCreateTls } from "../../api/tls.ts";
+import { startController, type Controller } from "../../controller/main.ts";
+import { newId } from "../../core/ids.ts";
+import { createLogger } from "../../core/logger.ts";
+import {
+  LABELS,
+  MANAGED_BY,
+  PDFJOB_ANNOTATIONS,
+  PDFJOB_API_VERSION,
+  PDFJOB_FINALIZER,
+  PDFJOB_GROUP,
+  PDFJOB_KIND,
+  PDFJOB_PLURAL,
+  PDFJOB_VERSION,
+  WEBHOOK_SECRETS_KEY,
+  pdfJobName,
+  type PdfJob,
+} from "../../core/schemas/pdfjob.ts";
+import { outputTag } from "../../core/schemas/storage-keys.ts";
+import { S3ObjectStore } from "../../core/storage/s3-store.ts";
+import { tmpDir } from "../helpers/tools.ts";
 import { TENANT_PLURAL } from "../../core/schemas/tenant.ts";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,6 +58,10 @@ let browser: Browser;
 let page: Page;
 /** The owner's key, made through the dashboard on replica 1. */
 let ownerKey: string;
+let controller: Controller | undefined;
+let store: S3ObjectStore | undefined;
+let receiver: https.Server | undefined;
+let cleanupDir: (() => Promise<void>) | undefined;
 
 async function replica(secret: string): Promise<Server> {
   return startServer({
@@ -63,6 +95,11 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  await controller?.stop();
+  store?.close();
+  receiver?.closeAllConnections();
+  receiver?.close();
+  await cleanupDir?.();
   await browser?.close();
   await api1?.cleanup();
   await api2?.cleanup();
@@ -158,5 +195,203 @@ describe("the dashboard in Kubernetes mode, two API replicas", () => {
       2000,
     );
     await ops.context().close();
+  });
+});
+
+describe("webhook attempts and redelivery in Kubernetes mode", () => {
+  const received: { headers: Record<string, string>; body: string }[] = [];
+
+  /**
+   * A PdfJob as the API writes it (labels, creation time, finalizer, its own Secret holding the
+   * tenant's signing secret), with options the controller refuses: it ends Failed at once, with
+   * no runner, and its job.failed webhook is what is watched here.
+   */
+  async function failingJob(tenantId: string, secret: string, url: string): Promise<string> {
+    const jobId = newId("job");
+    const name = pdfJobName(jobId);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const pj = (await custom.createNamespacedCustomObject({
+      group: PDFJOB_GROUP,
+      version: PDFJOB_VERSION,
+      plural: PDFJOB_PLURAL,
+      namespace: NS,
+      body: {
+        apiVersion: PDFJOB_API_VERSION,
+        kind: PDFJOB_KIND,
+        metadata: {
+          name,
+          labels: {
+            [LABELS.tenant]: tenantId,
+            [LABELS.jobId]: jobId,
+            [LABELS.outputTag]: outputTag(jobId),
+            [LABELS.managedBy]: MANAGED_BY,
+          },
+          annotations: { [PDFJOB_ANNOTATIONS.createdMs]: String(Date.now()) },
+          finalizers: [PDFJOB_FINALIZER],
+        },
+        spec: {
+          tenant: tenantId,
+          operation: "compress",
+          inputs: [],
+          options: { not_an_option: true },
+          secretRef: { name },
+          webhook: { url },
+          deadlineSeconds: 60,
+          retentionSeconds: 3600,
+        },
+      },
+    })) as PdfJob;
+    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: {
+          name,
+          ownerReferences: [{ apiVersion: PDFJOB_API_VERSION, kind: PDFJOB_KIND, name, uid: pj.metadata.uid!, controller: true }],
+        },
+        data: { [WEBHOOK_SECRETS_KEY]: Buffer.from(secret).toString("base64") },
+      },
+    });
+    return jobId;
+  }
+
+  beforeAll(async () => {
+    const dir = await tmpDir("folio-e2e-dash-hooks-");
+    cleanupDir = dir.cleanup;
+    const tls = await loadOrCreateTls(dir.dir, {});
+    // The first request of each message fails with 500; every later one is answered 204.
+    receiver = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const headers = req.headers as Record<string, string>;
+        const first = !received.some((r) => r.headers["webhook-id"] === headers["webhook-id"]);
+        received.push({ headers, body: Buffer.concat(chunks).toString("utf8") });
+        res.writeHead(first ? 500 : 204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver!.listen(0, "127.0.0.1", resolve));
+    store = new S3ObjectStore(s3.storeOptions);
+    controller = startController({
+      kubeConfig: kc,
+      store,
+      namespace: NS,
+      workers: 1,
+      // The job is refused before any runner Job: no image is ever pulled.
+      template: { image: "folio-runner:never-started", imagePullPolicy: "Never" },
+      webhooks: { allowedHosts: ["127.0.0.1"], tls: { ca: tls.cert } },
+      logger: createLogger({ level: "warn" }, { component: "controller" }),
+    });
+    await controller.synced();
+  }, 120_000);
+
+  it("shows each attempt from the PdfJob's status, redelivers the same message signed with the tenant's secret, and refuses a viewer", async () => {
+    const tenant = ((await api1.folio(["tenants", "list", "--json"])).json as { tenant: string; id: string }[]).find(
+      (t) => t.tenant === "acme",
+    )!;
+    const secret = (await api1.folio(["tenants", "show-secret", "acme", "--json"])).json.webhook_secret as string;
+    const url = `https://127.0.0.1:${(receiver!.address() as AddressInfo).port}/hooks/acme`;
+    const jobId = await failingJob(tenant.id, secret, url);
+    const dev = await api1.folio(["users", "invite", "--tenant", "acme", "--email", "dev@acme.example", "--role", "developer", "--json"]);
+    const viewer = await api1.folio([
+      "users",
+      "invite",
+      "--tenant",
+      "acme",
+      "--email",
+      "viewer@acme.example",
+      "--role",
+      "viewer",
+      "--json",
+    ]);
+    expect([dev.code, viewer.code]).toEqual([0, 0]);
+    const dp = await (await newContext(browser, api1.base)).newPage();
+    await acceptInvite(dp, dev.json.url, "kubernetes developer password");
+
+    // 500 first, then (the ledger's retry, ~5 s later) 204: both on the job page, read from the PdfJob.
+    await until("the second attempt", () => Promise.resolve(received.length >= 2 ? true : undefined), 60_000);
+    const attempts = dp.getByRole("table", { name: /Attempts of/ });
+    await until(
+      "both attempts on the job page",
+      async () => {
+        await dp.goto(`/dashboard/jobs/${jobId}`);
+        return (await attempts.locator("tbody tr").count()) === 2 ? true : undefined;
+      },
+      30_000,
+    );
+    const rows = await attempts.locator("tbody tr").evaluateAll((trs) =>
+      trs.map((tr) =>
+        [...tr.querySelectorAll("td")].map((td) => ({
+          text: td.textContent!.trim(),
+          time: td.querySelector("time")?.getAttribute("datetime") ?? null,
+        })),
+      ),
+    );
+    const [failed, ok] = rows;
+    expect(failed!.map((c) => c.text).slice(1, 4)).toEqual(["500", expect.stringMatching(/^\d+ ms$/), "HTTP 500"]);
+    expect(Date.parse(failed![0]!.time)).toBeGreaterThan(Date.now() - 120_000);
+    // The next retry of the failed attempt is when the second one was made (the schedule's ~5 s).
+    expect(Date.parse(failed![4]!.time) - Date.parse(failed![0]!.time)).toBeGreaterThanOrEqual(3000);
+    expect(ok!.map((c) => c.text).slice(1, 5)).toEqual(["204", expect.stringMatching(/^\d+ ms$/), "", "—"]);
+    const messageId = received[0]!.headers["webhook-id"]!;
+    await expect(dp.locator("h3").textContent()).resolves.toContain(messageId);
+
+    // A viewer sees the attempts but no button, and the server refuses the form anyway.
+    const vp = await (await newContext(browser, api1.base)).newPage();
+    await acceptInvite(vp, viewer.json.url, "kubernetes viewer password");
+    await vp.goto(`/dashboard/jobs/${jobId}`);
+    expect(
+      await vp
+        .getByRole("table", { name: /Attempts of/ })
+        .locator("tbody tr")
+        .count(),
+    ).toBe(2);
+    expect(await vp.getByRole("button", { name: "Redeliver" }).count()).toBe(0);
+    const refused = await vp.evaluate(async (action) => {
+      const csrf: string = (globalThis as any).document.querySelector('meta[name="csrf-token"]').content;
+      const res = await fetch(action, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: `_csrf=${encodeURIComponent(csrf)}`,
+      });
+      return res.status;
+    }, `/dashboard/jobs/${jobId}/deliveries/${messageId}/redeliver`);
+    expect(refused).toBe(403);
+    await vp.context().close();
+    const annotations = async (): Promise<Record<string, string>> =>
+      (
+        (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+          group: PDFJOB_GROUP,
+          version: PDFJOB_VERSION,
+          plural: PDFJOB_PLURAL,
+          namespace: NS,
+          name: pdfJobName(jobId),
+        })) as PdfJob
+      ).metadata.annotations ?? {};
+    expect(await annotations()).not.toHaveProperty(PDFJOB_ANNOTATIONS.redeliverRequested);
+
+    // The developer redelivers: the same message (webhook-id), signed with the tenant's secret.
+    const asked = Date.now();
+    await dp.getByRole("button", { name: "Redeliver" }).click();
+    await expect(dp.getByRole("status").textContent()).resolves.toContain("Queued again");
+    const again = await until("the redelivery", () => Promise.resolve(received[2]), 30_000);
+    console.log(`redeliver clicked → received by the receiver ${Date.now() - asked} ms later`);
+    expect(again.headers["webhook-id"]).toBe(messageId);
+    const payload = new Webhook(secret).verify(again.body, again.headers) as { type: string; data: { id: string; status: string } };
+    expect(payload).toMatchObject({ type: "job.failed", data: { id: jobId, status: "failed" } });
+    expect(Date.parse((await annotations())[PDFJOB_ANNOTATIONS.redeliverRequested]!)).toBeGreaterThanOrEqual(asked - 1000);
+    await until(
+      "the third attempt on the job page",
+      async () => {
+        await dp.goto(`/dashboard/jobs/${jobId}`);
+        return (await attempts.locator("tbody tr").count()) === 3 ? true : undefined;
+      },
+      30_000,
+    );
+    await expect(attempts.locator("tbody tr").last().textContent()).resolves.toContain("204");
+    await screenshot(dp, "dashboard-kubernetes-job");
+    const maps = await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: NS, labelSelector: "folio.dev/dashboard=audit" });
+    expect(JSON.stringify(maps.items.map((m) => m.data))).toContain("webhook.redelivered");
+    expect(received).toHaveLength(3);
+    await dp.context().close();
   });
 });

@@ -295,7 +295,7 @@ export function jobsRouter(ctx: Ctx): Router {
 
   r.post("/jobs/:id/deliveries/:delivery/redeliver", member(ctx, ["owner", "developer"]), async (req, res) => {
     const m = memberOf(res);
-    const ok = (await ctx.d.stores.attempts?.redeliver(m.tenant.id, param(req, "delivery"))) ?? false;
+    const ok = (await ctx.d.stores.attempts?.redeliver(m.tenant.id, param(req, "id"), param(req, "delivery"))) ?? false;
     if (ok)
       await ctx.d.stores.audit.record({
         tenant_id: m.tenant.id,
@@ -328,43 +328,45 @@ function webhookSection(
   if (!hooks)
     return html`${head}
       <p class="muted">Attempts are recorded by the controller in the PdfJob's status.</p>`;
-  return html`${head}${hooks.deliveries.map(
-    (d) =>
-      html`<h3>${d.event_type} <span class="muted">(${d.id})</span></h3>
-        <table>
-          <caption class="sr-only">
-            Attempts of ${d.id}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">HTTP status</th>
-              <th scope="col">Latency</th>
-              <th scope="col">Error</th>
-              <th scope="col">Next retry</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${hooks.attempts
-              .filter((a) => a.delivery_id === d.id)
-              .map(
-                (a) =>
-                  html`<tr>
-                    <td>${time(a.at)}</td>
-                    <td>${a.status_code ?? "—"}</td>
-                    <td>${a.latency_ms !== null ? `${a.latency_ms} ms` : "—"}</td>
-                    <td>${a.error ?? ""}</td>
-                    <td>${time(a.next_attempt_at)}</td>
-                  </tr>`,
-              )}
-          </tbody>
-        </table>
-        ${
-          csrf && (d.status === "delivered" || d.status === "gave_up")
-            ? html`<form method="post" action="/dashboard/jobs/${j.id}/deliveries/${d.id}/redeliver">
-                ${csrf}<button type="submit" class="secondary">Redeliver</button>
-              </form>`
-            : ""
-        }`,
-  )}`;
+  return html`${head}${hooks.deliveries.map((d) => {
+    const attempts = hooks.attempts.filter((a) => a.delivery_id === d.id);
+    return html`<h3>${d.event_type} <span class="muted">(${d.id})</span></h3>
+      <table>
+        <caption class="sr-only">
+          Attempts of ${d.id}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">HTTP status</th>
+            <th scope="col">Latency</th>
+            <th scope="col">Error</th>
+            <th scope="col">Next retry</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${attempts.map(
+            (a) =>
+              html`<tr>
+                <td>${time(a.at)}</td>
+                <td>${a.status_code ?? "—"}</td>
+                <td>${a.latency_ms !== null ? `${a.latency_ms} ms` : "—"}</td>
+                <td>${a.error ?? ""}</td>
+                <td>${time(a.next_attempt_at)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+      ${
+        // Kubernetes mode keeps the last few attempts in the PdfJob's status (RECENT_ATTEMPTS_MAX).
+        attempts.length < d.attempts ? html`<p class="muted">The last ${attempts.length} of ${d.attempts} attempts.</p>` : ""
+      }
+      ${
+        csrf && (d.status === "delivered" || d.status === "gave_up")
+          ? html`<form method="post" action="/dashboard/jobs/${j.id}/deliveries/${d.id}/redeliver">
+              ${csrf}<button type="submit" class="secondary">Redeliver</button>
+            </form>`
+          : ""
+      }`;
+  })}`;
 }

@@ -30,6 +30,8 @@ export interface KubernetesStores {
   tenants: KeyAuthenticator & TenantCache;
   accessRequests: AccessRequests;
   pdfJobs: PdfJobCache;
+  /** The PdfJob client the backend writes with (the dashboard's redelivery annotation). */
+  pdfJobClient: PdfJobClient;
   idempotency: KubernetesIdempotencyStore;
   /** This replica's share of every rate limit (replicas.ts); its own tables without FOLIO_API_SERVICE. */
   rateLimits: RateLimits;
@@ -69,6 +71,7 @@ export function kubernetesStores(config: Config, kc: KubeConfig, log: Logger, op
     rateLimits: endpoints ? sharedRateLimits(() => endpoints.count()) : new RateLimits(),
     accessRequests: new KubernetesAccessRequests(kc, namespace),
     pdfJobs,
+    pdfJobClient: kube,
     idempotency,
     async start() {
       pdfJobs.start();

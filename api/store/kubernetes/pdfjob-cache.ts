@@ -135,6 +135,11 @@ export class PdfJobCache {
     return this.#informer.byIndex("jobId", jobId).find(live);
   }
 
+  /** Every cached PdfJob, whatever its state (the dashboard's webhook backlog). */
+  all(): PdfJob[] {
+    return this.#informer.list();
+  }
+
   /** The tenant's live PdfJobs. */
   byTenant(tenant: string): PdfJob[] {
     return this.#informer.byIndex("tenant", tenant).filter((pj) => live(pj) && pj.spec.tenant === tenant);
