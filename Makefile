@@ -8,7 +8,7 @@ export PATH := $(NODE_DIR)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 SETUP_STAMP := node_modules/.folio-setup
 SOURCES := $(shell find core runner api controller bin -name '*.ts' 2>/dev/null) $(wildcard api/dashboard/assets/*)
 
-.PHONY: help setup build docs images images-full run test lint format typecheck unit bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops bench-edge clean
+.PHONY: help setup build docs images images-full run test lint format typecheck unit test-corpus bench-runner bench-api crds k8s-platform k8s-up k8s-smoke chart-tools chart-test s3-server s3-up test-s3 e2e test-platform bench-k8s bench-convert dashboard-screenshots bench-fuzz-parser bench-fuzz bench-newops bench-edge clean
 
 help: ## List the tasks
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -109,6 +109,9 @@ bench-edge: $(SETUP_STAMP) ## One tenant's job latency alone and under 2,000 idl
 
 bench-fuzz: $(SETUP_STAMP) ## Fuzz the API with schemathesis (throwaway venv in ~/.cache/folio-fuzz): every check, 20 min (SECONDS=, SEED=)
 	node bench/fuzz-api.ts $(or $(SECONDS),1200) $(SEED)
+
+test-corpus: $(SETUP_STAMP) ## Every file of qpdf's 625-file corpus through every PDF operation (make test takes a quarter per operation; ~15 min)
+	FOLIO_CORPUS=all vitest run test/runner/corpus.test.ts
 
 bench-fuzz-parser: $(SETUP_STAMP) ## Fuzz the runner's own parsers on the mutated qpdf corpus (20,000 inputs per target, random seed; RUNS=, SEED=)
 	node bench/fuzz-parser.ts $(or $(RUNS),20000) $(SEED)

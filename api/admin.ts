@@ -85,11 +85,30 @@ function plan(value: string | undefined): Plan {
   return value as Plan;
 }
 
-/** Text from the public (access requests) shown on a terminal: no control characters, no escape sequences. */
-const safe = (s: string): string => s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, "?");
+/**
+ * What the CLI prints never drives the operator's terminal: texts such as an access request's
+ * company come from anyone on the internet, and ESC/CSI sequences (C0 and the 8-bit C1 controls,
+ * e.g. U+009B) could retitle the window, rewrite earlier lines or hide text; bidi controls could
+ * reorder what is shown (issue #10 item 17). Human output shows each such character as `\u{…}`;
+ * JSON output escapes them as `\uXXXX` (JSON.stringify escapes only C0 itself), still valid JSON.
+ */
+const UNSAFE_FOR_TERMINAL = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+const hex = (c: string): string => c.codePointAt(0)!.toString(16).padStart(4, "0");
+
+export function terminalSafe(text: string): string {
+  // Keep the newlines and tabs the CLI's own layout uses; everything else is shown, not obeyed.
+  return text.replace(UNSAFE_FOR_TERMINAL, (c) => (c === "\n" || c === "\t" ? c : `\\u{${hex(c)}}`));
+}
+
+/** One field of a tab-separated line: not even a newline or a tab may forge lines or columns. */
+const field = (v: unknown): string => String(v).replace(UNSAFE_FOR_TERMINAL, (c) => `\\u{${hex(c)}}`);
+
+export function terminalSafeJson(value: unknown): string {
+  return JSON.stringify(value).replace(UNSAFE_FOR_TERMINAL, (c) => `\\u${hex(c)}`);
+}
 
 function emit(io: AdminIo, json: boolean, value: unknown, human: string): void {
-  io.out(json ? JSON.stringify(value) : human);
+  io.out(json ? terminalSafeJson(value) : terminalSafe(human));
 }
 
 interface Ctx {
@@ -238,7 +257,7 @@ async function accessRequests({ p, admin, requests, io, json }: Ctx): Promise<nu
         decided_at: rfc3339(r.decided_at),
       }));
       const human = rows.map((r) =>
-        safe(`${r.id}\t${r.status}\t${r.email}\t${r.company}\t${r.use_case}\t${r.expected_monthly_volume}/month`),
+        [r.id, r.status, r.email, r.company, r.use_case, `${r.expected_monthly_volume}/month`].map(field).join("\t"),
       );
       emit(io, json, rows, human.join("\n") || "(no access requests)");
       return EXIT.OK;
