@@ -15,6 +15,12 @@ import { verifyPdfOutput } from "./soffice-job.ts";
 import { prepareSofficeDirs, SOFFICE_FLAGS, sofficeEnv } from "./soffice-profile.ts";
 import { makeIpcDir, officeCommand, throughExchange, type OfficeSandbox } from "./soffice-sandbox.ts";
 
+/**
+ * A killed office's last children can still be writing its profile while it is removed (ENOTEMPTY
+ * seen on a loaded CI): rm retries such errors with a linear backoff.
+ */
+const RM_RETRYING = { recursive: true, force: true, maxRetries: 5, retryDelay: 100 } as const;
+
 export interface SofficeInstanceOptions {
   /** The soffice executable. */
   soffice: string;
@@ -262,7 +268,7 @@ export class SofficeInstance {
     await Promise.race([this.exited, sleep(2000)]);
     this.alive = false;
     if (this.socketPath) await unlink(this.socketPath).catch(() => undefined);
-    if (this.ipcDir) await rm(this.ipcDir, { recursive: true, force: true });
-    await rm(this.dir, { recursive: true, force: true });
+    if (this.ipcDir) await rm(this.ipcDir, RM_RETRYING);
+    await rm(this.dir, RM_RETRYING);
   }
 }

@@ -27,6 +27,12 @@ import {
   type StagedJob,
 } from "./soffice-job.ts";
 
+/**
+ * A killed office's last children can still be writing its profile while it is removed (ENOTEMPTY
+ * seen on a loaded CI): rm retries such errors with a linear backoff.
+ */
+const RM_RETRYING = { recursive: true, force: true, maxRetries: 5, retryDelay: 100 } as const;
+
 export interface SofficePoolOptions {
   soffice: string;
   size: number;
@@ -281,7 +287,7 @@ export class SofficePool implements SofficeProvider {
         await instance?.kill();
       }),
     );
-    await rm(this.root, { recursive: true, force: true });
+    await rm(this.root, RM_RETRYING);
   }
 }
 
