@@ -19,7 +19,7 @@ import { makeIpcDir, officeCommand, throughExchange, type OfficeSandbox } from "
  * A killed office's last children can still be writing its profile while it is removed (ENOTEMPTY
  * seen on a loaded CI): rm retries such errors with a linear backoff.
  */
-const RM_RETRYING = { recursive: true, force: true, maxRetries: 5, retryDelay: 100 } as const;
+export const RM_RETRYING = { recursive: true, force: true, maxRetries: 5, retryDelay: 100 } as const;
 
 export interface SofficeInstanceOptions {
   /** The soffice executable. */

@@ -16,7 +16,7 @@ import { JobError } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import { pathToFileURL } from "node:url";
 import { IpcAborted, IpcInterrupted, IpcUnavailable, pipePathFor } from "./soffice-ipc.ts";
-import { SofficeInstance } from "./soffice-instance.ts";
+import { RM_RETRYING, SofficeInstance } from "./soffice-instance.ts";
 import type { OfficeSandbox } from "./soffice-sandbox.ts";
 import {
   conversionTimeout,
@@ -26,12 +26,6 @@ import {
   type SofficeProvider,
   type StagedJob,
 } from "./soffice-job.ts";
-
-/**
- * A killed office's last children can still be writing its profile while it is removed (ENOTEMPTY
- * seen on a loaded CI): rm retries such errors with a linear backoff.
- */
-const RM_RETRYING = { recursive: true, force: true, maxRetries: 5, retryDelay: 100 } as const;
 
 export interface SofficePoolOptions {
   soffice: string;
