@@ -76,6 +76,12 @@ export const MASKED_SYSTEM_PATHS: readonly string[] = [
 
 /** Directories bound read-only into every sandbox: the system (merged /usr: /bin, /lib… are links). */
 const SYSTEM_RO = ["/usr", "/etc"];
+/**
+ * System data outside /usr that engines read, bound read-only where the host has it: Debian's
+ * Ghostscript font maps (without them OCRmyPDF's PDF/A pass substitutes fonts and writes .notdef
+ * glyphs that veraPDF refuses, ISO 19005-2 6.2.11.8) and fontconfig's cache.
+ */
+const SYSTEM_DATA_RO = ["/var/lib/ghostscript", "/var/cache/fontconfig"];
 const USR_LINKS = ["bin", "sbin", "lib", "lib64", "lib32", "libx32"];
 
 const within = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
@@ -94,6 +100,7 @@ export function bwrapArgv(
 ): string[] {
   const argv = ["prlimit", `--as=${scope.memoryBytes}`, "--", "bwrap"];
   for (const dir of SYSTEM_RO) argv.push("--ro-bind", dir, dir);
+  for (const dir of SYSTEM_DATA_RO) if (fs.exists(dir)) argv.push("--ro-bind", dir, dir);
   for (const l of USR_LINKS) if (fs.isLink(`/${l}`)) argv.push("--symlink", `usr/${l}`, `/${l}`);
   argv.push("--proc", "/proc", "--dev", "/dev", ...(scope.tmpDir ? ["--bind", scope.tmpDir, "/tmp"] : ["--tmpfs", "/tmp"]));
   // Masks over what the system directories would show (a later mount over an earlier one wins)…

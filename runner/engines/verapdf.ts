@@ -31,7 +31,15 @@ interface RuleSummary {
   description?: string;
 }
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/**
+ * Folio's directory: the nearest one above this module holding package.json — the checkout when
+ * run from the sources, and also when run from the compiled dist/ (bin/folio), whose "../.." is dist.
+ */
+const ROOT = ((): string => {
+  let dir = fileURLToPath(new URL(".", import.meta.url));
+  while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+})();
 
 /** The jar, a relative FOLIO_VERAPDF_JAR taken from Folio's directory. */
 export function verapdfJar(config: Pick<Config, "FOLIO_VERAPDF_JAR">): string {

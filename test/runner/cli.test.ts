@@ -49,6 +49,13 @@ describe("folio run", () => {
     expect(file.pages).toBe(4);
   });
 
+  it("finds veraPDF from the compiled code too: PDF/A of a PDF validates", async () => {
+    // bin/folio runs dist/, whose "../.." is dist itself: the jar's default place is the checkout's.
+    const res = await folio(["run", "convert", "--to", "pdf/a-2b", a, "-o", path.join(dir, "pdfa")]);
+    expect(res.code, res.stdout + res.stderr).toBe(EXIT.OK);
+    expect(res.json.figures.pdfa).toMatchObject({ compliant: true });
+  });
+
   it("accepts the options as JSON, as kebab-case flags, or from stdin", async () => {
     const viaJson = await folio(["run", "split", "--options", '{"mode": "every", "every": 2}', a, "-o", path.join(dir, "s1")]);
     const viaFlags = await folio(["run", "split", "--mode", "every", "--every", "2", a, "-o", path.join(dir, "s2")]);
