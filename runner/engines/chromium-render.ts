@@ -193,9 +193,14 @@ export async function renderPdf(
     if (err instanceof RenderFailure) throw err;
     // A renderer that runs out of its heap can take its session or the whole browser with it:
     // the command fails before (or instead of) the crash event. Give the event a moment to come.
-    if (state.stop === null && err instanceof CdpError) {
+    // Under load the failure can also be the pipe to a browser that is going (EPIPE) or printing
+    // failing in a renderer out of memory: whatever failed, a browser that died or a target that
+    // went is the page's doing, not an internal error.
+    if (state.stop === null && err instanceof Error) {
       await sleep(300);
-      if (state.stop === null && (!browser.alive || /crash|closed|detached|not found/i.test(err.message))) state.stop = "crash";
+      const pipeGone = /EPIPE|ECONNRESET/.test(err.message);
+      const targetGone = err instanceof CdpError && /crash|closed|detached|not found|printing failed/i.test(err.message);
+      if (state.stop === null && (!browser.alive || pipeGone || targetGone)) state.stop = "crash";
     }
     if (state.stop === "timeout")
       throw new RenderFailure(new JobError("timeout", "The page did not finish rendering in time (does a script run forever?)."), "kill");
