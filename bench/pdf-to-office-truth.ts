@@ -91,6 +91,11 @@ async function timed(cmd: string, args: string[]): Promise<{ seconds: number; er
   }
 }
 
+/** Folio's CLI converting `pdf` to `to` into `dir`, timed like the peers. */
+function folioConvert(pdf: string, to: "xlsx" | "docx", dir: string): ReturnType<typeof timed> {
+  return timed(process.execPath, [path.join(ROOT, "bin/folio.ts"), "run", "convert", "--options", JSON.stringify({ to }), pdf, "-o", dir]);
+}
+
 /** The converters compared: Folio's CLI, and the peers from the virtualenv. */
 export function tools(venv: string, camelotScript: string, plumberScript: string): Tool[] {
   const python = path.join(venv, "bin/python");
@@ -99,16 +104,7 @@ export function tools(venv: string, camelotScript: string, plumberScript: string
       name: "folio",
       run: async (pdf, out) => {
         const dir = path.dirname(out);
-        const res = await timed(process.execPath, [
-          path.join(ROOT, "bin/folio.ts"),
-          "run",
-          "convert",
-          "--options",
-          '{"to":"xlsx"}',
-          pdf,
-          "-o",
-          dir,
-        ]);
+        const res = await folioConvert(pdf, "xlsx", dir);
         return res;
       },
     },
@@ -243,26 +239,8 @@ async function realText(venv: string, work: string, peer: boolean): Promise<stri
     const dir = path.join(work, "text", base);
     await mkdir(dir, { recursive: true });
     process.stderr.write(`  text: ${base}\n`);
-    const fx = await timed(process.execPath, [
-      path.join(ROOT, "bin/folio.ts"),
-      "run",
-      "convert",
-      "--options",
-      '{"to":"xlsx"}',
-      pdf,
-      "-o",
-      dir,
-    ]);
-    const fd = await timed(process.execPath, [
-      path.join(ROOT, "bin/folio.ts"),
-      "run",
-      "convert",
-      "--options",
-      '{"to":"docx"}',
-      pdf,
-      "-o",
-      dir,
-    ]);
+    const fx = await folioConvert(pdf, "xlsx", dir);
+    const fd = await folioConvert(pdf, "docx", dir);
     const pd = peer ? await timed(path.join(venv, "bin/pdf2docx"), ["convert", pdf, path.join(dir, "pdf2docx.docx")]) : null;
     if (fx.error || fd.error) continue;
     docs++;
