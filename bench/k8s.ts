@@ -48,13 +48,8 @@ import {
   type PdfJob,
   type PdfJobInput,
 } from "../core/schemas/pdfjob.ts";
-import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
-import { applyCrd, runnerAccess, runnerTemplate } from "../test/e2e/support.ts";
-import { tmpDir } from "../test/helpers/tools.ts";
-import { loadKubeConfig } from "../test/k8s/kubeconfig.ts";
-import { startPlatform, type Platform } from "../test/k8s/platform.ts";
-import { startS3Server, type S3Server } from "../test/s3/server.ts";
+import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate } from "../test/e2e/support.ts";
 import { createLogger } from "../core/logger.ts";
 import { requestCounts } from "../test/k8s/apiserver-requests.ts";
 
@@ -227,12 +222,7 @@ class Recorder {
 
 // --- the platform -----------------------------------------------------------------------------------
 
-interface Bench {
-  platform: Platform;
-  s3: S3Server;
-  store: S3ObjectStore;
-  kc: KubeConfig;
-  custom: CustomObjectsApi;
+interface Bench extends E2eWorld {
   controller: Controller;
   recorder: Recorder;
   /** The controller's reconcile errors, by kind (it logs each as `reconcile <key>: <message>`). */
@@ -259,12 +249,9 @@ function errorKind(message: string): string {
   return message.slice(0, 60);
 }
 
-async function setUp(dir: string): Promise<Bench> {
-  const [platform, s3] = await Promise.all([startPlatform({ maxPods: MAX_PODS }), startS3Server()]);
-  platform.allowObjectStore(s3.endpoint);
-  const store = new S3ObjectStore(s3.storeOptions);
-  const kc = loadKubeConfig(platform.kubeconfig);
-  await applyCrd(kc);
+async function setUp(): Promise<Bench> {
+  const world = await startE2eWorld("folio-bench-k8s-", { platform: { maxPods: MAX_PODS } });
+  const { dir, s3, store, kc } = world;
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
   await waitForServiceAccount(kc);
   const errors = new Map<string, number>();
@@ -296,15 +283,13 @@ async function setUp(dir: string): Promise<Bench> {
   await Promise.all([controller.synced(), recorder.start()]);
   while (!controller.elector?.isLeader) await new Promise((r) => setTimeout(r, 100));
   const files = [await textPdf(path.join(dir, "a.pdf"), 1, "alpha"), await textPdf(path.join(dir, "b.pdf"), 1, "beta")];
-  return { platform, s3, store, kc, custom: kc.makeApiClient(CustomObjectsApi), controller, recorder, errors, files };
+  return { ...world, controller, recorder, errors, files };
 }
 
 async function tearDown(b: Bench): Promise<void> {
   await b.recorder.stop();
   await b.controller.stop();
-  b.store.close();
-  await b.s3.stop();
-  await b.platform.stop();
+  await b.stop();
 }
 
 async function upload(b: Bench, file: string): Promise<PdfJobInput> {
@@ -638,9 +623,8 @@ async function backlog(b: Bench): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { dir, cleanup } = await tmpDir("folio-bench-k8s-");
   const t = Date.now();
-  const b = await setUp(dir);
+  const b = await setUp();
   try {
     const v = b.platform.controlPlane.versions;
     console.log(
@@ -654,7 +638,6 @@ async function main(): Promise<void> {
     if (BACKLOG > 0) await backlog(b);
   } finally {
     await tearDown(b);
-    await cleanup();
   }
 }
 

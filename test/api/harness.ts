@@ -65,6 +65,16 @@ export async function encodeForm(form: FormData): Promise<{ body: Buffer; conten
   return { body: Buffer.from(await req.arrayBuffer()), contentType: req.headers.get("content-type")! };
 }
 
+/** How a request connects: the TLS name to verify (when `base` is an address) and an idle timeout. */
+export interface RequestTransport {
+  servername?: string;
+  timeoutMs?: number;
+}
+
+/**
+ * One HTTPS request on a fresh connection (so a round-robin proxy spreads requests, not
+ * connections), verifying the server against `ca`; the body may be streamed.
+ */
 export function httpsRequest(
   base: string,
   ca: Buffer,
@@ -72,9 +82,11 @@ export function httpsRequest(
   urlPath: string,
   headers: Record<string, string>,
   body?: Buffer | string | Iterable<Buffer> | AsyncIterable<Buffer>,
+  transport: RequestTransport = {},
 ): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(urlPath, base), { method, headers, ca, agent: false }, (res) => {
+    const tls = transport.servername ? { servername: transport.servername } : {};
+    const req = https.request(new URL(urlPath, base), { method, headers, ca, agent: false, ...tls }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
@@ -90,6 +102,8 @@ export function httpsRequest(
       });
       res.on("error", reject);
     });
+    const timeoutMs = transport.timeoutMs;
+    if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on("error", reject);
     if (body === undefined || typeof body === "string" || Buffer.isBuffer(body)) req.end(body);
     else

@@ -52,6 +52,7 @@ import {
 } from "@kubernetes/client-node";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { Webhook } from "standardwebhooks";
+import { encodeForm, httpsRequest } from "../api/harness.ts";
 import { loadOrCreateTls } from "../../api/tls.ts";
 import { LABELS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { loadKubeConfig } from "../k8s/kubeconfig.ts";
@@ -312,29 +313,12 @@ async function call(
   let body: Buffer | undefined;
   const headers: Record<string, string> = { Authorization: `Bearer ${o.key}`, ...o.headers };
   if (o.form) {
-    const encoded = new Response(o.form);
-    body = Buffer.from(await encoded.arrayBuffer());
-    headers["Content-Type"] = encoded.headers.get("content-type") ?? "";
+    const encoded = await encodeForm(o.form);
+    body = encoded.body;
+    headers["Content-Type"] = encoded.contentType;
   }
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, { method, headers, ca: o.ca, timeout: 60_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const buf = Buffer.concat(chunks);
-        let json: unknown;
-        try {
-          json = JSON.parse(buf.toString("utf8"));
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, body: buf, json });
-      });
-    });
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", reject);
-    req.end(body);
-  });
+  const res = await httpsRequest(url, o.ca, method, url, headers, body, { timeoutMs: 60_000 });
+  return { status: res.status, body: res.body, json: res.json };
 }
 
 /** A one-page PDF saying `text`. */

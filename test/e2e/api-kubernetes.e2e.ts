@@ -21,12 +21,11 @@ import type { FolioContainer } from "../k8s/folio-container.ts";
 import { runnerImage } from "../k8s/images.ts";
 import { brokenPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
 import { unzip } from "../helpers/convert-quality.ts";
-import { pageCount, pdftotext, qpdfCheck, tmpDir } from "../helpers/tools.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { startPlatform, type Platform } from "../k8s/platform.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
+import { pageCount, pdftotext, qpdfCheck } from "../helpers/tools.ts";
+import type { Platform } from "../k8s/platform.ts";
+import type { S3Server } from "../s3/server.ts";
 import { startApiContainer, startControllerContainer } from "./containers.ts";
-import { applyCrds, until } from "./support.ts";
+import { type E2eWorld, startE2eWorld, until } from "./support.ts";
 
 const execFileP = promisify(execFile);
 const NS = "default";
@@ -44,7 +43,7 @@ let dir: string;
 let metricsPort: number;
 let receiver: https.Server;
 const received: { headers: Record<string, string>; body: string }[] = [];
-let cleanup: () => Promise<void>;
+let world: E2eWorld;
 
 async function tenantKey(name: string): Promise<string> {
   expect((await api.folio(["tenants", "create", name, "--plan", "business", "--json"])).code).toBe(0);
@@ -97,12 +96,8 @@ const pdfJob = async (jobId: string): Promise<PdfJob | null> => {
 
 describe("the public API in Kubernetes mode", () => {
   beforeAll(async () => {
-    ({ dir, cleanup } = await tmpDir("folio-e2e-api-"));
-    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
-    platform.allowObjectStore(s3.endpoint);
-    store = new S3ObjectStore(s3.storeOptions);
-    kc = loadKubeConfig(platform.kubeconfig);
-    await applyCrds(kc);
+    world = await startE2eWorld("folio-e2e-api-");
+    ({ dir, platform, s3, store, kc } = world);
     const tls = await loadOrCreateTls(dir, {});
     receiver = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
       const chunks: Buffer[] = [];
@@ -155,10 +150,7 @@ describe("the public API in Kubernetes mode", () => {
     await api?.cleanup();
     await controller?.stop();
     await controller?.cleanup();
-    store?.close();
-    await s3?.stop();
-    await platform?.stop();
-    await cleanup?.();
+    await world?.stop();
   });
 
   it("should be ready only with the apiserver and the bucket behind it, and print no dev tenant", async () => {

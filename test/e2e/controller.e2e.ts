@@ -25,25 +25,22 @@ import {
 } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { notPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
-import { pageCount, tmpDir } from "../helpers/tools.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { startPlatform, type Platform } from "../k8s/platform.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
+import { pageCount } from "../helpers/tools.ts";
+import type { S3Server } from "../s3/server.ts";
+import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
 import { createLogger } from "../../core/logger.ts";
 
 const NS = "default";
 const TENANT = "ten_e2e";
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
 
-let platform: Platform;
 let s3: S3Server;
 let store: S3ObjectStore;
 let kc: KubeConfig;
 let custom: CustomObjectsApi;
 let controller: Controller;
 let dir: string;
-let cleanup: () => Promise<void>;
+let world: E2eWorld;
 
 const upload = (file: string): Promise<PdfJobInput> => uploadPdf(store, TENANT, file);
 
@@ -70,13 +67,8 @@ async function terminal(name: string): Promise<PdfJob> {
 
 describe("the PdfJob controller on a real control plane", () => {
   beforeAll(async () => {
-    ({ dir, cleanup } = await tmpDir("folio-e2e-"));
-    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
-    platform.allowObjectStore(s3.endpoint);
-    store = new S3ObjectStore(s3.storeOptions);
-    kc = loadKubeConfig(platform.kubeconfig);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrd(kc);
+    world = await startE2eWorld("folio-e2e-");
+    ({ dir, s3, store, kc, custom } = world);
     controller = startController({
       kubeConfig: kc,
       store,
@@ -93,10 +85,7 @@ describe("the PdfJob controller on a real control plane", () => {
 
   afterAll(async () => {
     await controller?.stop();
-    store?.close();
-    await s3?.stop();
-    await platform?.stop();
-    await cleanup?.();
+    await world?.stop();
   });
 
   it("should hold the leader Lease, and a second replica should wait as a follower", async () => {

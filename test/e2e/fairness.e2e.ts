@@ -27,11 +27,8 @@ import {
 } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
-import { tmpDir } from "../helpers/tools.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { startPlatform, type Platform } from "../k8s/platform.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrds, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
+import type { S3Server } from "../s3/server.ts";
+import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
 import path from "node:path";
 
 const NS = "default";
@@ -39,13 +36,12 @@ const MAX_RUNNING = 2;
 const BACKLOG = Number(process.env.FOLIO_E2E_FAIRNESS_BACKLOG ?? 30);
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL, namespace: NS };
 
-let platform: Platform;
 let s3: S3Server;
 let store: S3ObjectStore;
 let kc: KubeConfig;
 let custom: CustomObjectsApi;
 let controller: Controller;
-let cleanup: () => Promise<void>;
+let world: E2eWorld;
 let dir: string;
 
 async function create(tenant: string, input: PdfJobInput, createdMs: number): Promise<string> {
@@ -80,13 +76,8 @@ const get = async (name: string): Promise<PdfJob> => (await custom.getNamespaced
 
 describe("fair queueing between tenants on a real control plane", () => {
   beforeAll(async () => {
-    ({ dir, cleanup } = await tmpDir("folio-e2e-fair-"));
-    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
-    platform.allowObjectStore(s3.endpoint);
-    store = new S3ObjectStore(s3.storeOptions);
-    kc = loadKubeConfig(platform.kubeconfig);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrds(kc);
+    world = await startE2eWorld("folio-e2e-fair-");
+    ({ dir, s3, store, kc, custom } = world);
     controller = startController({
       kubeConfig: kc,
       store,
@@ -101,10 +92,7 @@ describe("fair queueing between tenants on a real control plane", () => {
 
   afterAll(async () => {
     await controller?.stop();
-    store?.close();
-    await s3?.stop();
-    await platform?.stop();
-    await cleanup?.();
+    await world?.stop();
   });
 
   it(`starts another tenant's single job within one job's run time, behind a backlog of ${BACKLOG}`, { timeout: 1_200_000 }, async () => {

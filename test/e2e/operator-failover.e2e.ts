@@ -24,17 +24,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateTls } from "../../api/tls.ts";
 import { jobIdOf } from "../../core/pdfjob-view.ts";
 import { LABELS, MANAGED_BY, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } from "../../core/schemas/pdfjob.ts";
-import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
-import { tmpDir } from "../helpers/tools.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { startPlatform, type Platform } from "../k8s/platform.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
+import type { Platform } from "../k8s/platform.ts";
+import type { S3Server } from "../s3/server.ts";
 import { blob, freePort, type Server } from "../api/harness.ts";
 import type { FolioContainer } from "../k8s/folio-container.ts";
 import { runnerImage } from "../k8s/images.ts";
 import { startApiContainer, startControllerContainer } from "./containers.ts";
-import { applyCrds } from "./support.ts";
+import { type E2eWorld, startE2eWorld } from "./support.ts";
 
 const NS = "default";
 const JOBS = 50;
@@ -52,11 +49,10 @@ const TOKEN = randomBytes(12).toString("hex");
 
 let platform: Platform;
 let s3: S3Server;
-let store: S3ObjectStore;
 let kc: KubeConfig;
 let custom: CustomObjectsApi;
 let dir: string;
-let cleanup: () => Promise<void>;
+let world: E2eWorld;
 let receiver: Receiver;
 let caFile: string;
 let api: Server;
@@ -280,13 +276,8 @@ async function leaderAmong(candidates: Replica[], timeoutMs: number): Promise<Re
 
 describe("controller fail-over on a real control plane", () => {
   beforeAll(async () => {
-    ({ dir, cleanup } = await tmpDir("folio-failover-"));
-    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
-    platform.allowObjectStore(s3.endpoint);
-    store = new S3ObjectStore(s3.storeOptions);
-    kc = loadKubeConfig(platform.kubeconfig);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    await applyCrds(kc);
+    world = await startE2eWorld("folio-failover-");
+    ({ dir, platform, s3, kc, custom } = world);
     const tls = await loadOrCreateTls(path.join(dir), {});
     caFile = tls.certPath;
     receiver = new Receiver(tls.key, tls.cert);
@@ -314,10 +305,7 @@ describe("controller fail-over on a real control plane", () => {
     await Promise.all(replicas.map((r) => r.container.cleanup()));
     await api?.cleanup();
     await receiver?.close();
-    store?.close();
-    await s3?.stop();
-    await platform?.stop();
-    await cleanup?.();
+    await world?.stop();
   });
 
   it("should finish 50 PdfJobs exactly once and deliver every webhook across two leader kills", { timeout: 900_000 }, async () => {

@@ -46,12 +46,9 @@ import {
 import { jobStoragePrefix } from "../../core/schemas/storage-keys.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
-import { tmpDir } from "../helpers/tools.ts";
 import { runnerImage } from "../k8s/images.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { startPlatform, type Platform } from "../k8s/platform.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
+import type { S3Server } from "../s3/server.ts";
+import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
 import { createLogger } from "../../core/logger.ts";
 
 const RESTRICTED = "folio-restricted";
@@ -60,7 +57,6 @@ const TENANT = "ten_lifecycle";
 const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURAL };
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
-let platform: Platform;
 let s3: S3Server;
 let store: S3ObjectStore;
 let kc: KubeConfig;
@@ -69,7 +65,7 @@ let core: CoreV1Api;
 let batch: BatchV1Api;
 let controllers: Controller[] = [];
 let dir: string;
-let cleanup: () => Promise<void>;
+let world: E2eWorld;
 
 /** A TCP server that accepts connections and never answers: storage that hangs. */
 let silent: { server: Server; sockets: Set<Socket>; endpoint: string };
@@ -139,8 +135,8 @@ async function terminal(namespace: string, name: string, timeoutMs = 120_000): P
 }
 
 /** The local processes the kubelet ran for a PdfJob's pods (by the pods' folio.dev/pdfjob name prefix). */
-const localPods = (namespace: string, jobName: string): ReturnType<NonNullable<Platform["kubelet"]>["pods"]> =>
-  (platform.kubelet?.pods() ?? []).filter((p) => p.namespace === namespace && p.name.startsWith(`${jobName}-`));
+const localPods = (namespace: string, jobName: string): ReturnType<NonNullable<E2eWorld["platform"]["kubelet"]>["pods"]> =>
+  (world.platform.kubelet?.pods() ?? []).filter((p) => p.namespace === namespace && p.name.startsWith(`${jobName}-`));
 
 function processAlive(pid: number): boolean {
   try {
@@ -190,18 +186,13 @@ function startNamespaceController(namespace: string, t: { template: JobTemplateO
 
 describe("the PdfJob lifecycle on a real control plane", () => {
   beforeAll(async () => {
-    ({ dir, cleanup } = await tmpDir("folio-e2e-lifecycle-"));
-    [platform, s3, silent] = await Promise.all([startPlatform(), startS3Server(), startSilentServer()]);
+    [world, silent] = await Promise.all([startE2eWorld("folio-e2e-lifecycle-"), startSilentServer()]);
+    ({ dir, s3, store, kc, custom } = world);
     silent.server.on("connection", () => silentConnections++);
     // The runner pods' network reaches the object store and, for the hung namespace, the silent one.
-    platform.allowObjectStore(s3.endpoint);
-    platform.allowObjectStore(silent.endpoint);
-    store = new S3ObjectStore(s3.storeOptions);
-    kc = loadKubeConfig(platform.kubeconfig);
-    custom = kc.makeApiClient(CustomObjectsApi);
+    world.platform.allowObjectStore(silent.endpoint);
     core = kc.makeApiClient(CoreV1Api);
     batch = kc.makeApiClient(BatchV1Api);
-    await applyCrd(kc);
     await createNamespace(RESTRICTED, {
       "pod-security.kubernetes.io/enforce": "restricted",
       "pod-security.kubernetes.io/enforce-version": "latest",
@@ -218,12 +209,9 @@ describe("the PdfJob lifecycle on a real control plane", () => {
   afterAll(async () => {
     await Promise.all(controllers.map((c) => c.stop()));
     controllers = [];
-    store?.close();
     for (const socket of silent?.sockets ?? []) socket.destroy();
     silent?.server.close();
-    await s3?.stop();
-    await platform?.stop();
-    await cleanup?.();
+    await world?.stop();
   });
 
   it("should fail a hung runner with `timeout` when the Job's deadline passes", async () => {

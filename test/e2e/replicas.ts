@@ -7,11 +7,10 @@
  * each takes its share of the rate limits (FOLIO_API_SERVICE).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import https from "node:https";
 import net from "node:net";
 import path from "node:path";
 import { DiscoveryV1Api, type KubeConfig } from "@kubernetes/client-node";
-import { encodeForm, freePort, type HttpResponse } from "../api/harness.ts";
+import { encodeForm, freePort, httpsRequest, type HttpResponse } from "../api/harness.ts";
 import { ROOT } from "../helpers/tools.ts";
 
 export interface ReplicaSetOptions {
@@ -97,7 +96,7 @@ export class Replica {
   }
 }
 
-/** A request with a fresh connection (so a round-robin proxy spreads requests, not connections). */
+/** A request to a replica (or the proxy) on a fresh connection, verifying its certificate as "localhost". */
 export function request(
   base: string,
   ca: Buffer,
@@ -106,26 +105,7 @@ export function request(
   headers: Record<string, string>,
   body?: Buffer,
 ): Promise<HttpResponse> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(new URL(urlPath, base), { method, headers, ca, agent: false, servername: "localhost" }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const buf = Buffer.concat(chunks);
-        let json: unknown;
-        try {
-          json = JSON.parse(buf.toString("utf8"));
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buf, text: buf.toString("utf8"), json });
-      });
-      res.on("error", reject);
-    });
-    req.setTimeout(90_000, () => req.destroy(new Error("timeout")));
-    req.on("error", reject);
-    req.end(body);
-  });
+  return httpsRequest(base, ca, method, urlPath, headers, body, { servername: "localhost", timeoutMs: 90_000 });
 }
 
 /** Multipart for `request`. */

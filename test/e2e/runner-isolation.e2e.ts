@@ -37,11 +37,9 @@ import {
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { buildOfficeFixtures } from "../fixtures/office-fixtures.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
-import { tmpDir } from "../helpers/tools.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { endpointOf, startPlatform, type Platform } from "../k8s/platform.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrd, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
+import { endpointOf, type Platform } from "../k8s/platform.ts";
+import type { S3Server } from "../s3/server.ts";
+import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
 
 const NS = "default";
 const TENANT = "ten_isolated";
@@ -52,7 +50,7 @@ let s3: S3Server;
 let store: S3ObjectStore;
 let kc: KubeConfig;
 let dir: string;
-let cleanup: () => Promise<void>;
+let world: E2eWorld;
 let other: Server;
 let controller: Controller | undefined;
 
@@ -105,12 +103,8 @@ function pdfJob(inputs: PdfJobInput[], operation: PdfJobSpec["operation"] = "com
 
 describe("a runner pod, from inside", () => {
   beforeAll(async () => {
-    ({ dir, cleanup } = await tmpDir("folio-e2e-isolation-"));
-    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
-    platform.allowObjectStore(s3.endpoint);
-    store = new S3ObjectStore(s3.storeOptions);
-    kc = loadKubeConfig(platform.kubeconfig);
-    await applyCrd(kc);
+    world = await startE2eWorld("folio-e2e-isolation-");
+    ({ dir, platform, s3, store, kc } = world);
     // Another service on the node (as the API's or a database's port would be).
     other = createServer((s) => s.end());
     await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
@@ -119,10 +113,7 @@ describe("a runner pod, from inside", () => {
   afterAll(async () => {
     await controller?.stop();
     other?.close();
-    store?.close();
-    await s3?.stop();
-    await platform?.stop();
-    await cleanup?.();
+    await world?.stop();
   });
 
   it("cannot write its root, runs as 10001 without capabilities, has no token and no credentials, and reaches only its own objects", async () => {

@@ -27,15 +27,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateTls } from "../../api/tls.ts";
 import { startController, type Controller } from "../../controller/main.ts";
 import { LABELS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
-import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { blob } from "../api/harness.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
-import { ROOT, tmpDir } from "../helpers/tools.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { startPlatform, type Platform } from "../k8s/platform.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
+import { ROOT } from "../helpers/tools.ts";
+import type { Platform } from "../k8s/platform.ts";
+import type { S3Server } from "../s3/server.ts";
 import { multipart, ReplicaSet, request } from "./replicas.ts";
-import { applyCrds, runnerAccess, runnerTemplate, sleep, until } from "./support.ts";
+import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, sleep, until } from "./support.ts";
 
 const NS = "default";
 const SERVICE = "folio-api-e2e";
@@ -50,7 +48,7 @@ let kc: KubeConfig;
 let controller: Controller;
 let set: ReplicaSet;
 let dir: string;
-let cleanup: () => Promise<void>;
+let world: E2eWorld;
 let ca: Buffer;
 let receiver: https.Server;
 const keys: Record<string, string> = {};
@@ -108,11 +106,8 @@ async function pdfJobsOf(tenant: string): Promise<PdfJob[]> {
 
 describe("three stateless API replicas on a real control plane", () => {
   beforeAll(async () => {
-    ({ dir, cleanup } = await tmpDir("folio-e2e-stateless-"));
-    [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
-    platform.allowObjectStore(s3.endpoint);
-    kc = loadKubeConfig(platform.kubeconfig);
-    await applyCrds(kc);
+    world = await startE2eWorld("folio-e2e-stateless-");
+    ({ dir, platform, s3, kc } = world);
     const tls = await loadOrCreateTls(dir, {});
     ca = tls.cert;
     receiver = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
@@ -127,10 +122,9 @@ describe("three stateless API replicas on a real control plane", () => {
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    const store = new S3ObjectStore(s3.storeOptions);
     controller = startController({
       kubeConfig: kc,
-      store,
+      store: world.store,
       namespace: NS,
       workers: 4,
       template: runnerTemplate(s3),
@@ -172,9 +166,7 @@ describe("three stateless API replicas on a real control plane", () => {
     receiver?.closeAllConnections();
     receiver?.close();
     await controller?.stop();
-    await s3?.stop();
-    await platform?.stop();
-    await cleanup?.();
+    await world?.stop();
   });
 
   it("accepts a key made with the CLI on every replica at once, and stops a revoked key on all three within 2 s", async () => {

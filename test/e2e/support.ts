@@ -1,21 +1,72 @@
 /**
- * What the end-to-end suites share: polling, the CRD applied and established, and the runner Job
- * template that points runner pods (containers of the runner image on the local kubelet) at MinIO.
+ * What the end-to-end suites share: the world they run in (startE2eWorld: a real control plane with
+ * the local kubelet, MinIO, the CRDs), polling, and the runner Job template that points runner pods
+ * (containers of the runner image on the local kubelet) at MinIO.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import https from "node:https";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { ApiextensionsV1Api, CoreV1Api, type KubeConfig, type V1Job } from "@kubernetes/client-node";
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job } from "@kubernetes/client-node";
 import { CRDS, pdfJobCrd } from "../../controller/crd.ts";
 import { accessPreparer } from "../../controller/runner-access.ts";
 import type { JobTemplateOptions } from "../../controller/job-template.ts";
 import { newId } from "../../core/ids.ts";
 import { PDFJOB_GROUP, PDFJOB_PLURAL, type PdfJobInput } from "../../core/schemas/pdfjob.ts";
+import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
+import { tmpDir } from "../helpers/tools.ts";
 import { runnerImage } from "../k8s/images.ts";
-import type { S3Server } from "../s3/server.ts";
+import { loadKubeConfig } from "../k8s/kubeconfig.ts";
+import { startPlatform, type Platform, type PlatformOptions } from "../k8s/platform.ts";
+import { startS3Server, type S3Server } from "../s3/server.ts";
+
+/** What an end-to-end suite runs against. */
+export interface E2eWorld {
+  /** A scratch directory, removed by stop(). */
+  readonly dir: string;
+  readonly platform: Platform;
+  readonly s3: S3Server;
+  /** The bucket, as the API and the controller see it. */
+  readonly store: S3ObjectStore;
+  /** The admin identity. */
+  readonly kc: KubeConfig;
+  readonly custom: CustomObjectsApi;
+  /** Stops what startE2eWorld started, last first. The suite stops its own processes before. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A real control plane with the local kubelet (its runner pods may reach MinIO and nothing else),
+ * MinIO with an empty bucket, and every Folio CRD established. If any step fails, what was started
+ * is stopped before the error is thrown.
+ */
+export async function startE2eWorld(prefix: string, opts: { platform?: PlatformOptions } = {}): Promise<E2eWorld> {
+  const { dir, cleanup } = await tmpDir(prefix);
+  const started = await Promise.allSettled([startPlatform(opts.platform), startS3Server()]);
+  const [p, m] = started;
+  const platform = p.status === "fulfilled" ? p.value : undefined;
+  const s3 = m.status === "fulfilled" ? m.value : undefined;
+  let store: S3ObjectStore | undefined;
+  const stop = async (): Promise<void> => {
+    store?.close();
+    await s3?.stop();
+    await platform?.stop();
+    await cleanup();
+  };
+  try {
+    if (!platform || !s3) throw started.find((r) => r.status === "rejected")?.reason;
+    platform.allowObjectStore(s3.endpoint);
+    store = new S3ObjectStore(s3.storeOptions);
+    const kc = loadKubeConfig(platform.kubeconfig);
+    await applyCrds(kc);
+    return { dir, platform, s3, store, kc, custom: kc.makeApiClient(CustomObjectsApi), stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
