@@ -75,7 +75,7 @@ export function createApp(deps: AppDeps): express.Express {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       // The route template, never the concrete path: ids must not become label values.
-      // A route of the table may name its own (api/routes/route.ts metricsRoute).
+      // The table's routes name theirs (api/routes/route.ts): after an error, req.baseUrl is gone.
       const matched = req.route as { path: string } | undefined;
       const named = res.locals.metricsRoute as string | undefined;
       const route = named ?? (matched ? `${req.baseUrl}${matched.path}` : "unmatched");

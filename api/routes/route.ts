@@ -86,7 +86,7 @@ export interface RouteDef<P extends Shape, Q extends Shape, H extends Shape, B e
   responses: Record<string, ResponseDef>;
   /** The problem codes it answers with, besides those of authentication (api/openapi.ts AUTHED). */
   errors: ApiErrorCode[];
-  /** The `route` label of the HTTP metrics, when it is not the path (dashboards and alerts select it). */
+  /** The `route` label of the HTTP metrics when it is not the Express path (`/v1/files/:id`); dashboards and alerts select it. */
   metricsRoute?: string;
   /** Runs before any validation (a rate limit that must count invalid requests too). */
   guard?: (deps: RouteDeps) => RequestHandler;
@@ -135,8 +135,11 @@ function bodyOf(req: Request, json: JsonBody<z.ZodType> | undefined): unknown {
 /** The Express handlers of one route: its guard, the metrics label, validation, then the handler. */
 function handlersOf(r: Route, deps: RouteDeps): RequestHandler[] {
   const handle = r.handler(deps);
+  // The metrics name the route by this label, set here because Express has unwound req.baseUrl
+  // by the time an error's answer is sent (api/app.ts reads it when the response finishes).
+  const metricsRoute = r.metricsRoute ?? `/v1${expressPath(r.path)}`;
   const label: RequestHandler = (_req, res, next) => {
-    if (r.metricsRoute) res.locals.metricsRoute = r.metricsRoute;
+    res.locals.metricsRoute = metricsRoute;
     next();
   };
   const run = async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
