@@ -79,6 +79,11 @@ class Components {
     return REF(id);
   }
 
+  /** A schema written out in place (parameters are listed field by field, never referenced). */
+  inline(s: z.ZodType, io: "input" | "output"): Json {
+    return schemaOf(s, io, this.schemas);
+  }
+
   /** An operation's options with the common fields, as its component. */
   withCommon(s: z.ZodType, component: string): Json {
     this.schemas[component] = withCommon(schemaOf(s, "input", this.schemas), this.common);
@@ -95,7 +100,7 @@ function parametersOf(r: Route, components: Components): Json[] {
   ] as const;
   return groups.flatMap(([where, shape]) => {
     if (!shape) return [];
-    const object = components.named(shape, "input");
+    const object = components.inline(shape, "input");
     const required = new Set((object.required as string[] | undefined) ?? []);
     return Object.entries(object.properties as Record<string, Json>).map(([name, { description, ...schema }]) => ({
       name,
@@ -130,8 +135,15 @@ function responsesOf(r: Route, components: Components): Json {
   return { ...out, ...problemResponses([...(r.auth === false ? [] : AUTHED), ...r.errors]) };
 }
 
-/** A route that validates something must say it answers 422 (and 415 for a JSON-only body). */
+/**
+ * What a route must declare to be described truthfully: a schema for each parameter of its path,
+ * and the 422 (and the 415 of a JSON-only body) of the validation the router does for it.
+ */
 function checkDeclared(r: Route): void {
+  const inPath = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+  const declared = Object.keys(r.params?.shape ?? {}).sort();
+  if (inPath.join() !== declared.join())
+    throw new Error(`${r.method.toUpperCase()} ${r.path} declares path parameters [${declared.join()}], not [${inPath.join()}]`);
   const validates = r.query || r.headers || r.body?.json?.validate;
   const missing = [
     ...(validates && !r.errors.includes("validation_failed") ? ["validation_failed"] : []),
@@ -156,15 +168,16 @@ function operationOf(r: Route, components: Components): Json {
   };
 }
 
-export function buildOpenApi(version: string): Json {
+/** The document of a route table: the server's own (api/routes/table.ts) unless another is given (tests). */
+export function buildOpenApi(version: string, routes: readonly Route[] = ROUTES): Json {
   const components = new Components();
   const paths: Record<string, Json> = {};
-  for (const r of ROUTES) {
+  for (const r of routes) {
     const item = (paths[r.path] ??= {});
     if (item[r.method]) throw new Error(`${r.method.toUpperCase()} ${r.path} is declared twice`);
     item[r.method] = operationOf(r, components);
   }
-  const tags = [...new Set(ROUTES.map((r) => r.tag))].map((name) => ({ name }));
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name }));
   const schemas = components.schemas;
   return {
     openapi: "3.1.0",

@@ -9,7 +9,7 @@
  *
  * The table itself is api/routes/table.ts; the document is api/openapi.ts.
  */
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import type { z } from "zod";
 import type { ApiErrorCode } from "../../core/errors.ts";
 import type { Config } from "../../core/config.ts";
@@ -65,7 +65,10 @@ export interface RouteInput<P extends Shape, Q extends Shape, H extends Shape, B
   params: Out<P>;
   query: Out<Q>;
   headers: Out<H>;
-  /** The validated body when `body.json.validate` is set; otherwise the parsed body as it came. */
+  /**
+   * The validated body, for a route whose `body.json.validate` is set (undefined for the others:
+   * they read `req.body` themselves, as an operation must after an Idempotency-Key replay).
+   */
   body: z.output<B>;
 }
 
@@ -125,7 +128,7 @@ function headersOf(req: Request, schema: Shape): Record<string, string | undefin
 }
 
 function bodyOf(req: Request, json: JsonBody<z.ZodType> | undefined): unknown {
-  if (!json?.validate) return req.body as unknown;
+  if (!json?.validate) return undefined;
   if (!req.is("application/json")) throw new ApiError("unsupported_media_type", json.validate.unsupportedDetail);
   const got = json.schema.safeParse(req.body);
   if (!got.success) throw validationFailed(fieldErrors(got.error));
@@ -142,7 +145,7 @@ function handlersOf(r: Route, deps: RouteDeps): RequestHandler[] {
     res.locals.metricsRoute = metricsRoute;
     next();
   };
-  const run = async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
+  const run = async (req: Request, res: Response): Promise<void> => {
     const input = {
       params: parsed(r.params, req.params),
       query: parsed(r.query, req.query),
