@@ -17,10 +17,9 @@ import { BucketTable, RateLimits } from "./http/rate-limit.ts";
 import type { JobBackend } from "./jobs/backend.ts";
 import type { Metrics } from "./metrics.ts";
 import { buildOpenApi } from "./openapi.ts";
-import { accessRequestsRouter } from "./routes/access-requests.ts";
-import { filesRouter } from "./routes/files.ts";
-import { jobsRouter } from "./routes/jobs.ts";
-import { operationsRouter } from "./routes/operations.ts";
+import { unknownOperation } from "./routes/operations.ts";
+import { mountRoutes } from "./routes/route.ts";
+import { ROUTES } from "./routes/table.ts";
 import type { AccessRequests } from "./store/tenant-admin.ts";
 import type { KeyAuthenticator } from "./store/tenants.ts";
 
@@ -76,8 +75,10 @@ export function createApp(deps: AppDeps): express.Express {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       // The route template, never the concrete path: ids must not become label values.
+      // The table's routes name theirs (api/routes/route.ts): after an error, req.baseUrl is gone.
       const matched = req.route as { path: string } | undefined;
-      const route = matched ? `${req.baseUrl}${matched.path}` : "unmatched";
+      const named = res.locals.metricsRoute as string | undefined;
+      const route = named ?? (matched ? `${req.baseUrl}${matched.path}` : "unmatched");
       const labels = { route, method: req.method, status: String(res.statusCode) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
@@ -108,13 +109,23 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   const json = express.json({ limit: "1mb", type: ["application/json", "application/*+json"] });
-  app.use("/v1", json, accessRequestsRouter(deps.accessRequests, limits.addresses, config.FOLIO_ACCESS_REQUESTS_PER_HOUR, clientAddress));
+  // The public API: the route table (api/routes/table.ts), the routes open to anyone first.
+  const routes = mountRoutes(ROUTES, {
+    backend,
+    store: deps.store,
+    config,
+    checkWebhookUrl: deps.checkWebhookUrl,
+    accessRequests: deps.accessRequests,
+    addressBuckets: limits.addresses,
+    clientAddress,
+  });
+  app.use("/v1", json, routes.open);
   const v1 = express.Router();
   v1.use(authenticate({ tenants: deps.tenants, config, keyBuckets: limits.keys, throttle, clientAddress }));
   v1.use(json);
-  v1.use(filesRouter({ backend, store: deps.store, config }));
-  v1.use(operationsRouter({ backend, store: deps.store, config, checkWebhookUrl: deps.checkWebhookUrl }));
-  v1.use(jobsRouter(backend));
+  v1.use(routes.authenticated);
+  // An operation that does not exist: a 404 that lists those that do.
+  v1.post("/pdf/:operation", unknownOperation);
   app.use("/v1", v1);
   if (deps.dashboard) app.use("/dashboard", deps.dashboard(limits.keys));
 

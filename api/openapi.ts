@@ -1,21 +1,14 @@
 /**
- * The OpenAPI 3.1 document, generated from the zod schemas the server validates with (zod's JSON
- * Schema output is draft 2020-12, which OpenAPI 3.1 uses as is). Request bodies are each
- * operation's options merged with the common fields, as the server parses them.
+ * The OpenAPI 3.1 document, walked from the route table the server mounts (api/routes/table.ts)
+ * and generated from the zod schemas the server validates with (zod's JSON Schema output is draft
+ * 2020-12, which OpenAPI 3.1 uses as is). Request bodies are each operation's options merged with
+ * the common fields, as the server parses them.
  */
 import { z } from "zod";
-import { CONTENT_TYPES } from "../core/sniff.ts";
-import { API_ERRORS, JOB_ERRORS } from "../core/errors.ts";
-import {
-  AccessRequestAccepted,
-  AccessRequestBody,
-  CommonRequestFields,
-  FileObject,
-  JobList,
-  JobObject,
-  Problem,
-} from "../core/schemas/api.ts";
-import { OPERATIONS, OPTIONS_SCHEMAS, type Operation } from "../core/schemas/options.ts";
+import { API_ERRORS, JOB_ERRORS, type ApiErrorCode } from "../core/errors.ts";
+import { CommonRequestFields, Problem } from "../core/schemas/api.ts";
+import type { Route } from "./routes/route.ts";
+import { ROUTES } from "./routes/table.ts";
 
 type Json = Record<string, unknown>;
 
@@ -54,18 +47,7 @@ function withCommon(options: Json, common: Json): Json {
   return merge(options);
 }
 
-const OPERATION_DOCS: Record<Operation, string> = {
-  compress: "Compress a PDF. Lossy levels recompress images only; the output is never larger than the input.",
-  merge: "Merge 2–50 PDFs, each optionally limited to page ranges, keeping or rebuilding bookmarks.",
-  split: "Split a PDF by ranges, every N pages, or into single pages; outputs the parts and one zip of them all.",
-  convert: "Convert Office documents (DOCX, DOC, ODT, RTF, XLSX, XLS, ODS, PPTX, PPT, ODP) to PDF.",
-  ocr: "Make a scanned PDF, or PNG/JPEG/TIFF images, searchable: an invisible text layer over the page images (OCRmyPDF and Tesseract), with languages, deskew, page rotation, skip_text and optional PDF/A-2b.",
-  edit: "Edit a PDF with ordered steps: rotate, delete, select (reorder/extract), watermark and stamp (text or an image input), page numbers, header/footer with {n} and {total}, flatten, metadata, unlock (with `password`), repair. One qpdf run for all steps. Further inputs are PNG/JPEG/TIFF images that stamps name by index.",
-  protect:
-    "Encrypt a PDF with AES-256 (default) or AES-128, a user password and permissions. Passwords are never stored in job records, logs or metrics.",
-};
-
-function problemResponses(codes: (keyof typeof API_ERRORS)[]): Json {
+function problemResponses(codes: ApiErrorCode[]): Json {
   const out: Json = {};
   for (const code of codes) {
     const status = String(API_ERRORS[code].status);
@@ -76,211 +58,127 @@ function problemResponses(codes: (keyof typeof API_ERRORS)[]): Json {
   return out;
 }
 
-/** What a download can be: any type an upload is sniffed as, and the zip of a split's parts. */
-const DOWNLOAD_TYPES = [...new Set([...Object.values(CONTENT_TYPES), "application/zip"])];
+/** What every route behind an API key may answer, before its own codes. */
+const AUTHED: ApiErrorCode[] = ["unauthorized", "plan_required", "tenant_suspended", "https_required", "rate_limited", "internal_error"];
 
-const AUTHED: (keyof typeof API_ERRORS)[] = [
-  "unauthorized",
-  "plan_required",
-  "tenant_suspended",
-  "https_required",
-  "rate_limited",
-  "internal_error",
-];
+/** Writes JSON Schemas into the document's components as they are met. */
+class Components {
+  readonly schemas: Json = {};
+  private readonly common: Json;
 
-export function buildOpenApi(version: string): Json {
-  const schemas: Json = {};
-  const common = schemaOf(CommonRequestFields, "input", schemas);
-  Object.assign(schemas, {
-    File: schemaOf(FileObject, "output", schemas),
-    Job: schemaOf(JobObject, "output", schemas),
-    JobList: schemaOf(JobList, "output", schemas),
-    Problem: schemaOf(Problem, "output", schemas),
-    AccessRequest: schemaOf(AccessRequestBody, "input", schemas),
-    AccessRequestAccepted: schemaOf(AccessRequestAccepted, "output", schemas),
-  });
-  const paths: Json = {};
-  for (const op of OPERATIONS) {
-    const name = `${op[0]!.toUpperCase()}${op.slice(1)}Request`;
-    schemas[name] = withCommon(schemaOf(OPTIONS_SCHEMAS[op], "input", schemas), common);
-    paths[`/v1/pdf/${op}`] = {
-      post: {
-        operationId: `${op}Pdf`,
-        summary: OPERATION_DOCS[op],
-        tags: ["Operations"],
-        parameters: [
-          {
-            name: "Idempotency-Key",
-            in: "header",
-            schema: { type: "string", maxLength: 255 },
-            description:
-              "Looked up before anything else: same key + same body within 24 h → the same job as it is now (Idempotent-Replayed: true), even after it ended or at the unfinished-jobs cap; a different body → 409 idempotency_conflict; the key's job deleted since → 404 not_found (never a second job).",
-          },
-          {
-            name: "Prefer",
-            in: "header",
-            schema: { type: "string", examples: ["wait=30"] },
-            description: "wait=N (N ≤ 60): hold the response until the job ends or N seconds pass (RFC 7240).",
-          },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            "application/json": { schema: REF(name) },
-            "multipart/form-data": {
-              schema: {
-                type: "object",
-                properties: {
-                  file: { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } },
-                  options: { type: "string", description: "The options as JSON (or send them as plain fields)." },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          "202": {
-            description: "Accepted; the job is queued or running. Location: /v1/jobs/{id}.",
-            content: { "application/json": { schema: REF("Job") } },
-          },
-          "200": { description: "With Prefer: wait, the job ended in time.", content: { "application/json": { schema: REF("Job") } } },
-          ...problemResponses([
-            ...AUTHED,
-            "validation_failed",
-            "unsupported_media_type",
-            "payload_too_large",
-            "storage_quota_exceeded",
-            "too_many_jobs",
-            "idempotency_conflict",
-            "not_found",
-          ]),
-        },
-      },
-    };
+  constructor() {
+    this.common = schemaOf(CommonRequestFields, "input", this.schemas);
+    this.named(Problem, "output");
   }
-  const idParam = (what: string): Json => ({
-    name: "id",
-    in: "path",
-    required: true,
-    schema: { type: "string" },
-    description: `The ${what} id.`,
+
+  /** A schema as a reference to its component when it has an id, else inline. */
+  named(s: z.ZodType, io: "input" | "output", component?: string): Json {
+    const id = component ?? z.globalRegistry.get(s)?.id;
+    if (!id) return schemaOf(s, io, this.schemas);
+    this.schemas[id] ??= schemaOf(s, io, this.schemas);
+    return REF(id);
+  }
+
+  /** A schema written out in place (parameters are listed field by field, never referenced). */
+  inline(s: z.ZodType, io: "input" | "output"): Json {
+    return schemaOf(s, io, this.schemas);
+  }
+
+  /** An operation's options with the common fields, as its component. */
+  withCommon(s: z.ZodType, component: string): Json {
+    this.schemas[component] = withCommon(schemaOf(s, "input", this.schemas), this.common);
+    return REF(component);
+  }
+}
+
+/** A route's path, query and header schemas as OpenAPI parameters (descriptions on the parameter). */
+function parametersOf(r: Route, components: Components): Json[] {
+  const groups = [
+    ["path", r.params],
+    ["query", r.query],
+    ["header", r.headers],
+  ] as const;
+  return groups.flatMap(([where, shape]) => {
+    if (!shape) return [];
+    const object = components.inline(shape, "input");
+    const required = new Set((object.required as string[] | undefined) ?? []);
+    return Object.entries(object.properties as Record<string, Json>).map(([name, { description, ...schema }]) => ({
+      name,
+      in: where,
+      ...(where === "path" || required.has(name) ? { required: true } : {}),
+      schema,
+      ...(description === undefined ? {} : { description }),
+    }));
   });
-  Object.assign(paths, {
-    "/v1/files": {
-      post: {
-        operationId: "uploadFiles",
-        summary: "Upload one or more files (multipart parts named `file`). Unused uploads expire after 1 h.",
-        tags: ["Files"],
-        requestBody: {
-          required: true,
-          content: {
-            "multipart/form-data": {
-              schema: {
-                type: "object",
-                properties: { file: { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } } },
-              },
-            },
-          },
-        },
-        responses: {
-          "201": {
-            description: "Stored.",
-            content: { "application/json": { schema: { type: "object", properties: { data: { type: "array", items: REF("File") } } } } },
-          },
-          ...problemResponses([...AUTHED, "validation_failed", "unsupported_media_type", "payload_too_large", "storage_quota_exceeded"]),
-        },
-      },
-    },
-    "/v1/files/{id}": {
-      get: {
-        operationId: "getFile",
-        tags: ["Files"],
-        summary: "A file.",
-        parameters: [idParam("file")],
-        responses: {
-          "200": { description: "The file.", content: { "application/json": { schema: REF("File") } } },
-          ...problemResponses([...AUTHED, "not_found"]),
-        },
-      },
-      delete: {
-        operationId: "deleteFile",
-        tags: ["Files"],
-        summary: "Delete a file and its bytes at once.",
-        parameters: [idParam("file")],
-        responses: { "204": { description: "Deleted." }, ...problemResponses([...AUTHED, "not_found"]) },
-      },
-    },
-    "/v1/files/{id}/content": {
-      get: {
-        operationId: "downloadFile",
-        tags: ["Files"],
-        summary: "The file's bytes (ETag = sha256).",
-        parameters: [idParam("file")],
-        responses: {
-          "200": {
-            description:
-              "The bytes, with the file's own Content-Type (an upload's sniffed type, or an output's: PDF, DOCX, XLSX, a split's zip …), Content-Disposition (filename and RFC 8187 filename*) and ETag.",
-            headers: {
-              "Content-Disposition": { schema: { type: "string" }, description: "attachment; filename=\"…\"; filename*=UTF-8''…" },
-              ETag: { schema: { type: "string" }, description: "The sha256 of the bytes, quoted." },
-            },
-            content: Object.fromEntries(DOWNLOAD_TYPES.map((t) => [t, { schema: { type: "string", contentMediaType: t } }])),
-          },
-          "304": { description: "If-None-Match matched the ETag." },
-          ...problemResponses([...AUTHED, "not_found"]),
-        },
-      },
-    },
-    "/v1/jobs": {
-      get: {
-        operationId: "listJobs",
-        tags: ["Jobs"],
-        summary: "Your jobs, newest first.",
-        parameters: [
-          { name: "status", in: "query", schema: { type: "string", enum: ["queued", "running", "succeeded", "failed", "canceled"] } },
-          { name: "operation", in: "query", schema: { type: "string", enum: [...OPERATIONS] } },
-          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 10 } },
-          { name: "starting_after", in: "query", schema: { type: "string" }, description: "The last job id of the previous page." },
-        ],
-        responses: {
-          "200": { description: "A page of jobs.", content: { "application/json": { schema: REF("JobList") } } },
-          ...problemResponses([...AUTHED, "validation_failed"]),
-        },
-      },
-    },
-    "/v1/jobs/{id}": {
-      get: {
-        operationId: "getJob",
-        tags: ["Jobs"],
-        summary: "A job.",
-        parameters: [idParam("job")],
-        responses: {
-          "200": { description: "The job.", content: { "application/json": { schema: REF("Job") } } },
-          ...problemResponses([...AUTHED, "not_found"]),
-        },
-      },
-      delete: {
-        operationId: "deleteJob",
-        tags: ["Jobs"],
-        summary: "Cancel a queued or running job, then delete its inputs, outputs and record at once.",
-        parameters: [idParam("job")],
-        responses: { "204": { description: "Deleted." }, ...problemResponses([...AUTHED, "not_found"]) },
-      },
-    },
-    "/v1/access_requests": {
-      post: {
-        operationId: "requestAccess",
-        tags: ["Access"],
-        summary: "Ask for access (no key needed; rate-limited per client address).",
-        security: [],
-        requestBody: { required: true, content: { "application/json": { schema: REF("AccessRequest") } } },
-        responses: {
-          "202": { description: "Received.", content: { "application/json": { schema: REF("AccessRequestAccepted") } } },
-          ...problemResponses(["https_required", "validation_failed", "unsupported_media_type", "rate_limited", "internal_error"]),
-        },
-      },
-    },
-  });
+}
+
+function requestBodyOf(r: Route, components: Components): Json | undefined {
+  const { json, multipart } = r.body ?? {};
+  if (!json && !multipart) return undefined;
+  const content: Json = {};
+  if (json) {
+    const schema = json.withCommonFields
+      ? components.withCommon(json.schema, json.component ?? r.operationId)
+      : components.named(json.schema, "input", json.component);
+    content["application/json"] = { schema };
+  }
+  if (multipart) content["multipart/form-data"] = { schema: multipart };
+  return { required: true, content };
+}
+
+function responsesOf(r: Route, components: Components): Json {
+  const out: Json = {};
+  for (const [status, { description, schema, content, headers }] of Object.entries(r.responses)) {
+    const media = schema ? { "application/json": { schema: components.named(schema, "output") } } : content;
+    out[status] = { description, ...(headers ? { headers } : {}), ...(media ? { content: media } : {}) };
+  }
+  return { ...out, ...problemResponses([...(r.auth === false ? [] : AUTHED), ...r.errors]) };
+}
+
+/**
+ * What a route must declare to be described truthfully: a schema for each parameter of its path,
+ * and the 422 (and the 415 of a JSON-only body) of the validation the router does for it.
+ */
+function checkDeclared(r: Route): void {
+  const inPath = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+  const declared = Object.keys(r.params?.shape ?? {}).sort();
+  if (inPath.join() !== declared.join())
+    throw new Error(`${r.method.toUpperCase()} ${r.path} declares path parameters [${declared.join()}], not [${inPath.join()}]`);
+  const validates = r.query || r.headers || r.body?.json?.validate;
+  const missing = [
+    ...(validates && !r.errors.includes("validation_failed") ? ["validation_failed"] : []),
+    ...(r.body?.json?.validate && !r.errors.includes("unsupported_media_type") ? ["unsupported_media_type"] : []),
+  ];
+  if (missing.length)
+    throw new Error(`${r.method.toUpperCase()} ${r.path} validates its request but does not declare ${missing.join(", ")}`);
+}
+
+function operationOf(r: Route, components: Components): Json {
+  checkDeclared(r);
+  const parameters = parametersOf(r, components);
+  const requestBody = requestBodyOf(r, components);
+  return {
+    operationId: r.operationId,
+    summary: r.summary,
+    tags: [r.tag],
+    ...(r.auth === false ? { security: [] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses: responsesOf(r, components),
+  };
+}
+
+/** The document of a route table: the server's own (api/routes/table.ts) unless another is given (tests). */
+export function buildOpenApi(version: string, routes: readonly Route[] = ROUTES): Json {
+  const components = new Components();
+  const paths: Record<string, Json> = {};
+  for (const r of routes) {
+    const item = (paths[r.path] ??= {});
+    if (item[r.method]) throw new Error(`${r.method.toUpperCase()} ${r.path} is declared twice`);
+    item[r.method] = operationOf(r, components);
+  }
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name }));
+  const schemas = components.schemas;
   return {
     openapi: "3.1.0",
     info: {
@@ -292,7 +190,7 @@ export function buildOpenApi(version: string): Json {
     },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
-    tags: [{ name: "Operations" }, { name: "Files" }, { name: "Jobs" }, { name: "Access" }],
+    tags,
     paths,
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "folio_sk_<key_id>_<secret>" } },

@@ -1,10 +1,11 @@
 /**
- * POST /v1/pdf/{operation}: the five operations (API.md "Operations"). Inputs arrive inline as
+ * POST /v1/pdf/{operation}: what the operations do with a request (API.md "Operations"; the
+ * routes themselves are declared in operation-routes.ts). Inputs arrive inline as
  * multipart `file` parts or as uploaded file ids; the answer is 202 with the Job and a Location,
  * or, with `Prefer: wait=N` (RFC 7240) and a job that ends in time, 200 with the finished Job.
  */
 import { createHash } from "node:crypto";
-import { Router, type Request, type Response } from "express";
+import type { Request, Response } from "express";
 import type { Config } from "../../core/config.ts";
 import { highestExplicitPage, parsePageRanges } from "../../core/pages.ts";
 import type { FileObject, JobObject } from "../../core/schemas/api.ts";
@@ -26,8 +27,6 @@ export interface OperationsDeps {
   /** null when the URL may receive webhooks, else the reason it may not. */
   checkWebhookUrl: (url: string) => Promise<string | null>;
 }
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** `Prefer: wait=N` in seconds, at most 60 (a larger N is honoured as 60). */
 export function preferWait(header: string | undefined): number | null {
@@ -216,20 +215,21 @@ function refusal(result: SubmitResult, maxUnfinished: number): ApiError | null {
   }
 }
 
-export function operationsRouter(deps: OperationsDeps): Router {
-  const { backend } = deps;
-  const r = Router();
+/** Answers a POST /v1/pdf/{operation} whose operation does not exist (after authentication, as before the table). */
+export function unknownOperation(req: Request): never {
+  throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use ${Operation.options.join(", ")}.`);
+}
 
-  r.post("/pdf/:operation", async (req: Request, res: Response) => {
-    const op = Operation.safeParse(req.params.operation);
-    if (!op.success)
-      throw new ApiError("not_found", `No operation "${String(req.params.operation)}"; use ${Operation.options.join(", ")}.`);
-    const operation = op.data;
+/** The handler of POST /v1/pdf/{operation}, given the request's validated headers. */
+export function submitHandler(
+  deps: OperationsDeps,
+  operation: Operation,
+): (req: Request, res: Response, input: { headers: { "Idempotency-Key"?: string | undefined } }) => Promise<void> {
+  const { backend } = deps;
+  return async (req, res, { headers }) => {
     const { tenant, limits } = auth(res);
-    const idemKey = req.get("Idempotency-Key");
-    if (idemKey !== undefined && !IDEMPOTENCY_KEY.test(idemKey)) {
-      throw validationFailed([{ path: "Idempotency-Key", message: "must be 1–255 visible ASCII characters" }]);
-    }
+    // Checked by the router against its declared schema (operation-routes.ts).
+    const idemKey = headers["Idempotency-Key"];
     // Refuse before reading a large body when the tenant is at its cap (the exact check is the
     // submission's). A request with a key is read anyway: a retry is answered by its key.
     if (idemKey === undefined && (await backend.countUnfinished(tenant.id)) >= limits.maxUnfinishedJobs) {
@@ -279,7 +279,5 @@ export function operationsRouter(deps: OperationsDeps): Router {
       await discard();
       throw err;
     }
-  });
-
-  return r;
+  };
 }

@@ -128,8 +128,11 @@ export const JobListQuery = z.strictObject({
   status: JobStatus.optional(),
   operation: Operation.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(10),
-  starting_after: z.string().max(64).optional(),
+  starting_after: z.string().max(64).optional().meta({ description: "The last job id of the previous page." }),
 });
+
+/** What an upload answers: the stored files, in the order of their parts. */
+export const UploadedFiles = z.object({ data: z.array(FileObject) });
 
 export const AccessRequestBody = z
   .strictObject({
