@@ -28,7 +28,7 @@ build: dist/bin/folio.js ## Compile TypeScript into dist/ (then ./bin/folio work
 images: $(SETUP_STAMP) ## Build the images of docker/images.txt with buildah, no Docker or registry: dist/images/*.oci.tar (cached by content)
 	docker/build-images.sh
 
-images-full: images ## Also build the full runner image of docker/images-full.txt (Chromium, OCRmyPDF, veraPDF; ADR 0015; not in make test)
+images-full: images ## Also build the full runner image of docker/images-full.txt (Chromium, OCRmyPDF, veraPDF; ADR 0015)
 	docker/build-images.sh docker/images-full.txt
 
 run: build ## Start Folio, embedded mode (HTTPS API + runner pool)
@@ -47,7 +47,7 @@ format: $(SETUP_STAMP) ## Format the sources with Prettier (make lint checks it)
 unit: build ## Run the test suite only (no lint)
 	vitest run
 
-test: build typecheck lint test-platform images ## The whole suite: type-check, lint, every test on real engines, e2e on the local control plane, the chart
+test: build typecheck lint test-platform images images-full ## The whole suite: type-check, lint, every test on real engines, e2e on the local control plane, the chart
 	status=0; \
 	FOLIO_S3_REQUIRED=1 vitest run --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
 	vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile.json=dist/e2e-results.json || status=$$?; \

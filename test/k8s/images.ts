@@ -49,14 +49,17 @@ export function imageCatalogue(list = "images.txt"): BuiltImage[] {
 }
 
 /** The built image called `name` (folio-runner …); throws naming `make images` when it is missing. */
-export function builtImage(name: string): BuiltImage {
-  const image = imageCatalogue().find((i) => i.name === name);
-  if (!image) throw new Error(`docker/images.txt has no image ${name}`);
-  if (!existsSync(image.archive)) throw new Error(`${image.archive} is missing: run "make images" first`);
+export function builtImage(name: string, list = "images.txt"): BuiltImage {
+  const image = imageCatalogue(list).find((i) => i.name === name);
+  if (!image) throw new Error(`docker/${list} has no image ${name}`);
+  const make = list === "images.txt" ? "make images" : "make images-full";
+  if (!existsSync(image.archive)) throw new Error(`${image.archive} is missing: run "${make}" first`);
   return image;
 }
 
 /** The runner image's reference, as the controller's Job template names it. */
 export const runnerImage = (): string => builtImage("folio-runner").ref;
+/** The full runner image's reference (Chromium, OCRmyPDF, veraPDF; `make images-full`, ADR 0015). */
+export const fullRunnerImage = (): string => builtImage("folio-runner-full", "images-full.txt").ref;
 /** The API and controller image's reference. */
 export const apiImage = (): string => builtImage("folio-api").ref;

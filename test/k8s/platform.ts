@@ -32,6 +32,11 @@ export interface PlatformOptions extends ControlPlaneOptions {
   readonly aliases?: Readonly<Record<string, readonly string[]>>;
   /** The node's pod capacity (LocalKubeletOptions.maxPods): a backlog then waits unscheduled. */
   readonly maxPods?: number;
+  /**
+   * More image lists of the form of docker/images.txt whose built images the node also holds
+   * (`["images-full.txt"]`: the full runner image of `make images-full`).
+   */
+  readonly imageLists?: readonly string[];
   /** Start the control plane alone (for a test that runs its own kubelet). */
   readonly withoutKubelet?: boolean;
 }
@@ -67,9 +72,11 @@ async function untaintReadyNode(kubeconfig: string, nodeName: string): Promise<v
 export async function startPlatform(opts: PlatformOptions = {}): Promise<Platform> {
   const images = opts.withoutKubelet
     ? []
-    : imageCatalogue().map((i) => {
+    : ["images.txt", ...(opts.imageLists ?? [])].flatMap(imageCatalogue).map((i) => {
         if (!existsSync(i.archive))
-          throw new Error(`${i.archive} is missing: run "make images" (the local kubelet runs pods from the built images)`);
+          throw new Error(
+            `${i.archive} is missing: run "make images" or, for docker/images-full.txt, "make images-full" (the local kubelet runs pods from the built images)`,
+          );
         return { archive: i.archive, aliases: opts.aliases?.[i.name] ?? [] };
       });
   const controlPlane = await startControlPlane(opts);
