@@ -43,31 +43,44 @@ function typed(name: string, value: string): unknown {
   return value;
 }
 
+/** A field whose value is JSON: `options` always; `metadata` and `inputs` when they look like it. */
+function isJsonField(name: string, value: string): boolean {
+  const v = value.trim();
+  return (
+    name === "options" || ((name === "metadata" || name === "inputs") && v.startsWith("{")) || (name === "inputs" && v.startsWith("["))
+  );
+}
+
+/** Puts a JSON field into `body` (`options` spread into it, which must be an object); false when it is not JSON. */
+function putJsonField(body: Record<string, unknown>, name: string, value: string): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return false;
+  }
+  if (name !== "options") body[name] = parsed;
+  else if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) Object.assign(body, parsed);
+  else return false;
+  return true;
+}
+
+const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
 /** Multipart fields as a body object; `options` and `metadata`/`inputs` may be JSON. */
 export function fieldsToBody(fields: Map<string, string>): { body: Record<string, unknown>; errors: FieldError[] } {
   const body: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   for (const [name, value] of fields) {
-    if (
-      name === "options" ||
-      ((name === "metadata" || name === "inputs") && value.trim().startsWith("{")) ||
-      (name === "inputs" && value.trim().startsWith("["))
-    ) {
-      try {
-        const parsed: unknown = JSON.parse(value);
-        if (name === "options" && (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))) throw new Error();
-        if (name === "options") Object.assign(body, parsed);
-        else body[name] = parsed;
-      } catch {
-        errors.push({ path: name, message: "must be JSON" });
-      }
+    if (isJsonField(name, value)) {
+      if (!putJsonField(body, name, value)) errors.push({ path: name, message: "must be JSON" });
       continue;
     }
     const keys = name
       .replace(/\[([^\]]*)\]/g, ".$1")
       .split(".")
       .filter(Boolean);
-    if (keys.length === 0 || keys.some((k) => k === "__proto__" || k === "constructor" || k === "prototype")) {
+    if (keys.length === 0 || keys.some((k) => FORBIDDEN_KEYS.has(k))) {
       errors.push({ path: name, message: "not a valid field name" });
       continue;
     }
