@@ -5,11 +5,11 @@
  * them, showing their place in status.queuePosition; tenant "small" then submits one job. It must
  * start when the next place frees — within one big job's run time — instead of after the backlog.
  * Never more than FOLIO_MAX_RUNNING_JOBS runner Jobs at once (sampled every 0.5 s throughout).
- * The figures are printed.
+ * The controller is `folio controller` in a container of the API image; the runners are pods of
+ * the runner image. The figures are printed.
  */
-import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
 import {
   LABELS,
@@ -26,9 +26,13 @@ import {
   type PdfJobInput,
 } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
+import { freePort } from "../api/harness.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
+import type { FolioContainer } from "../k8s/folio-container.ts";
+import { runnerImage } from "../k8s/images.ts";
+import { startControllerContainer } from "./containers.ts";
 import type { S3Server } from "../s3/server.ts";
-import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, sleep, until, uploadPdf } from "./support.ts";
+import { type E2eWorld, startE2eWorld, sleep, until, uploadPdf } from "./support.ts";
 import path from "node:path";
 
 const NS = "default";
@@ -38,9 +42,8 @@ const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURA
 
 let s3: S3Server;
 let store: S3ObjectStore;
-let kc: KubeConfig;
 let custom: CustomObjectsApi;
-let controller: Controller;
+let controller: FolioContainer;
 let world: E2eWorld;
 let dir: string;
 
@@ -77,21 +80,29 @@ const get = async (name: string): Promise<PdfJob> => (await custom.getNamespaced
 describe("fair queueing between tenants on a real control plane", () => {
   beforeAll(async () => {
     world = await startE2eWorld("folio-e2e-fair-");
-    ({ dir, s3, store, kc, custom } = world);
-    controller = startController({
-      kubeConfig: kc,
-      store,
-      namespace: NS,
-      workers: 4,
-      template: runnerTemplate(s3),
-      prepareJob: runnerAccess(kc, s3),
-      maxRunningJobs: MAX_RUNNING,
+    ({ dir, s3, store, custom } = world);
+    // `folio controller` in a container of the API image, configured as the chart configures it.
+    const metricsPort = await freePort();
+    controller = await startControllerContainer(world.platform, "folio-controller", {
+      ...s3.env,
+      FOLIO_RUNNER_IMAGE: runnerImage(),
+      FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
+      FOLIO_CONTROLLER_NAMESPACE: NS,
+      FOLIO_CONTROLLER_WORKERS: "4",
+      FOLIO_MAX_RUNNING_JOBS: String(MAX_RUNNING),
+      FOLIO_METRICS_PORT: String(metricsPort),
     });
-    await controller.synced();
+    await until("the controller to be ready", async () =>
+      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
+        (r) => (r.status === 200 ? true : undefined),
+        () => undefined,
+      ),
+    );
   }, 600_000);
 
   afterAll(async () => {
     await controller?.stop();
+    await controller?.cleanup();
     await world?.stop();
   });
 
