@@ -1,8 +1,8 @@
 /**
  * `make bench-k8s`, the stateless API's sections (issue #12): `folio serve` replicas in
- * Kubernetes mode (test/e2e/replicas.ts: real processes behind a round-robin TCP proxy) on the
- * local control plane (no kubelet, no controller: jobs stay queued unless the bench writes their
- * status as the controller would) and MinIO.
+ * Kubernetes mode (test/e2e/replicas.ts: containers of the API image behind a round-robin TCP
+ * proxy) on the local control plane (its kubelet only runs the replicas; no controller: jobs stay
+ * queued unless the bench writes their status as the controller would) and MinIO.
  *
  *   1. apiserver requests per API request (kube-apiserver's own apiserver_request_total, watches
  *      excluded): GET /v1/jobs/{id}, GET /v1/jobs, GET /v1/files/{output id}, and a submission
@@ -77,6 +77,7 @@ interface Env {
 
 async function replicas(e: Env, count: number): Promise<ReplicaSet> {
   const set = new ReplicaSet({
+    platform: e.platform,
     count,
     env: {
       FOLIO_BACKEND: "kubernetes",
@@ -330,7 +331,7 @@ async function memory(e: Env): Promise<void> {
 
 async function main(): Promise<void> {
   const { dir, cleanup } = await tmpDir("folio-bench-stateless-");
-  const [platform, s3] = await Promise.all([startPlatform({ withoutKubelet: true }), startS3Server()]);
+  const [platform, s3] = await Promise.all([startPlatform(), startS3Server()]);
   try {
     const kc = loadKubeConfig(platform.kubeconfig);
     await applyCrds(kc);

@@ -1,22 +1,26 @@
 /**
  * Several `folio serve` replicas in Kubernetes mode behind a round-robin TCP proxy, as a Service
- * would put them: each replica is a real process (SIGKILL, graceful restart), they share one TLS
+ * would put them: each replica is a container of the API image (test/k8s/folio-container.ts: runc,
+ * uid 10001, read-only root; SIGKILL, graceful restart), they share one TLS
  * certificate (the proxy passes TLS through, so the client verifies it whichever replica answers),
  * and an EndpointSlice of the "Service" says which are ready — what the endpoint-slice controller
- * would write for pods, written here because these replicas are processes, not pods — so that
+ * would write for pods, written here because these replicas are containers, not pods — so that
  * each takes its share of the rate limits (FOLIO_API_SERVICE).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { chownSync, copyFileSync, mkdirSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { DiscoveryV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { encodeForm, freePort, httpsRequest, type HttpResponse } from "../api/harness.ts";
-import { ROOT } from "../helpers/tools.ts";
+import { startFolioContainer, type FolioContainer } from "../k8s/folio-container.ts";
+import { apiImage } from "../k8s/images.ts";
+import type { Platform } from "../k8s/platform.ts";
 
 export interface ReplicaSetOptions {
+  platform: Platform;
   count: number;
   env: Record<string, string>;
-  /** The shared certificate and key files (FOLIO_TLS_CERT / FOLIO_TLS_KEY). */
+  /** The shared certificate and key files (FOLIO_TLS_CERT / FOLIO_TLS_KEY), as a Secret would mount them. */
   tls: { certFile: string; keyFile: string; cert: Buffer };
   kc: KubeConfig;
   namespace: string;
@@ -25,10 +29,14 @@ export interface ReplicaSetOptions {
   dir: string;
 }
 
+/** UID and GID of the images' user (docker/*.Dockerfile). */
+const IMAGE_USER = 10001;
+
 export class Replica {
   readonly name: string;
   readonly port: number;
-  #child: ChildProcess | null = null;
+  #container: FolioContainer | null = null;
+  #exited = true;
   #log = "";
   readonly #o: ReplicaSetOptions;
 
@@ -39,55 +47,67 @@ export class Replica {
   }
 
   get alive(): boolean {
-    return this.#child !== null && this.#child.exitCode === null && this.#child.signalCode === null;
+    return this.#container !== null && !this.#exited;
   }
 
+  /** The container's init process, as the host sees it. */
   get pid(): number {
-    return this.#child?.pid ?? 0;
+    return this.#container?.container.pid ?? 0;
   }
 
   logs(): string {
-    return this.#log;
+    return this.#log + (this.#container?.logs() ?? "");
   }
 
-  /** Starts the process and resolves once it listens. */
+  /** Starts a container and resolves once it listens. */
   async start(): Promise<void> {
-    const from = this.#log.length;
-    const child = spawn(process.execPath, [path.join(ROOT, "bin/folio.ts"), "serve", "--port", String(this.port)], {
+    if (this.#container) {
+      this.#log += this.#container.logs();
+      await this.#container.cleanup();
+    }
+    const { KUBECONFIG: kubeconfig, ...env } = this.#o.env;
+    const c = await startFolioContainer(this.#o.platform, {
+      name: `folio-api-${this.name}`,
+      image: apiImage(),
+      args: ["serve", "--port", String(this.port)],
       env: {
-        ...process.env,
         FOLIO_LOG_LEVEL: "warn",
-        FOLIO_DATA_DIR: path.join(this.#o.dir, this.name),
+        FOLIO_HOST: "127.0.0.1",
         FOLIO_TLS_CERT: this.#o.tls.certFile,
         FOLIO_TLS_KEY: this.#o.tls.keyFile,
         FOLIO_METRICS_PORT: "0",
         FOLIO_API_SERVICE: this.#o.service,
-        ...this.#o.env,
+        ...env,
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      ...(kubeconfig ? { kubeconfig } : {}),
+      files: [this.#o.tls.certFile, this.#o.tls.keyFile],
+      dataDir: path.join(this.#o.dir, this.name),
     });
-    this.#child = child;
-    await new Promise<void>((resolve, reject) => {
-      const onData = (b: Buffer): void => {
-        this.#log += b.toString();
-        if (/listening on/.test(this.#log.slice(from))) resolve();
-      };
-      child.stdout.on("data", onData);
-      child.stderr.on("data", onData);
-      child.once("exit", (code) => reject(new Error(`replica ${this.name} exited with ${code}:\n${this.#log.slice(from)}`)));
-      setTimeout(() => reject(new Error(`replica ${this.name} did not start:\n${this.#log.slice(from)}`)), 60_000).unref();
-    });
+    this.#container = c;
+    this.#exited = false;
+    void c.exited.then(() => (this.#exited = true));
+    const end = Date.now() + 60_000;
+    while (!/listening on/.test(c.logs())) {
+      if (this.#exited) throw new Error(`replica ${this.name} exited:\n${c.logs()}`);
+      if (Date.now() > end) throw new Error(`replica ${this.name} did not start:\n${c.logs()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
-  /** Ends the process: SIGKILL (a crash, an OOM kill) or SIGTERM (a rolling update's graceful stop). */
+  /** Ends the container: SIGKILL (a crash, an OOM kill) or SIGTERM (a rolling update's graceful stop). */
   async stop(signal: "SIGKILL" | "SIGTERM"): Promise<void> {
-    const c = this.#child;
+    const c = this.#container;
     if (!c || !this.alive) return;
-    await new Promise<void>((resolve) => {
-      c.once("exit", () => resolve());
-      c.kill(signal);
-      if (signal === "SIGTERM") setTimeout(() => c.kill("SIGKILL"), 15_000).unref();
-    });
+    if (signal === "SIGTERM") await c.stop(15_000);
+    else {
+      c.kill("SIGKILL");
+      await c.exited;
+    }
+  }
+
+  /** Removes the container's directory (after it has stopped). */
+  async cleanup(): Promise<void> {
+    await this.#container?.cleanup();
   }
 
   /** One request straight to this replica (not through the proxy). */
@@ -163,7 +183,7 @@ export class ReplicaSet {
   readonly replicas: Replica[] = [];
   readonly proxy: RoundRobinProxy;
   base = "";
-  readonly #o: ReplicaSetOptions;
+  #o: ReplicaSetOptions;
   readonly #discovery: DiscoveryV1Api;
 
   constructor(o: ReplicaSetOptions) {
@@ -173,6 +193,12 @@ export class ReplicaSet {
   }
 
   async start(): Promise<void> {
+    // The key as a Secret volume gives it to the image's user (defaultMode 0400 with its fsGroup).
+    mkdirSync(this.#o.dir, { recursive: true });
+    const keyFile = path.join(this.#o.dir, "replicas-tls-key.pem");
+    copyFileSync(this.#o.tls.keyFile, keyFile);
+    chownSync(keyFile, IMAGE_USER, IMAGE_USER);
+    this.#o = { ...this.#o, tls: { ...this.#o.tls, keyFile } };
     for (let i = 0; i < this.#o.count; i++) this.replicas.push(new Replica(`r${i}`, await freePort(), this.#o));
     await Promise.all(this.replicas.map((r) => r.start()));
     await this.#publish();
@@ -226,6 +252,7 @@ export class ReplicaSet {
 
   async stop(): Promise<void> {
     await Promise.all(this.replicas.map((r) => r.stop("SIGKILL")));
+    await Promise.all(this.replicas.map((r) => r.cleanup()));
     await this.proxy.close();
   }
 }

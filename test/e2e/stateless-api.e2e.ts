@@ -1,7 +1,8 @@
 /**
  * The API without a single point of failure (issue #12), end to end: three `folio serve`
- * replicas in Kubernetes mode behind a round-robin proxy (test/e2e/replicas.ts), the controller,
- * runner pods on the local kubelet, MinIO. No replica holds state: tenants and keys are Tenant
+ * replicas in Kubernetes mode behind a round-robin proxy (test/e2e/replicas.ts), each a container
+ * of the API image, the controller in a container of the same image, runner pods of the runner
+ * image on the local kubelet, MinIO. No replica holds state: tenants and keys are Tenant
  * resources and Secrets made with the admin CLI on the cluster, jobs are PdfJobs, uploads are S3
  * objects.
  *
@@ -25,15 +26,17 @@ import { spawnSync } from "node:child_process";
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateTls } from "../../api/tls.ts";
-import { startController, type Controller } from "../../controller/main.ts";
 import { LABELS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
-import { blob } from "../api/harness.ts";
+import { blob, freePort } from "../api/harness.ts";
+import type { FolioContainer } from "../k8s/folio-container.ts";
+import { runnerImage } from "../k8s/images.ts";
+import { startControllerContainer } from "./containers.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { ROOT } from "../helpers/tools.ts";
 import type { Platform } from "../k8s/platform.ts";
 import type { S3Server } from "../s3/server.ts";
 import { multipart, ReplicaSet, request } from "./replicas.ts";
-import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, sleep, until } from "./support.ts";
+import { type E2eWorld, startE2eWorld, sleep, until } from "./support.ts";
 
 const NS = "default";
 const SERVICE = "folio-api-e2e";
@@ -45,7 +48,7 @@ const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURA
 let platform: Platform;
 let s3: S3Server;
 let kc: KubeConfig;
-let controller: Controller;
+let controller: FolioContainer;
 let set: ReplicaSet;
 let dir: string;
 let world: E2eWorld;
@@ -122,18 +125,32 @@ describe("three stateless API replicas on a real control plane", () => {
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    controller = startController({
-      kubeConfig: kc,
-      store: world.store,
-      namespace: NS,
-      workers: 4,
-      template: runnerTemplate(s3),
-      prepareJob: runnerAccess(kc, s3),
-      webhooks: { allowedHosts: ["127.0.0.1"], tls: { ca: tls.cert } },
-      maxRunningJobs: 4,
-    });
-    await controller.synced();
+    // `folio controller` in a container of the API image, configured as the chart configures it.
+    const metricsPort = await freePort();
+    controller = await startControllerContainer(
+      platform,
+      "folio-controller",
+      {
+        ...s3.env,
+        FOLIO_RUNNER_IMAGE: runnerImage(),
+        FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
+        FOLIO_CONTROLLER_NAMESPACE: NS,
+        FOLIO_CONTROLLER_WORKERS: "4",
+        FOLIO_MAX_RUNNING_JOBS: "4",
+        FOLIO_METRICS_PORT: String(metricsPort),
+        FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+        FOLIO_WEBHOOK_CA_FILE: tls.certPath,
+      },
+      [tls.certPath],
+    );
+    await until("the controller to be ready", async () =>
+      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
+        (r) => (r.status === 200 ? true : undefined),
+        () => undefined,
+      ),
+    );
     set = new ReplicaSet({
+      platform,
       count: 3,
       env: {
         FOLIO_BACKEND: "kubernetes",
@@ -166,6 +183,7 @@ describe("three stateless API replicas on a real control plane", () => {
     receiver?.closeAllConnections();
     receiver?.close();
     await controller?.stop();
+    await controller?.cleanup();
     await world?.stop();
   });
 
