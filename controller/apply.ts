@@ -181,7 +181,9 @@ async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, n
     : { delivered: false, error: "no webhook sender configured" };
   const record = recordWebhookAttempt(step.current.status ?? {}, outcome, now);
   step.current = await deps.kube.replaceStatus(step.current, record.status);
-  deps.onWebhookAttempt?.(outcome.delivered ? "delivered" : outcome.blocked ? "blocked" : "failed");
+  // An open circuit sent nothing: no attempt to count (the ledger deferred it, or gave it up).
+  if (outcome.delivered || !outcome.circuitOpen)
+    deps.onWebhookAttempt?.(outcome.delivered ? "delivered" : outcome.blocked ? "blocked" : "failed");
   if (record.status.webhook?.status === "gave_up") deps.onWebhookAttempt?.("gave_up");
   await event(step.current, record.event.type, record.event.reason, record.event.message);
   if (record.requeueAfterMs !== null) step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, record.requeueAfterMs);

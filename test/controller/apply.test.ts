@@ -166,6 +166,12 @@ describe("applyActions", () => {
     ],
     ["gone", { delivered: false as const, error: "HTTP 410 Gone", gone: true }, 0, ["failed", "gave_up"]],
     ["the last attempt failed", { delivered: false as const, error: "HTTP 500" }, 7, ["failed", "gave_up"]],
+    [
+      "circuit open: no attempt made, deferred",
+      { delivered: false as const, error: "circuit open: h:443 kept failing", circuitOpen: true },
+      3,
+      [],
+    ],
   ])("should report a webhook attempt to the metrics hook: %s", async (_what, outcome, attempts, expected) => {
     const { kube, store } = fakes();
     const pj = withRv(

@@ -138,6 +138,34 @@ describe("the webhook ledger", () => {
     expect(redeliveryRequestMs(value)).toBe(ms);
   });
 
+  it("should defer a delivery that met an open circuit without counting an attempt, and write when it is due", () => {
+    const { status: failing } = failTimes(2);
+    const w = failing.webhook!;
+    const open = { delivered: false as const, error: "circuit open: hooks.example:443 kept failing", circuitOpen: true };
+    const r = recordWebhookAttempt({ ...failing, completionTime: iso(20) }, open, at(30));
+    expect(r.status.webhook).toEqual({ ...w, nextAttemptTime: r.status.webhook!.nextAttemptTime });
+    // Back when the breaker lets a probe through: a minute, up to +20 %.
+    expect(r.requeueAfterMs).toBeGreaterThanOrEqual(60_000);
+    expect(r.requeueAfterMs).toBeLessThanOrEqual(72_000);
+    expect(Date.parse(r.status.webhook!.nextAttemptTime!)).toBe(Math.floor((at(30).getTime() + r.requeueAfterMs!) / 1000) * 1000);
+    expect(r.status.conditions).toEqual(failing.conditions);
+    expect(r.event).toMatchObject({ type: "Normal", reason: "WebhookDeferred" });
+    // The same answer for the same input, on any replica.
+    expect(recordWebhookAttempt({ ...failing, completionTime: iso(20) }, open, at(30))).toEqual(r);
+  });
+
+  it("should give up, attempts unchanged, a delivery still facing an open circuit when its retry window is over", () => {
+    const { status: failing } = failTimes(3);
+    const open = { delivered: false as const, error: "circuit open: hooks.example:443 kept failing", circuitOpen: true };
+    const windowEnd = 20 + (RETRY_SCHEDULE_MS.reduce((a, b) => a + b) * 1.2) / 1000;
+    const r = recordWebhookAttempt({ ...failing, completionTime: iso(20) }, open, at(windowEnd));
+    expect(r.status.webhook).toMatchObject({ status: "gave_up", attempts: 3, lastError: open.error });
+    expect(r.status.webhook!.nextAttemptTime).toBeUndefined();
+    expect(r.status.webhook!.recentAttempts).toEqual(failing.webhook!.recentAttempts);
+    expect(r.status.conditions![0]).toMatchObject({ status: "False", reason: "GaveUp" });
+    expect(r.requeueAfterMs).toBeNull();
+  });
+
   it("should refuse a status without a ledger", () => {
     expect(() => recordWebhookAttempt({}, { delivered: true }, at(0))).toThrow(/no webhook ledger/);
   });
