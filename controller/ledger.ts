@@ -9,9 +9,14 @@
  * The ledger (API.md "Webhooks"): at-least-once delivery, the same `webhook-id` on every
  * attempt, and what follows an attempt decided by the rule embedded mode follows too
  * (core/webhooks/retry.ts `nextStep`: the shared schedule, `410 Gone` ends it at once), jittered by
- * a seeded random so that every replica computes the same time. A delivery that met an open
- * circuit (core/webhooks/breaker.ts) made no attempt: it is deferred, its attempts unchanged, to
- * the time `circuitDeferral` gives, or given up once its series' retry window is over.
+ * a seeded random so that every replica computes the same time.
+ *
+ * A delivery that met an open circuit (core/webhooks/breaker.ts) made no attempt, so nothing is
+ * recorded (`deferWebhook`): it is retried by a requeue-after at the time `circuitDeferral` gives,
+ * the status untouched, which keeps a failing host from costing one status write and one Event
+ * per due job every minute. Like the breaker itself this is soft state: a restarted controller
+ * attempts it at once, with closed circuits. Once the series' retry window is over, a delivery
+ * still facing an open circuit is given up, attempts unchanged: that one is written.
  */
 import { rfc3339 } from "../core/time.ts";
 import {
@@ -89,7 +94,7 @@ export interface WebhookOptions {
  * How one attempt went, as the sender (controller/webhooks.ts) reports it: core's AttemptOutcome
  * (core/webhooks/retry.ts) in the ledger's shape. `gone`: the receiver answered 410 Gone and asked
  * us to stop; `blocked`: the SSRF guard refused the URL (retried like any failure, counted apart in
- * the metrics); `circuitOpen`: nothing was sent, the receiver's circuit is open (not an attempt).
+ * the metrics); `circuitOpen`: nothing was sent, the receiver's circuit is open (not an attempt: deferWebhook).
  */
 export type WebhookOutcome = (
   { delivered: true } | { delivered: false; error: string; gone?: boolean; blocked?: boolean; circuitOpen?: boolean }
@@ -230,19 +235,18 @@ function seriesStartMs(status: PdfJobStatus, w: WebhookLedger, nowMs: number): n
   return Number.isNaN(t) ? nowMs : t;
 }
 
-/** The receiver's circuit was open: no attempt, the delivery deferred (or given up past its window). */
-function deferredRecord(status: PdfJobStatus, w: WebhookLedger, error: string, nowMs: number, o: WebhookOptions): AttemptRecord {
-  const policy = {
-    breaker: { ...DEFAULT_BREAKER_POLICY, ...o.breaker },
-    retry: retryPolicy(o),
-  };
+/**
+ * A delivery whose receiver's circuit is open (no attempt was made; see the module comment): how
+ * long to wait before trying again, or, its series' retry window being over, the status that gives
+ * it up with its attempts unchanged.
+ */
+export function deferWebhook(status: PdfJobStatus, error: string, now: Date, o: WebhookOptions = {}): { deferMs: number } | AttemptRecord {
+  const w = status.webhook;
+  if (!w) throw new Error("deferWebhook: the status has no webhook ledger");
+  const nowMs = now.getTime();
+  const policy = { breaker: { ...DEFAULT_BREAKER_POLICY, ...o.breaker }, retry: retryPolicy(o) };
   const at = circuitDeferral(nowMs, seriesStartMs(status, w, nowMs), policy, () => seededUnit(`${w.messageId}/deferred/${nowMs}`));
-  if (at === null) return gaveUpRecord(status, w, error, nowMs);
-  return {
-    status: { ...status, webhook: { ...w, nextAttemptTime: rfc3339(at) } },
-    event: { type: "Normal", reason: "WebhookDeferred", message: `Deferred webhook ${w.eventType}: ${error}` },
-    requeueAfterMs: at - nowMs,
-  };
+  return at === null ? gaveUpRecord(status, w, error, nowMs) : { deferMs: at - nowMs };
 }
 
 function retryPolicy(o: WebhookOptions): RetryPolicy {
@@ -258,7 +262,8 @@ export function recordWebhookAttempt(status: PdfJobStatus, outcome: WebhookOutco
   const w = status.webhook;
   if (!w) throw new Error("recordWebhookAttempt: the status has no webhook ledger");
   const nowMs = now.getTime();
-  if (!outcome.delivered && outcome.circuitOpen) return deferredRecord(status, w, outcome.error, nowMs, o);
+  if (!outcome.delivered && outcome.circuitOpen)
+    throw new Error("recordWebhookAttempt: no attempt was made (circuit open); see deferWebhook");
   const attempts = w.attempts + 1;
   // A redelivery's series follows the schedule from its start (attempts of the series, not in all).
   const inSeries = attempts - (w.redelivery?.attemptsBefore ?? 0);

@@ -16,10 +16,10 @@
  *   410 gone, the ledger stops at once; a URL the guard refuses "blocked: webhook_url …"; anything
  *   else failed), and the circuit breaker per tenant and host (core/webhooks/breaker.ts). This
  *   module only adapts them to the ledger's WebhookOutcome (controller/ledger.ts).
- * - Circuit open: nothing is sent and the outcome says so (`circuitOpen`); the ledger then defers
- *   the attempt without counting it, writing the new due time into the status, so the deferral
- *   is level-based like any retry. The breakers themselves are this process's memory (only the
- *   leader sends); the breaker module's comment says why that soft state is enough.
+ * - Circuit open: nothing is sent and the outcome says so (`circuitOpen`); the apply layer then
+ *   defers the delivery without counting an attempt (controller/ledger.ts `deferWebhook`). The
+ *   breakers are this process's memory (only the leader sends); the breaker module's comment
+ *   says why that soft state is enough.
  *
  * Secrets leave this module only as signatures. Error texts (which reach the status, Events and
  * logs) are fixed phrases, HTTP statuses or network error codes: never a secret, never the URL.

@@ -14,9 +14,12 @@
  * Both modes hold their breakers in memory (opossum), in the process that sends: the embedded
  * worker, and the controller's sender (only the leader sends). That is soft state by design: a
  * restart or a fail-over starts with closed circuits, which costs at most a few attempts to a host
- * that is still failing, while what the breaker decided — a deferral — is written where the mode
- * keeps its deliveries (the queue row's next attempt time; the PdfJob ledger's nextAttemptTime),
- * so the reconciler stays level-based and a deferral survives the process.
+ * that is still failing (the breaker reopens after `volumeThreshold` of them). What is durable is
+ * what each mode already keeps: attempts, their count and the give-up. Embedded mode writes a
+ * deferral into the queue row (a cheap local UPDATE); the controller makes it a requeue-after and
+ * leaves the PdfJob's status alone (controller/ledger.ts `deferWebhook`), so a host that is down
+ * does not cost a status write and an Event per waiting job every minute; a restarted controller
+ * then simply attempts the delivery, as its fresh breaker would allow anyway.
  */
 import CircuitBreaker from "opossum";
 import type { PostOutcome } from "./http.ts";
