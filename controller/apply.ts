@@ -36,7 +36,7 @@ import {
 import type { ObjectStore } from "../core/storage/store.ts";
 import { rfc3339 } from "../core/time.ts";
 import type { Action, EventType, WebhookDelivery } from "./decide.ts";
-import { recordWebhookAttempt, type WebhookOutcome } from "./ledger.ts";
+import { deferWebhook, recordWebhookAttempt, type WebhookOutcome } from "./ledger.ts";
 
 /** The API calls the apply layer makes; `kubeClient(kc)` implements them with client-node. */
 export interface KubeClient {
@@ -179,12 +179,22 @@ async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, n
         .sendWebhook(delivery)
         .catch((err: unknown) => ({ delivered: false as const, error: err instanceof Error ? err.message : "webhook attempt failed" }))
     : { delivered: false, error: "no webhook sender configured" };
-  const record = recordWebhookAttempt(step.current.status ?? {}, outcome, now);
+  // An open circuit sent nothing: no attempt to record or count; a requeue-after, or a give-up past the window.
+  const circuitOpen = !outcome.delivered && outcome.circuitOpen === true;
+  const record = circuitOpen
+    ? deferWebhook(step.current.status ?? {}, outcome.error, now)
+    : recordWebhookAttempt(step.current.status ?? {}, outcome, now);
+  if ("deferMs" in record) return requeueWithin(step, record.deferMs);
   step.current = await deps.kube.replaceStatus(step.current, record.status);
-  deps.onWebhookAttempt?.(outcome.delivered ? "delivered" : outcome.blocked ? "blocked" : "failed");
+  if (!circuitOpen) deps.onWebhookAttempt?.(outcome.delivered ? "delivered" : outcome.blocked ? "blocked" : "failed");
   if (record.status.webhook?.status === "gave_up") deps.onWebhookAttempt?.("gave_up");
   await event(step.current, record.event.type, record.event.reason, record.event.message);
-  if (record.requeueAfterMs !== null) step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, record.requeueAfterMs);
+  if (record.requeueAfterMs !== null) requeueWithin(step, record.requeueAfterMs);
+}
+
+/** Asks for the next reconcile within `ms` (the soonest of the asks wins). */
+function requeueWithin(step: Step, ms: number): void {
+  step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, ms);
 }
 
 type EventFn = (pj: PdfJob, type: EventType, reason: string, message: string) => Promise<void>;

@@ -34,10 +34,10 @@ import {
   type PdfJob,
   type PdfJobSpec,
   type PdfJobStatus,
-  type WebhookEventType,
 } from "../core/schemas/pdfjob.ts";
 import { jobStoragePrefix } from "../core/schemas/storage-keys.ts";
 import { rfc3339 } from "../core/time.ts";
+import { webhookEventFor, type WebhookEventType } from "../core/webhooks/events.ts";
 import { buildJob, childJobName, runnerPodSpec, RUNNER_SPEC_MAX_BYTES, type JobTemplateOptions } from "./job-template.ts";
 import { shownPosition } from "./fair-queue.ts";
 import {
@@ -71,7 +71,7 @@ export interface WebhookDelivery {
   eventType: WebhookEventType;
   /** 1 for the first attempt. */
   attempt: number;
-  /** The body: the Job object as of the event (its webhook field as before any attempt). */
+  /** The message: the Job object as of the event (its webhook field as before any attempt); core/webhooks/events.ts makes it the body. */
   payload: { type: WebhookEventType; timestamp: string; data: JobObject };
 }
 
@@ -240,12 +240,6 @@ function run(ctx: Ctx, spec: PdfJobSpec, job: V1Job | null): Action[] {
 
 type Ending = Outcome & { startTime?: number | null; completionTime?: number | null };
 
-const EVENT_TYPES: Readonly<Record<string, WebhookEventType>> = {
-  Succeeded: "job.succeeded",
-  Failed: "job.failed",
-  Canceled: "job.canceled",
-};
-
 /** The terminal status of an ending (completion time, expiry, ledger, condition). */
 function terminalStatus(ctx: Ctx, e: Ending): PdfJobStatus {
   const completion = e.completionTime ?? ctx.now;
@@ -265,7 +259,7 @@ function terminalStatus(ctx: Ctx, e: Ending): PdfJobStatus {
     ...(e.phase === "Succeeded" ? { outputs: e.outputs, figures: e.figures } : {}),
     ...(e.phase === "Failed" ? { error: e.error } : {}),
     ...(e.phase === "Canceled" ? {} : { expireTime: rfc3339(completion + retentionMs) }),
-    ...(url && !ctx.status.webhook ? { webhook: newLedger(jobIdOf(ctx.pj), EVENT_TYPES[e.phase]!, completion) } : {}),
+    ...(url && !ctx.status.webhook ? { webhook: newLedger(jobIdOf(ctx.pj), webhookEventFor(e.phase), completion) } : {}),
     conditions: withCondition(
       ctx.status.conditions,
       { type: SUCCEEDED, status: e.phase === "Succeeded" ? "True" : "False", reason, message },

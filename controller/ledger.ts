@@ -7,20 +7,29 @@
  * `WebhookDelivered` follows the webhook (Unknown while pending or failing, True, False = gave up).
  *
  * The ledger (API.md "Webhooks"): at-least-once delivery, the same `webhook-id` on every
- * attempt, retries after the shared schedule (core/webhooks/schedule.ts) jittered by a seeded
- * random so that every replica computes the same time, `410 Gone` ends it at once.
+ * attempt, and what follows an attempt decided by the rule embedded mode follows too
+ * (core/webhooks/retry.ts `nextStep`: the shared schedule, `410 Gone` ends it at once), jittered by
+ * a seeded random so that every replica computes the same time.
+ *
+ * A delivery that met an open circuit (core/webhooks/breaker.ts) made no attempt, so nothing is
+ * recorded (`deferWebhook`): it is retried by a requeue-after at the time `circuitDeferral` gives,
+ * the status untouched, which keeps a failing host from costing one status write and one Event
+ * per due job every minute. Like the breaker itself this is soft state: a restarted controller
+ * attempts it at once, with closed circuits. Once the series' retry window is over, a delivery
+ * still facing an open circuit is given up, attempts unchanged: that one is written.
  */
 import { rfc3339 } from "../core/time.ts";
-import { RETRY_JITTER, RETRY_SCHEDULE_MS, retryDelay, seededUnit } from "../core/webhooks/schedule.ts";
 import {
   RECENT_ATTEMPTS_MAX,
-  webhookMessageId,
   type Condition,
   type PdfJobStatus,
   type WebhookAttemptEntry,
-  type WebhookEventType,
   type WebhookLedger,
 } from "../core/schemas/pdfjob.ts";
+import { circuitDeferral, DEFAULT_BREAKER_POLICY, type BreakerPolicy } from "../core/webhooks/breaker.ts";
+import { webhookMessageId, type WebhookEventType } from "../core/webhooks/events.ts";
+import { DEFAULT_RETRY_POLICY, nextStep, type AttemptOutcome, type RetryPolicy } from "../core/webhooks/retry.ts";
+import { seededUnit } from "../core/webhooks/schedule.ts";
 
 export const SUCCEEDED = "Succeeded";
 export const WEBHOOK_DELIVERED = "WebhookDelivered";
@@ -77,13 +86,19 @@ export function nextAttemptMs(w: WebhookLedger): number | null {
 export interface WebhookOptions {
   schedule?: readonly number[];
   jitter?: number;
+  /** The breaker's policy, for how long an open circuit defers (core/webhooks/breaker.ts). */
+  breaker?: Pick<BreakerPolicy, "resetTimeoutMs">;
 }
 
 /**
- * How one attempt went. `gone`: the receiver answered 410 Gone and asked us to stop; `blocked`:
- * the SSRF guard refused the URL (retried like any failure, counted apart in the metrics).
+ * How one attempt went, as the sender (controller/webhooks.ts) reports it: core's AttemptOutcome
+ * (core/webhooks/retry.ts) in the ledger's shape. `gone`: the receiver answered 410 Gone and asked
+ * us to stop; `blocked`: the SSRF guard refused the URL (retried like any failure, counted apart in
+ * the metrics); `circuitOpen`: nothing was sent, the receiver's circuit is open (not an attempt: deferWebhook).
  */
-export type WebhookOutcome = ({ delivered: true } | { delivered: false; error: string; gone?: boolean; blocked?: boolean }) & {
+export type WebhookOutcome = (
+  { delivered: true } | { delivered: false; error: string; gone?: boolean; blocked?: boolean; circuitOpen?: boolean }
+) & {
   /** The receiver's HTTP status, when it answered; the time the exchange took, when one was made. */
   statusCode?: number;
   latencyMs?: number;
@@ -135,83 +150,126 @@ export interface AttemptRecord {
   requeueAfterMs: number | null;
 }
 
+/** The shared outcome (core/webhooks/retry.ts) of the ledger's. */
+function attemptOutcome(o: WebhookOutcome): AttemptOutcome {
+  if (o.delivered) return { kind: "delivered" };
+  return { kind: o.gone ? "gone" : o.blocked ? "blocked" : "failed", error: o.error };
+}
+
+/** The status with the ledger `webhook` and the WebhookDelivered condition set. */
+function withLedger(status: PdfJobStatus, webhook: WebhookLedger, c: Omit<ConditionInput, "type">, nowMs: number): PdfJobStatus {
+  const conditions = withCondition(status.conditions, { type: WEBHOOK_DELIVERED, ...c }, nowMs, status.observedGeneration ?? 0);
+  return { ...status, webhook, conditions };
+}
+
+/** An attempt succeeded. */
+function deliveredRecord(status: PdfJobStatus, w: WebhookLedger, outcome: WebhookOutcome, nowMs: number): AttemptRecord {
+  const attempts = w.attempts + 1;
+  const { nextAttemptTime: _n, ...rest } = w;
+  const webhook: WebhookLedger = {
+    ...rest,
+    attempts,
+    lastAttemptTime: rfc3339(nowMs),
+    status: "delivered",
+    deliveredTime: rfc3339(nowMs),
+    recentAttempts: withAttempt(w, outcome, nowMs, null),
+  };
+  const message = `Delivered ${w.eventType} after ${attempts} attempt(s).`;
+  return {
+    status: withLedger(status, webhook, { status: "True", reason: "Delivered", message }, nowMs),
+    event: { type: "Normal", reason: "WebhookDelivered", message: `Delivered webhook ${w.eventType}` },
+    requeueAfterMs: null,
+  };
+}
+
+/**
+ * Nothing more will be attempted, after `attempt` (the outcome of one more attempt) or without
+ * one (a circuit still open at the end of the retry window: attempts unchanged, nothing logged).
+ */
+function gaveUpRecord(status: PdfJobStatus, w: WebhookLedger, error: string, nowMs: number, attempt?: WebhookOutcome): AttemptRecord {
+  const attempts = attempt ? w.attempts + 1 : w.attempts;
+  const { nextAttemptTime: _n, ...rest } = w;
+  const webhook: WebhookLedger = {
+    ...rest,
+    ...(attempt ? { attempts, lastAttemptTime: rfc3339(nowMs), recentAttempts: withAttempt(w, attempt, nowMs, null) } : {}),
+    status: "gave_up",
+    lastError: error,
+  };
+  const message = `Gave up after ${attempts} attempt(s): ${error}`;
+  return {
+    status: withLedger(status, webhook, { status: "False", reason: "GaveUp", message }, nowMs),
+    event: { type: "Warning", reason: "WebhookGaveUp", message: `Gave up webhook ${w.eventType} after ${attempts} attempt(s): ${error}` },
+    requeueAfterMs: null,
+  };
+}
+
+/** An attempt failed; the next one is due in `delayMs`. */
+function failingRecord(
+  status: PdfJobStatus,
+  w: WebhookLedger,
+  error: string,
+  outcome: WebhookOutcome,
+  nowMs: number,
+  delayMs: number,
+): AttemptRecord {
+  const attempts = w.attempts + 1;
+  const webhook: WebhookLedger = {
+    ...w,
+    attempts,
+    lastAttemptTime: rfc3339(nowMs),
+    status: "failing",
+    lastError: error,
+    nextAttemptTime: rfc3339(nowMs + delayMs),
+    recentAttempts: withAttempt(w, outcome, nowMs, nowMs + delayMs),
+  };
+  return {
+    status: withLedger(status, webhook, { status: "Unknown", reason: "Failing", message: `Attempt ${attempts} failed: ${error}` }, nowMs),
+    event: { type: "Warning", reason: "WebhookFailed", message: `Webhook attempt ${attempts} failed: ${error}` },
+    requeueAfterMs: delayMs,
+  };
+}
+
+/** When the ledger's current series of attempts started: the redelivery asked for, else the job's end. */
+function seriesStartMs(status: PdfJobStatus, w: WebhookLedger, nowMs: number): number {
+  const t = Date.parse(w.redelivery?.requestedTime ?? status.completionTime ?? "");
+  return Number.isNaN(t) ? nowMs : t;
+}
+
+/**
+ * A delivery whose receiver's circuit is open (no attempt was made; see the module comment): how
+ * long to wait before trying again, or, its series' retry window being over, the status that gives
+ * it up with its attempts unchanged.
+ */
+export function deferWebhook(status: PdfJobStatus, error: string, now: Date, o: WebhookOptions = {}): { deferMs: number } | AttemptRecord {
+  const w = status.webhook;
+  if (!w) throw new Error("deferWebhook: the status has no webhook ledger");
+  const nowMs = now.getTime();
+  const policy = { breaker: { ...DEFAULT_BREAKER_POLICY, ...o.breaker }, retry: retryPolicy(o) };
+  const at = circuitDeferral(nowMs, seriesStartMs(status, w, nowMs), policy, () => seededUnit(`${w.messageId}/deferred/${nowMs}`));
+  return at === null ? gaveUpRecord(status, w, error, nowMs) : { deferMs: at - nowMs };
+}
+
+function retryPolicy(o: WebhookOptions): RetryPolicy {
+  return { schedule: o.schedule ?? DEFAULT_RETRY_POLICY.schedule, jitter: o.jitter ?? DEFAULT_RETRY_POLICY.jitter };
+}
+
 /**
  * The status after one delivery attempt (the apply layer performs `deliverWebhook` and writes
- * this). Delays come from the shared schedule, jittered by a random seeded with the message id
- * and attempt number.
+ * this). What follows is core's rule (`nextStep`); delays are jittered by a random seeded with the
+ * message id and attempt number.
  */
 export function recordWebhookAttempt(status: PdfJobStatus, outcome: WebhookOutcome, now: Date, o: WebhookOptions = {}): AttemptRecord {
   const w = status.webhook;
   if (!w) throw new Error("recordWebhookAttempt: the status has no webhook ledger");
   const nowMs = now.getTime();
+  if (!outcome.delivered && outcome.circuitOpen)
+    throw new Error("recordWebhookAttempt: no attempt was made (circuit open); see deferWebhook");
   const attempts = w.attempts + 1;
-  const generation = status.observedGeneration ?? 0;
-  const base = { ...w, attempts, lastAttemptTime: rfc3339(nowMs) };
-  if (outcome.delivered) {
-    const { nextAttemptTime: _n, ...rest } = base;
-    const webhook: WebhookLedger = {
-      ...rest,
-      status: "delivered",
-      deliveredTime: rfc3339(nowMs),
-      recentAttempts: withAttempt(w, outcome, nowMs, null),
-    };
-    const conditions = withCondition(
-      status.conditions,
-      { type: WEBHOOK_DELIVERED, status: "True", reason: "Delivered", message: `Delivered ${w.eventType} after ${attempts} attempt(s).` },
-      nowMs,
-      generation,
-    );
-    return {
-      status: { ...status, webhook, conditions },
-      event: { type: "Normal", reason: "WebhookDelivered", message: `Delivered webhook ${w.eventType}` },
-      requeueAfterMs: null,
-    };
-  }
   // A redelivery's series follows the schedule from its start (attempts of the series, not in all).
   const inSeries = attempts - (w.redelivery?.attemptsBefore ?? 0);
-  const delay = outcome.gone
-    ? null
-    : retryDelay(inSeries, o.schedule ?? RETRY_SCHEDULE_MS, o.jitter ?? RETRY_JITTER, () => seededUnit(`${w.messageId}/${attempts}`));
-  if (delay === null) {
-    const { nextAttemptTime: _n, ...rest } = base;
-    const webhook: WebhookLedger = {
-      ...rest,
-      status: "gave_up",
-      lastError: outcome.error,
-      recentAttempts: withAttempt(w, outcome, nowMs, null),
-    };
-    const conditions = withCondition(
-      status.conditions,
-      { type: WEBHOOK_DELIVERED, status: "False", reason: "GaveUp", message: `Gave up after ${attempts} attempt(s): ${outcome.error}` },
-      nowMs,
-      generation,
-    );
-    return {
-      status: { ...status, webhook, conditions },
-      event: {
-        type: "Warning",
-        reason: "WebhookGaveUp",
-        message: `Gave up webhook ${w.eventType} after ${attempts} attempt(s): ${outcome.error}`,
-      },
-      requeueAfterMs: null,
-    };
-  }
-  const webhook: WebhookLedger = {
-    ...base,
-    status: "failing",
-    lastError: outcome.error,
-    nextAttemptTime: rfc3339(nowMs + delay),
-    recentAttempts: withAttempt(w, outcome, nowMs, nowMs + delay),
-  };
-  const conditions = withCondition(
-    status.conditions,
-    { type: WEBHOOK_DELIVERED, status: "Unknown", reason: "Failing", message: `Attempt ${attempts} failed: ${outcome.error}` },
-    nowMs,
-    generation,
-  );
-  return {
-    status: { ...status, webhook, conditions },
-    event: { type: "Warning", reason: "WebhookFailed", message: `Webhook attempt ${attempts} failed: ${outcome.error}` },
-    requeueAfterMs: delay,
-  };
+  const shared = attemptOutcome(outcome);
+  const step = nextStep(inSeries, shared, retryPolicy(o), () => seededUnit(`${w.messageId}/${attempts}`));
+  if (shared.kind === "delivered") return deliveredRecord(status, w, outcome, nowMs);
+  if (step.kind === "retry") return failingRecord(status, w, shared.error, outcome, nowMs, step.delayMs);
+  return gaveUpRecord(status, w, shared.error, nowMs, outcome);
 }

@@ -29,6 +29,7 @@ import { loadConfig, type Config } from "../core/config.ts";
 import { shareConnections } from "../core/net/kube-connections.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
 import { SsrfGuard } from "../core/net/ssrf.ts";
+import { ReceiverBreakers } from "../core/webhooks/breaker.ts";
 import type { TlsTrust } from "../core/webhooks/http.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
@@ -116,6 +117,13 @@ export function startController(o: ControllerOptions): Controller {
     log,
   });
   const w = o.webhooks ?? {};
+  // The receivers' circuit breakers (core/webhooks/breaker.ts): the same policy as embedded mode.
+  const breakers = new ReceiverBreakers({
+    onChange: (state, tenant, host) =>
+      state === "open"
+        ? logger?.warn({ tenant, host }, "Opened webhook circuit")
+        : logger?.info({ tenant, host }, "Closed webhook circuit"),
+  });
   const sendWebhook =
     o.sendWebhook ??
     webhookSender({
@@ -123,6 +131,7 @@ export function startController(o: ControllerOptions): Controller {
       guard: new SsrfGuard(w.allowedHosts ?? []),
       ...(w.tls ? { tls: w.tls } : {}),
       ...(w.timeoutMs === undefined ? {} : { timeoutMs: w.timeoutMs }),
+      breakers,
     });
   const reconciler = new Reconciler({
     caches,
@@ -188,6 +197,7 @@ export function startController(o: ControllerOptions): Controller {
       await Promise.all(informers.map((i) => i.stop()));
       // A follower's workers never started: nothing to wait for.
       if (!elector || elector.isLeader) await workers;
+      breakers.shutdown();
     },
   };
 }

@@ -11,8 +11,15 @@
  *   WEBHOOK_SECRETS_KEY: the tenant's `whsec_…` secrets, one per line, two during a rotation),
  *   which the API writes when it creates the job. Every line signs. Without the Secret or the key
  *   the attempt fails with "no signing secret", and the ledger retries it.
- * - Outcomes: 2xx delivered; 410 gone (the ledger stops at once); a URL the guard refuses fails
- *   with a stable "blocked: webhook_url …" message; anything else fails.
+ * - The rules are core's, shared with embedded mode: the body and its signature
+ *   (core/webhooks/events.ts), the outcome of an attempt (core/webhooks/retry.ts: 2xx delivered;
+ *   410 gone, the ledger stops at once; a URL the guard refuses "blocked: webhook_url …"; anything
+ *   else failed), and the circuit breaker per tenant and host (core/webhooks/breaker.ts). This
+ *   module only adapts them to the ledger's WebhookOutcome (controller/ledger.ts).
+ * - Circuit open: nothing is sent and the outcome says so (`circuitOpen`); the apply layer then
+ *   defers the delivery without counting an attempt (controller/ledger.ts `deferWebhook`). The
+ *   breakers are this process's memory (only the leader sends); the breaker module's comment
+ *   says why that soft state is enough.
  *
  * Secrets leave this module only as signatures. Error texts (which reach the status, Events and
  * logs) are fixed phrases, HTTP statuses or network error codes: never a secret, never the URL.
@@ -20,8 +27,11 @@
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import type { SsrfGuard } from "../core/net/ssrf.ts";
 import { WEBHOOK_SECRETS_KEY } from "../core/schemas/pdfjob.ts";
-import { postWebhook, type TlsTrust } from "../core/webhooks/http.ts";
-import { signHeaders, unixSeconds, WebhookSecretError } from "../core/webhooks/sign.ts";
+import { ReceiverBreakers } from "../core/webhooks/breaker.ts";
+import { webhookRequest, type WebhookRequest } from "../core/webhooks/events.ts";
+import { postWebhook, type PostOutcome, type TlsTrust } from "../core/webhooks/http.ts";
+import { classifyPost, classifyRefusal, type AttemptOutcome } from "../core/webhooks/retry.ts";
+import { WebhookSecretError } from "../core/webhooks/sign.ts";
 import { statusCodeOf, type WebhookSender } from "./apply.ts";
 import type { WebhookDelivery } from "./decide.ts";
 import type { WebhookOutcome } from "./ledger.ts";
@@ -63,6 +73,8 @@ export interface WebhookSenderOptions {
   /** Trust for a receiver with a private CA (tests: a self-signed receiver); system roots otherwise. */
   tls?: TlsTrust;
   now?: () => number;
+  /** The circuit breakers of this sender's receivers; a fresh set (the default policy) when absent. */
+  breakers?: ReceiverBreakers;
 }
 
 const failed = (error: string): WebhookOutcome => ({ delivered: false, error });
@@ -81,44 +93,59 @@ async function secretsFor(d: WebhookDelivery, read: SecretData): Promise<string[
   return secrets.length ? secrets : failed("no signing secret");
 }
 
+/** The signed request of `d`'s attempt, or why there is none (a failed attempt). */
+function requestFor(d: WebhookDelivery, secrets: string[], nowMs: number): WebhookRequest | WebhookOutcome {
+  try {
+    return webhookRequest(secrets, d.messageId, nowMs, d.payload);
+  } catch (err) {
+    if (err instanceof WebhookSecretError) return failed("invalid signing secret");
+    throw err;
+  }
+}
+
+/** The ledger's WebhookOutcome of a shared outcome, with what the dashboard's attempt log shows. */
+function ledgerOutcome(o: AttemptOutcome, answered: { statusCode?: number; latencyMs?: number }): WebhookOutcome {
+  switch (o.kind) {
+    case "delivered":
+      return { delivered: true, ...answered };
+    case "gone":
+      return { delivered: false, error: o.error, gone: true, ...answered };
+    case "blocked":
+      return { delivered: false, error: o.error, blocked: true, ...answered };
+    case "failed":
+      return { ...failed(o.error), ...answered };
+  }
+}
+
+/** What the attempt log keeps of an exchange (the ledger keeps the last few): status and latency. */
+function answeredBy(outcome: PostOutcome, latencyMs: number): { statusCode?: number; latencyMs: number } {
+  return outcome.kind === "response" ? { statusCode: outcome.status, latencyMs } : { latencyMs };
+}
+
 /** A WebhookSender (controller/apply.ts) with real HTTPS; see the module comment. */
 export function webhookSender(o: WebhookSenderOptions): WebhookSender {
   const now = o.now ?? Date.now;
+  const breakers = o.breakers ?? new ReceiverBreakers();
   return async (d) => {
     const check = await o.guard.check(d.url);
-    if (!check.ok) {
-      // An unresolvable host may recover (DNS); anything else the guard refused is "blocked".
-      if (check.code === "unresolvable") return failed(check.reason);
-      return { delivered: false, error: `blocked: webhook_url ${check.reason}`, blocked: true };
-    }
+    if (!check.ok) return ledgerOutcome(classifyRefusal(check), {});
     const secrets = await secretsFor(d, o.secrets);
     if (!Array.isArray(secrets)) return secrets;
-    const body = JSON.stringify(d.payload);
-    let signed: Record<string, string>;
-    try {
-      signed = { ...signHeaders(secrets, d.messageId, unixSeconds(now()), body) };
-    } catch (err) {
-      if (err instanceof WebhookSecretError) return failed("invalid signing secret");
-      throw err;
-    }
+    const request = requestFor(d, secrets, now());
+    if (!("body" in request)) return request;
+    const host = check.url.host;
     const started = performance.now();
-    const outcome = await postWebhook({
-      url: check.url,
-      address: check.addresses[0]!,
-      headers: { "content-type": "application/json", "user-agent": "Folio-Webhooks/1", ...signed },
-      body,
-      timeoutMs: o.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
-      ...(o.tls ? { tls: o.tls } : {}),
-    });
-    // What the dashboard's attempt log shows (the ledger keeps the last few): status and latency.
-    const latencyMs = Math.round(performance.now() - started);
-    if (outcome.kind === "error") return { ...failed(outcome.error), latencyMs };
-    const { status } = outcome;
-    const answered = { statusCode: status, latencyMs };
-    if (status >= 200 && status < 300) return { delivered: true, ...answered };
-    // RFC 9110 §15.5.11: the endpoint is gone for good; Standard Webhooks says stop.
-    if (status === 410) return { delivered: false, error: "HTTP 410 Gone: the receiver asked to stop", gone: true, ...answered };
-    if (status >= 300 && status < 400) return { ...failed(`redirect (HTTP ${status}) not followed`), ...answered };
-    return { ...failed(`HTTP ${status}`), ...answered };
+    const outcome = await breakers.send(d.tenant, host, () =>
+      postWebhook({
+        url: check.url,
+        address: check.addresses[0]!,
+        headers: request.headers,
+        body: request.body,
+        timeoutMs: o.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+        ...(o.tls ? { tls: o.tls } : {}),
+      }),
+    );
+    if (outcome === null) return { delivered: false, error: `circuit open: ${host} kept failing`, circuitOpen: true };
+    return ledgerOutcome(classifyPost(outcome), answeredBy(outcome, Math.round(performance.now() - started)));
   };
 }

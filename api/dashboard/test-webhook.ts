@@ -5,8 +5,8 @@
 import { newId } from "../../core/ids.ts";
 import type { SsrfGuard } from "../../core/net/ssrf.ts";
 import { rfc3339 } from "../../core/time.ts";
+import { TEST_EVENT_TYPE, webhookRequest } from "../../core/webhooks/events.ts";
 import { postWebhook, type TlsTrust } from "../../core/webhooks/http.ts";
-import { signHeaders, unixSeconds } from "../../core/webhooks/sign.ts";
 import type { TenantSummary } from "./tenants-port.ts";
 
 export function testWebhookSender(guard: SsrfGuard, secrets: (t: TenantSummary) => Promise<string[]>, tls?: TlsTrust) {
@@ -16,20 +16,16 @@ export function testWebhookSender(guard: SsrfGuard, secrets: (t: TenantSummary) 
     if (!check.ok) return { status: null, latencyMs: Date.now() - started, error: `not sent: ${check.reason}` };
     const now = Date.now();
     const id = newId("msg");
-    const body = JSON.stringify({
-      type: "webhook.test",
+    const request = webhookRequest(await secrets(tenant), id, now, {
+      type: TEST_EVENT_TYPE,
       timestamp: rfc3339(now),
       data: { tenant: tenant.name, message: "A test event from the Folio dashboard." },
     });
     const outcome = await postWebhook({
       url: check.url,
       address: check.addresses[0]!,
-      headers: {
-        "content-type": "application/json",
-        "user-agent": "Folio-Webhooks/1",
-        ...signHeaders(await secrets(tenant), id, unixSeconds(now), body),
-      },
-      body,
+      headers: request.headers,
+      body: request.body,
       timeoutMs: 15_000,
       ...(tls ? { tls } : {}),
     });

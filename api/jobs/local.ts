@@ -27,7 +27,7 @@ import {
 import { sweepExpired } from "./retention.ts";
 import { JobScheduler, type EmbeddedDeps } from "./scheduler.ts";
 
-export type { WebhookEvent, WebhookSink } from "./scheduler.ts";
+export type { WebhookSink } from "./scheduler.ts";
 /** Options that are secrets (protect's passwords, edit's password to open the input): sealed, never in the record. */
 const SECRET_FIELDS = ["user_password", "owner_password", "password"];
 export { IDEMPOTENCY_TTL_MS } from "./backend.ts";

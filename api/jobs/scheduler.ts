@@ -14,17 +14,16 @@ import type { JobObject } from "../../core/schemas/api.ts";
 import type { RunnerResult, RunnerSpec } from "../../core/schemas/job.ts";
 import { unseal } from "../../core/seal.ts";
 import type { FsObjectStore } from "../../core/storage/fs-store.ts";
+import type { WebhookEventType } from "../../core/webhooks/events.ts";
 import type { Metrics } from "../metrics.ts";
 import { sql, transaction, type Db } from "../store/db.ts";
 import type { FileRow, FileStore } from "../store/files.ts";
 import type { JobRow, JobStore, WebhookState } from "../store/jobs.ts";
 import { WorkerLost, type WorkerPool } from "./worker-pool.ts";
 
-export type WebhookEvent = "job.succeeded" | "job.failed" | "job.canceled";
-
 /** Where finished jobs are announced (the durable webhook queue). */
 export interface WebhookSink {
-  enqueue(tenantId: string, jobId: string, url: string, type: WebhookEvent, job: JobObject): void;
+  enqueue(tenantId: string, jobId: string, url: string, type: WebhookEventType, job: JobObject): void;
   stateForJob(jobId: string): WebhookState | null;
 }
 
@@ -186,7 +185,7 @@ export class JobScheduler {
    * The job's webhook, queued in the transaction that ends the job: a crash (SIGKILL) right after
    * the end was recorded can no longer lose the webhook (found by test/api/chaos.test.ts).
    */
-  private enqueueWebhook(jobId: string, event: WebhookEvent): void {
+  private enqueueWebhook(jobId: string, event: WebhookEventType): void {
     const fresh = this.jobs.byId(jobId);
     if (fresh?.webhook_url) this.d.webhooks.enqueue(fresh.tenant_id, fresh.id, fresh.webhook_url, event, this.d.view(fresh));
   }

@@ -4,6 +4,7 @@
  * page, and "redeliver": a finished delivery made due again with the same `webhook-id`, so a
  * receiver that already processed it can tell (Standard Webhooks: the id is the idempotency key).
  */
+import type { WebhookEventType } from "../../core/webhooks/events.ts";
 import { migrateDashboard } from "./dashboard-schema.ts";
 import { sql, type Db } from "./db.ts";
 
@@ -20,7 +21,7 @@ export interface WebhookAttempt {
 
 export interface DeliverySummary {
   id: string;
-  event_type: string;
+  event_type: WebhookEventType;
   url: string;
   status: string;
   attempts: number;

@@ -4,11 +4,11 @@
  * the state it expects, so a delivery is attempted by one worker at a time even when two processes
  * share the database file, and a crash mid-attempt only delays the next try until the claim lapses.
  */
+import type { WebhookEventType } from "../../core/webhooks/events.ts";
 import { sql, type Db } from "./db.ts";
 import type { WebhookState } from "./jobs.ts";
 
 export type DeliveryStatus = WebhookState["status"];
-export type WebhookEventType = "job.succeeded" | "job.failed" | "job.canceled";
 
 export interface DeliveryRow {
   id: string;
@@ -16,7 +16,7 @@ export interface DeliveryRow {
   tenant_id: string;
   url: string;
   event_type: WebhookEventType;
-  /** The exact body that is signed and sent: JSON `{"type", "timestamp", "data": Job}`. */
+  /** The exact body that is signed and sent (core/webhooks/events.ts `webhookBody`). */
   payload: string;
   status: DeliveryStatus;
   attempts: number;

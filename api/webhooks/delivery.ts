@@ -5,41 +5,35 @@
  * - Every attempt re-checks the URL with the SSRF guard, connects to an address it returned, and
  *   signs with the tenant's signing secrets of that moment (both during a rotation). The
  *   `webhook-id` is the row id, the same on every retry; `webhook-timestamp` is the attempt's time.
- * - Success is any 2xx. `410 Gone` gives up at once. Anything else (3xx included: redirects are not
- *   followed) is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each ±20 % at random so
- *   that deliveries failing together do not retry together: 8 attempts over about 28 hours.
- * - A circuit breaker (opossum) per tenant and destination host (`host:port`) opens when more than half of at
- *   least 5 attempts to it within 10 minutes failed with a network error, a timeout, 408, 429 or
- *   5xx (other answers come from a healthy host and do not count); after a minute it lets one probe
- *   through. While it is open, due deliveries to that host are deferred without an
- *   attempt, so they do not use up their schedule; a deferral that would pass the end of the
- *   delivery's whole retry window (the schedule's sum, +20 %) is cut to its end, and a delivery
- *   still facing an open circuit there gives up: the breaker never stretches the window. Keying by
- *   tenant too means one tenant's failing receivers never defer another tenant's deliveries to
- *   the same host (a shared receiver such as a SaaS's webhook ingress; issue #10 item 12).
+ * - The rules are core's, shared with the Kubernetes controller: the body (core/webhooks/events.ts,
+ *   built once at enqueue and stored, so every retry sends and signs the same bytes), the outcome
+ *   of an attempt and what follows it (core/webhooks/retry.ts: 2xx delivered, 410 gives up at once,
+ *   anything else retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, ±20 % at random), and
+ *   the circuit breaker per tenant and host (core/webhooks/breaker.ts: while open, due deliveries
+ *   to that host are deferred without an attempt, within the delivery's retry window).
  * - The queue survives restarts: rows are claimed with a lease, so a delivery interrupted by a crash
  *   is retried once the lease lapses, and `stop()` hands back in-flight ones at once.
  * Secrets never reach a log line, and neither does the URL (its path may carry a token): only its host.
  */
-import CircuitBreaker from "opossum";
 import { newId } from "../../core/ids.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { SsrfGuard, UrlCheck } from "../../core/net/ssrf.ts";
 import type { JobObject } from "../../core/schemas/api.ts";
 import { rfc3339 } from "../../core/time.ts";
-import { RETRY_JITTER, RETRY_SCHEDULE_MS, retryDelay } from "../../core/webhooks/schedule.ts";
-import { signHeaders, unixSeconds } from "../../core/webhooks/sign.ts";
+import { circuitDeferral, ReceiverBreakers, type BreakerPolicy } from "../../core/webhooks/breaker.ts";
+import { webhookBody, webhookRequest, type WebhookEventType } from "../../core/webhooks/events.ts";
+import { postWebhook, type PostOutcome, type TlsTrust } from "../../core/webhooks/http.ts";
+import { classifyPost, classifyRefusal, nextStep, type AttemptOutcome, type RetryPolicy } from "../../core/webhooks/retry.ts";
+import { RETRY_JITTER, RETRY_SCHEDULE_MS } from "../../core/webhooks/schedule.ts";
 import type { Db } from "../store/db.ts";
 import type { WebhookState } from "../store/jobs.ts";
 import type { Tenant } from "../store/tenants.ts";
-import { WebhookStore, type DeliveryRow, type WebhookEventType } from "../store/webhooks.ts";
-import { postWebhook, type PostOutcome, type TlsTrust } from "../../core/webhooks/http.ts";
+import { WebhookStore, type DeliveryRow } from "../store/webhooks.ts";
 
 export { RETRY_SCHEDULE_MS, retryDelay } from "../../core/webhooks/schedule.ts";
 
 const S = 1000;
-const MIN = 60 * S;
-const H = 60 * MIN;
+const H = 60 * 60 * S;
 
 /** Per attempt one of delivered | failed | blocked (the guard refused the URL); gave_up once more at the end. */
 export type WebhookOutcome = "delivered" | "failed" | "gave_up" | "blocked";
@@ -50,15 +44,8 @@ export interface SigningSecrets {
   signingSecrets(t: Tenant, now?: number): string[];
 }
 
-export interface BreakerOptions {
-  /** Attempts within the rolling window before the breaker may open. */
-  volumeThreshold: number;
-  /** Percentage of failed attempts in the window above which it opens. */
-  errorThresholdPercentage: number;
-  /** How long it stays open before one probe attempt is let through. */
-  resetTimeoutMs: number;
-  rollingWindowMs: number;
-}
+/** The breaker's settings (core/webhooks/breaker.ts). */
+export type BreakerOptions = BreakerPolicy;
 
 export interface WebhookDeliveryOptions {
   db: Db;
@@ -96,19 +83,12 @@ export interface AttemptRecord {
   nextAttemptAt: number | null;
 }
 
-/** An answer that says the host is unwell: counted by the breaker, then unwrapped again. */
-class Unhealthy extends Error {
-  readonly outcome: PostOutcome;
-  constructor(outcome: PostOutcome) {
-    super("unhealthy");
-    this.outcome = outcome;
-  }
+/** When an attempt that reached the network started, what it got and how long it took. */
+interface Answered {
+  at: number;
+  latencyMs: number;
+  status: number | null;
 }
-
-const unhealthy = (o: PostOutcome): boolean => (o.kind === "error" ? !o.aborted : o.status >= 500 || o.status === 408 || o.status === 429);
-
-type Post = () => Promise<PostOutcome>;
-const MAX_BREAKERS = 1000;
 
 /** The durable webhook queue and its worker; see the module comment. */
 export class WebhookDelivery {
@@ -116,12 +96,9 @@ export class WebhookDelivery {
   private readonly o: WebhookDeliveryOptions;
   private readonly now: () => number;
   private readonly random: () => number;
-  private readonly schedule: readonly number[];
-  private readonly jitter: number;
+  private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
-  private readonly breakerOpts: BreakerOptions;
-  /** By "<tenant id> <host:port>". */
-  private readonly breakers = new Map<string, CircuitBreaker<[Post], PostOutcome>>();
+  private readonly breakers: ReceiverBreakers;
   private readonly inFlight = new Map<string, { done: Promise<void>; abort: AbortController }>();
   private timer: NodeJS.Timeout | null = null;
   private running = false;
@@ -132,16 +109,15 @@ export class WebhookDelivery {
     this.store = new WebhookStore(options.db);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.schedule = options.schedule ?? RETRY_SCHEDULE_MS;
-    this.jitter = options.jitter ?? RETRY_JITTER;
+    this.retry = { schedule: options.schedule ?? RETRY_SCHEDULE_MS, jitter: options.jitter ?? RETRY_JITTER };
     this.timeoutMs = options.timeoutMs ?? 15 * S;
-    this.breakerOpts = {
-      volumeThreshold: 5,
-      errorThresholdPercentage: 50,
-      resetTimeoutMs: MIN,
-      rollingWindowMs: 10 * MIN,
-      ...options.breaker,
-    };
+    this.breakers = new ReceiverBreakers({
+      ...(options.breaker ? { policy: options.breaker } : {}),
+      onChange: (state, tenant, host) =>
+        state === "open"
+          ? this.o.log.warn({ tenant, host }, "Opened webhook circuit")
+          : this.o.log.info({ tenant, host }, "Closed webhook circuit"),
+    });
   }
 
   /**
@@ -154,14 +130,13 @@ export class WebhookDelivery {
     if (existing) return existing.id;
     const now = this.now();
     const id = newId("msg");
-    const payload = JSON.stringify({ type, timestamp: rfc3339(now), data: job });
     this.store.insert({
       id,
       job_id: jobId,
       tenant_id: tenantId,
       url,
       event_type: type,
-      payload,
+      payload: webhookBody({ type, timestamp: rfc3339(now), data: job }),
       status: "pending",
       attempts: 0,
       next_attempt_at: now,
@@ -195,8 +170,7 @@ export class WebhookDelivery {
     const inFlight = [...this.inFlight.values()];
     for (const f of inFlight) f.abort.abort();
     await Promise.allSettled(inFlight.map((f) => f.done));
-    for (const b of this.breakers.values()) b.shutdown();
-    this.breakers.clear();
+    this.breakers.shutdown();
   }
 
   /** Attempts every delivery due now (up to the concurrency) and waits for them; returns how many. */
@@ -255,81 +229,61 @@ export class WebhookDelivery {
     if (!tenant) return this.giveUp(row, "the tenant no longer exists");
     const check = await this.o.guard.check(row.url);
     if (signal.aborted) return this.store.defer(row.id, this.now());
-    if (!check.ok) {
-      // An unresolvable host is an ordinary failure (DNS may recover); anything else the guard refused is "blocked".
-      if (check.code === "unresolvable") return this.failed(row, check.reason, "failed");
-      return this.failed(row, `blocked: webhook_url ${check.reason}`, "blocked");
-    }
-    const breaker = this.breakerFor(row.tenant_id, check.url.host);
+    if (!check.ok) return this.settle(row, classifyRefusal(check));
+    const host = check.url.host;
     const started = this.now();
-    let outcome: PostOutcome;
-    try {
-      outcome = await breaker.fire(() => this.post(row, tenant, check, signal));
-    } catch (err) {
-      if (err instanceof Unhealthy) outcome = err.outcome;
-      else if ((err as { code?: string }).code === "EOPENBREAKER") return this.deferForCircuit(row, check.url.host);
-      else throw err;
-    }
+    const outcome = await this.breakers.send(row.tenant_id, host, () => this.post(row, tenant, check, signal));
+    if (outcome === null) return this.deferForCircuit(row, host);
+    // Stopping: the attempt is handed back, uncounted.
+    if (outcome.kind === "error" && outcome.aborted) return this.store.defer(row.id, this.now());
     const answered = { at: started, latencyMs: this.now() - started, status: outcome.kind === "response" ? outcome.status : null };
-    if (outcome.kind === "error") {
-      if (outcome.aborted) return this.store.defer(row.id, this.now());
-      return this.failed(row, outcome.error, "failed", false, answered);
-    }
-    const { status } = outcome;
-    if (status >= 200 && status < 300) {
-      this.store.delivered(row.id, this.now());
-      this.recordAttempt({ delivery: row, ...answered, error: null, nextAttemptAt: null });
-      this.o.log.info({ delivery: row.id, job: row.job_id, host: check.url.host, attempts: row.attempts + 1 }, "Delivered webhook");
-      return this.emit("delivered");
-    }
-    // RFC 9110 §15.5.11: 410 means the endpoint is gone for good; Standard Webhooks says stop.
-    if (status === 410) return this.failed(row, "HTTP 410 Gone: the receiver asked to stop", "failed", true, answered);
-    if (status >= 300 && status < 400) return this.failed(row, `redirect (HTTP ${status}) not followed`, "failed", false, answered);
-    return this.failed(row, `HTTP ${status}`, "failed", false, answered);
+    return this.settle(row, classifyPost(outcome), answered, host);
   }
 
-  private async post(row: DeliveryRow, tenant: Tenant, check: Extract<UrlCheck, { ok: true }>, signal: AbortSignal): Promise<PostOutcome> {
+  private post(row: DeliveryRow, tenant: Tenant, check: Extract<UrlCheck, { ok: true }>, signal: AbortSignal): Promise<PostOutcome> {
     const now = this.now();
-    const signed = signHeaders(this.o.tenants.signingSecrets(tenant, now), row.id, unixSeconds(now), row.payload);
-    const outcome = await postWebhook({
+    // The stored payload is the body, byte for byte: signed and sent as it is.
+    const request = webhookRequest(this.o.tenants.signingSecrets(tenant, now), row.id, now, row.payload);
+    return postWebhook({
       url: check.url,
       address: check.addresses[0]!,
-      headers: { "content-type": "application/json", "user-agent": "Folio-Webhooks/1", ...signed },
-      body: row.payload,
+      headers: request.headers,
+      body: request.body,
       timeoutMs: this.timeoutMs,
       signal,
       ...(this.o.tls ? { tls: this.o.tls } : {}),
     });
-    if (unhealthy(outcome)) throw new Unhealthy(outcome);
-    return outcome;
   }
 
-  private failed(
-    row: DeliveryRow,
-    error: string,
-    outcome: "failed" | "blocked",
-    stop = false,
-    answered?: { at: number; latencyMs: number; status: number | null },
-  ): void {
+  /** Records an attempt's outcome and what follows it (core/webhooks/retry.ts). */
+  private settle(row: DeliveryRow, outcome: AttemptOutcome, answered?: Answered, host?: string): void {
     const now = this.now();
     const attempts = row.attempts + 1;
-    const delay = stop ? null : retryDelay(attempts, this.schedule, this.jitter, this.random);
-    this.store.failed(row.id, now, error, delay === null ? null : now + delay);
+    const step = nextStep(attempts, outcome, this.retry, this.random);
+    if (outcome.kind === "delivered") {
+      this.store.delivered(row.id, now);
+      this.recordAttempt({ delivery: row, ...answered!, error: null, nextAttemptAt: null });
+      this.o.log.info({ delivery: row.id, job: row.job_id, host, attempts }, "Delivered webhook");
+      return this.emit("delivered");
+    }
+    const { error } = outcome;
+    const next = step.kind === "retry" ? now + step.delayMs : null;
+    this.store.failed(row.id, now, error, next);
     this.recordAttempt({
       delivery: row,
       at: answered?.at ?? now,
       status: answered?.status ?? null,
       latencyMs: answered?.latencyMs ?? null,
       error,
-      nextAttemptAt: delay === null ? null : now + delay,
+      nextAttemptAt: next,
     });
-    this.emit(outcome);
+    this.emit(outcome.kind === "blocked" ? "blocked" : "failed");
     const fields = { delivery: row.id, job: row.job_id, attempts, error };
-    if (delay === null) {
+    if (next === null) {
       this.o.log.warn(fields, "Gave up webhook");
       this.emit("gave_up");
     } else {
-      this.o.log.info({ ...fields, next_attempt_at: rfc3339(now + delay) }, "Webhook attempt failed");
+      this.o.log.info({ ...fields, next_attempt_at: rfc3339(next) }, "Webhook attempt failed");
     }
   }
 
@@ -341,43 +295,10 @@ export class WebhookDelivery {
 
   /** Circuit open: wait for its probe instead of spending an attempt, within the retry window. */
   private deferForCircuit(row: DeliveryRow, host: string): void {
-    const now = this.now();
-    const windowEnd = row.created_at + Math.round(this.schedule.reduce((a, b) => a + b, 0) * (1 + this.jitter));
-    if (now >= windowEnd) return this.giveUp(row, `circuit open: ${host} kept failing`);
-    // Back when the breaker lets a probe through, but never past the window: the last chance is at its end.
-    const at = now + Math.round(this.breakerOpts.resetTimeoutMs * (1 + this.random() * this.jitter));
-    this.store.defer(row.id, Math.min(at, windowEnd));
+    const at = circuitDeferral(this.now(), row.created_at, { breaker: this.breakers.policy, retry: this.retry }, this.random);
+    if (at === null) return this.giveUp(row, `circuit open: ${host} kept failing`);
+    this.store.defer(row.id, at);
     this.o.log.debug({ delivery: row.id, host }, "Deferred webhook, circuit open");
-  }
-
-  private breakerFor(tenantId: string, host: string): CircuitBreaker<[Post], PostOutcome> {
-    const key = `${tenantId} ${host}`;
-    let b = this.breakers.get(key);
-    if (b) return b;
-    if (this.breakers.size >= MAX_BREAKERS) {
-      // Forget the oldest breaker that is closed; open ones keep protecting their host.
-      for (const [k, old] of this.breakers) {
-        if (!old.closed) continue;
-        old.shutdown();
-        this.breakers.delete(k);
-        break;
-      }
-    }
-    const o = this.breakerOpts;
-    b = new CircuitBreaker<[Post], PostOutcome>((post) => post(), {
-      name: host,
-      timeout: false, // postWebhook enforces its own 15 s
-      volumeThreshold: o.volumeThreshold,
-      errorThresholdPercentage: o.errorThresholdPercentage,
-      resetTimeout: o.resetTimeoutMs,
-      rollingCountTimeout: o.rollingWindowMs,
-      rollingCountBuckets: 10,
-      enableSnapshots: false,
-    });
-    b.on("open", () => this.o.log.warn({ tenant: tenantId, host }, "Opened webhook circuit"));
-    b.on("close", () => this.o.log.info({ tenant: tenantId, host }, "Closed webhook circuit"));
-    this.breakers.set(key, b);
-    return b;
   }
 
   private recordAttempt(a: AttemptRecord): void {

@@ -16,8 +16,9 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { JOB_ERROR_CODES } from "../errors.ts";
-import { derivedId, ID_PATTERN } from "../ids.ts";
+import { ID_PATTERN } from "../ids.ts";
 import { WEBHOOK_STATUSES } from "./api.ts";
+import { WEBHOOK_EVENT_TYPES } from "../webhooks/events.ts";
 import { OPTIONS_SCHEMAS, Operation, PageRangeSpec } from "./options.ts";
 
 export const PDFJOB_GROUP = "folio.dev";
@@ -111,14 +112,6 @@ export function jobIdFromPdfJobName(name: string): string | null {
   if (!/^job-(?:[0-9a-z]|-[a-z])+$/.test(name)) return null;
   const id = "job_" + name.slice(4).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
   return ID_PATTERN("job").test(id) ? id : null;
-}
-
-export const WEBHOOK_EVENT_TYPES = ["job.succeeded", "job.failed", "job.canceled"] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-/** The Standard Webhooks `webhook-id` of a job's event: the same on every retry, by any replica. */
-export function webhookMessageId(jobId: string, eventType: WebhookEventType): string {
-  return derivedId("msg", ["folio-webhook", jobId, eventType]);
 }
 
 // --- spec ----------------------------------------------------------------------------------------

@@ -180,6 +180,36 @@ describe("applyActions", () => {
     });
     expect(seen).toEqual(expected);
   });
+
+  it("should neither write nor count a delivery whose receiver's circuit is open, only requeue it; past its window, give it up", async () => {
+    const open = () => Promise.resolve({ delivered: false as const, error: "circuit open: h:443 kept failing", circuitOpen: true });
+    const webhook = { messageId: "msg_x", eventType: "job.succeeded" as const, status: "failing" as const, attempts: 3 };
+    const seen: string[] = [];
+    const onWebhookAttempt = (r: string): number => seen.push(r);
+    const deferred = fakes();
+    const justEnded = withRv(pdfJob({ status: { phase: "Succeeded", completionTime: new Date().toISOString(), webhook } }));
+    const r = await applyActions(justEnded, [{ action: "deliverWebhook", delivery }], {
+      kube: deferred.kube,
+      store: deferred.store,
+      sendWebhook: open,
+      onWebhookAttempt,
+    });
+    expect(r.error).toBeUndefined();
+    expect(r.requeueAfterMs).toBeGreaterThanOrEqual(60_000);
+    expect(deferred.calls).toEqual([]);
+    expect(seen).toEqual([]);
+    const late = fakes();
+    const longAgo = withRv(pdfJob({ status: { phase: "Succeeded", completionTime: "2020-01-01T00:00:00Z", webhook } }));
+    await applyActions(longAgo, [{ action: "deliverWebhook", delivery }], {
+      kube: late.kube,
+      store: late.store,
+      sendWebhook: open,
+      onWebhookAttempt,
+    });
+    expect(late.calls).toEqual(["replaceStatus rv=1 Succeeded", "event WebhookGaveUp"]);
+    expect(late.statuses[0]!.webhook).toMatchObject({ status: "gave_up", attempts: 3 });
+    expect(seen).toEqual(["gave_up"]);
+  });
 });
 
 describe("applyActions' phase changes (the job metrics' hook)", () => {

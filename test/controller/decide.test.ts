@@ -7,7 +7,8 @@ import type { V1Job } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { decide, type Action, type ObservedPod } from "../../controller/decide.ts";
 import { JobObject } from "../../core/schemas/api.ts";
-import { PdfJobStatus, webhookMessageId, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { PdfJobStatus, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { webhookMessageId } from "../../core/webhooks/events.ts";
 import {
   active,
   applied,

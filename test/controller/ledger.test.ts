@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import {
   camelReason,
+  deferWebhook,
   newLedger,
   recordWebhookAttempt,
   redeliveredLedger,
@@ -136,6 +137,45 @@ describe("the webhook ledger", () => {
     [undefined, null],
   ])("should read the redeliver-requested annotation %j as %j", (value, ms) => {
     expect(redeliveryRequestMs(value)).toBe(ms);
+  });
+
+  it("should defer a delivery that met an open circuit by about the breaker's reset, recording nothing", () => {
+    const { status: failing } = failTimes(2);
+    const error = "circuit open: hooks.example:443 kept failing";
+    const r = deferWebhook({ ...failing, completionTime: iso(20) }, error, at(30));
+    expect(Object.keys(r)).toEqual(["deferMs"]);
+    // Back when the breaker lets a probe through: a minute, up to +20 %.
+    const { deferMs } = r as { deferMs: number };
+    expect(deferMs).toBeGreaterThanOrEqual(60_000);
+    expect(deferMs).toBeLessThanOrEqual(72_000);
+    // The same answer for the same input, on any replica.
+    expect(deferWebhook({ ...failing, completionTime: iso(20) }, error, at(30))).toEqual(r);
+    // Not an attempt: the attempt recorder refuses it rather than count it.
+    expect(() => recordWebhookAttempt(failing, { delivered: false, error, circuitOpen: true }, at(30))).toThrow(/circuit open/);
+  });
+
+  it("should defer no further than the end of the series' retry window, counted from a redelivery's request", () => {
+    const windowS = (RETRY_SCHEDULE_MS.reduce((a, b) => a + b) * 1.2) / 1000;
+    const { status: failing } = failTimes(2);
+    expect(deferWebhook({ ...failing, completionTime: iso(20) }, "circuit open", at(20 + windowS - 10))).toEqual({ deferMs: 10_000 });
+    const { status: gaveUp } = failTimes(8);
+    const again = redeliveredLedger(gaveUp.webhook!, at(200_000).getTime(), at(200_000).getTime())!;
+    const r = deferWebhook({ ...gaveUp, completionTime: iso(20), webhook: again }, "circuit open", at(200_030));
+    expect((r as { deferMs: number }).deferMs).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it("should give up, attempts unchanged, a delivery still facing an open circuit when its retry window is over", () => {
+    const { status: failing } = failTimes(3);
+    const error = "circuit open: hooks.example:443 kept failing";
+    const windowEnd = 20 + (RETRY_SCHEDULE_MS.reduce((a, b) => a + b) * 1.2) / 1000;
+    const r = deferWebhook({ ...failing, completionTime: iso(20) }, error, at(windowEnd));
+    if ("deferMs" in r) throw new Error("deferred past the window");
+    expect(r.status.webhook).toMatchObject({ status: "gave_up", attempts: 3, lastError: error });
+    expect(r.status.webhook!.nextAttemptTime).toBeUndefined();
+    expect(r.status.webhook!.recentAttempts).toEqual(failing.webhook!.recentAttempts);
+    expect(r.status.conditions![0]).toMatchObject({ status: "False", reason: "GaveUp" });
+    expect(r.event).toMatchObject({ type: "Warning", reason: "WebhookGaveUp" });
+    expect(r.requeueAfterMs).toBeNull();
   });
 
   it("should refuse a status without a ledger", () => {

@@ -10,7 +10,8 @@ import { newId, ID_PATTERN } from "../../core/ids.ts";
 import { pdfJobToApiJob } from "../../core/pdfjob-view.ts";
 import { JobObject } from "../../core/schemas/api.ts";
 import { OPTIONS_SCHEMAS, redactOptions, type Operation } from "../../core/schemas/options.ts";
-import { jobIdFromPdfJobName, pdfJobName, validatePdfJobSpec, webhookMessageId, type PdfJobStatus } from "../../core/schemas/pdfjob.ts";
+import { jobIdFromPdfJobName, pdfJobName, validatePdfJobSpec, type PdfJobStatus } from "../../core/schemas/pdfjob.ts";
+import { webhookMessageId } from "../../core/webhooks/events.ts";
 import { fileIdFromKey, outputFileId, outputTag, outputTagOf } from "../../core/schemas/storage-keys.ts";
 import { INPUT_KEY, iso, JOB_ID, pdfJob, PREFIX, spec, T0, TENANT } from "./fixtures.ts";
 

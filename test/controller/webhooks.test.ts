@@ -15,6 +15,7 @@ import type { WebhookDelivery } from "../../controller/decide.ts";
 import type { WebhookOutcome } from "../../controller/ledger.ts";
 import { signingSecrets, webhookSender, type SecretData, type WebhookSenderOptions } from "../../controller/webhooks.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
+import { ReceiverBreakers } from "../../core/webhooks/breaker.ts";
 import { WEBHOOK_SECRETS_KEY } from "../../core/schemas/pdfjob.ts";
 import { tmpDir } from "../helpers/tools.ts";
 
@@ -192,6 +193,26 @@ describe("the controller's webhook sender", () => {
     const outcome = await send(d, { secrets });
     expect(outcome).toEqual({ delivered: false, error });
     expect(received).toEqual([]);
+  });
+
+  it("should stop sending to a receiver whose circuit opened, reporting it as no attempt (the ledger defers it)", async () => {
+    reply = 503;
+    const breakers = new ReceiverBreakers({ policy: { volumeThreshold: 2, resetTimeoutMs: 60_000 } });
+    try {
+      const sender = webhookSender({ secrets: withSecrets, guard: new SsrfGuard(["127.0.0.1"]), tls: { ca: cert }, breakers });
+      expect(timed(await sender(delivery()))).toEqual({ delivered: false, error: "HTTP 503", statusCode: 503 });
+      expect(timed(await sender(delivery({ attempt: 2 })))).toEqual({ delivered: false, error: "HTTP 503", statusCode: 503 });
+      const host = new URL(base).host;
+      const open = await sender(delivery({ messageId: "msg_other000000000000000000" }));
+      expect(open).toEqual({ delivered: false, error: `circuit open: ${host} kept failing`, circuitOpen: true });
+      expect(received).toHaveLength(2);
+      expectClean(open);
+      // Another tenant's deliveries to the same host are not held back.
+      expect(timed(await sender(delivery({ tenant: "ten_y" })))).toMatchObject({ statusCode: 503 });
+      expect(received).toHaveLength(3);
+    } finally {
+      breakers.shutdown();
+    }
   });
 
   it("should fail on a certificate it does not trust", async () => {

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { KubernetesWebhookAttempts } from "../../api/store/kubernetes/webhook-attempts.ts";
-import { webhookMessageId, type PdfJob, type WebhookLedger } from "../../core/schemas/pdfjob.ts";
+import type { PdfJob, WebhookLedger } from "../../core/schemas/pdfjob.ts";
+import { webhookMessageId } from "../../core/webhooks/events.ts";
 import { iso, JOB_ID, pdfJob, TENANT } from "../controller/fixtures.ts";
 
 const MSG = webhookMessageId(JOB_ID, "job.failed");
