@@ -22,7 +22,7 @@ export default tseslint.config(
       "@typescript-eslint/no-misused-promises": "error",
       "@typescript-eslint/explicit-module-boundary-types": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
-      complexity: ["error", 25],
+      complexity: ["error", 15],
       "max-depth": ["error", 4],
       "import-x/no-cycle": ["error", { maxDepth: 10 }],
     },

@@ -300,69 +300,95 @@ function peopleStores(db: Db, config: Config): { users: UserStore; audit: AuditL
   return kubernetesDashboardStores(loadKubeConfig(config.KUBECONFIG), config.FOLIO_JOBS_NAMESPACE ?? config.POD_NAMESPACE ?? "default");
 }
 
+/** What `folio users` subcommands share: the people stores, the tenant admin, and the output mode. */
+interface UsersCtx {
+  p: Parsed;
+  config: Config;
+  io: AdminIo;
+  json: boolean;
+  store: UserStore;
+  auditLog: AuditLog;
+  admin: TenantAdmin;
+}
+
 async function users(p: Parsed, db: Db, config: Config, io: AdminIo): Promise<number> {
   const { users: store, audit: auditLog } = peopleStores(db, config);
   const [sub] = p.positional;
-  const json = p.flags.has("json");
   // Tenants through the mode's admin contract: the data directory's, or the cluster's Tenants.
   const admin: TenantAdmin =
     config.FOLIO_BACKEND === "kubernetes" || p.flags.has("kubernetes") ? clusterStores(p, config).admin : new SqliteTenantAdmin(db);
-  const tenantByFlag = async (): Promise<TenantSummary> => {
-    const name = str(p, "tenant");
-    const t = await admin.tenant(name);
-    if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(name)}`);
-    return t;
-  };
+  const ctx: UsersCtx = { p, config, io, json: p.flags.has("json"), store, auditLog, admin };
   switch (sub) {
-    case "invite": {
-      const email = str(p, "email");
-      const operator = p.flags.has("operator");
-      const role = operator ? "operator" : typeof p.flags.get("role") === "string" ? (p.flags.get("role") as string) : "owner";
-      if (!operator && !TENANT_ROLES.includes(role as TenantRole))
-        throw new UsageFailure(`--role must be one of ${TENANT_ROLES.join(", ")}`);
-      const tenant = operator ? null : await tenantByFlag();
-      let inv;
-      try {
-        inv = await invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role: role as TenantRole | "operator" });
-      } catch {
-        throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
-      }
-      await auditLog.record({
-        tenant_id: tenant?.id ?? null,
-        actor: "cli",
-        action: "member.invited",
-        target: inv.user.email,
-        detail: { role },
-        address: null,
-      });
-      const mailer = smtpMailer(config);
-      if (mailer)
-        await mailer.sendInvite(inv.user.email, inv.url, tenant ? `the tenant ${tenant.name}` : "operate this Folio installation");
-      emit(
-        io,
-        json,
-        { url: inv.url, email: inv.user.email, role, tenant: tenant?.name ?? null, expires_at: rfc3339(inv.expiresAt), emailed: !!mailer },
-        `One-time sign-in link for ${inv.user.email} (${role}${tenant ? ` in ${tenant.name}` : ""}), valid until ${rfc3339(inv.expiresAt)}:\n${inv.url}`,
-      );
-      return EXIT.OK;
-    }
-    case "list": {
-      const tenant = p.flags.has("tenant") ? await tenantByFlag() : null;
-      const rows = (tenant ? await store.byTenant(tenant.id) : await store.operators()).map((u) => ({
-        email: u.email,
-        role: u.role,
-        totp: u.totp_secret !== null,
-        password_set: u.password_hash !== null,
-        last_login_at: rfc3339(u.last_login_at),
-      }));
-      emit(io, json, rows, rows.map((r) => `${r.email}\t${r.role}${r.password_set ? "" : "\t(invited)"}`).join("\n") || "(nobody)");
-      return EXIT.OK;
-    }
+    case "invite":
+      return inviteUser(ctx);
+    case "list":
+      return listUsers(ctx);
     default:
       throw new UsageFailure(
         "usage: folio users invite --tenant NAME --email E [--role owner|developer|viewer] | invite --operator --email E | list [--tenant NAME]",
       );
   }
+}
+
+/** The tenant named by --tenant, or a usage failure naming it. */
+async function tenantByFlag({ p, admin }: UsersCtx): Promise<TenantSummary> {
+  const name = str(p, "tenant");
+  const t = await admin.tenant(name);
+  if (!t) throw new UsageFailure(`no tenant named ${JSON.stringify(name)}`);
+  return t;
+}
+
+/** --operator, else --role (a tenant role; owner by default). */
+function inviteRole(p: Parsed): TenantRole | "operator" {
+  if (p.flags.has("operator")) return "operator";
+  const role = p.flags.get("role");
+  const wanted = typeof role === "string" ? role : "owner";
+  if (!TENANT_ROLES.includes(wanted as TenantRole)) throw new UsageFailure(`--role must be one of ${TENANT_ROLES.join(", ")}`);
+  return wanted as TenantRole;
+}
+
+async function inviteUser(ctx: UsersCtx): Promise<number> {
+  const { p, config, io, json, store, auditLog } = ctx;
+  const email = str(p, "email");
+  const role = inviteRole(p);
+  const tenant = role === "operator" ? null : await tenantByFlag(ctx);
+  let inv;
+  try {
+    inv = await invite(store, publicUrl(config), { email, tenantId: tenant?.id ?? null, role });
+  } catch {
+    throw new UsageFailure(`${JSON.stringify(email)} is not an e-mail address`);
+  }
+  await auditLog.record({
+    tenant_id: tenant?.id ?? null,
+    actor: "cli",
+    action: "member.invited",
+    target: inv.user.email,
+    detail: { role },
+    address: null,
+  });
+  const mailer = smtpMailer(config);
+  if (mailer) await mailer.sendInvite(inv.user.email, inv.url, tenant ? `the tenant ${tenant.name}` : "operate this Folio installation");
+  emit(
+    io,
+    json,
+    { url: inv.url, email: inv.user.email, role, tenant: tenant?.name ?? null, expires_at: rfc3339(inv.expiresAt), emailed: !!mailer },
+    `One-time sign-in link for ${inv.user.email} (${role}${tenant ? ` in ${tenant.name}` : ""}), valid until ${rfc3339(inv.expiresAt)}:\n${inv.url}`,
+  );
+  return EXIT.OK;
+}
+
+async function listUsers(ctx: UsersCtx): Promise<number> {
+  const { p, io, json, store } = ctx;
+  const tenant = p.flags.has("tenant") ? await tenantByFlag(ctx) : null;
+  const rows = (tenant ? await store.byTenant(tenant.id) : await store.operators()).map((u) => ({
+    email: u.email,
+    role: u.role,
+    totp: u.totp_secret !== null,
+    password_set: u.password_hash !== null,
+    last_login_at: rfc3339(u.last_login_at),
+  }));
+  emit(io, json, rows, rows.map((r) => `${r.email}\t${r.role}${r.password_set ? "" : "\t(invited)"}`).join("\n") || "(nobody)");
+  return EXIT.OK;
 }
 
 /** The cluster's stores with the user's kubeconfig, in the namespace the flags or the kubeconfig give. */

@@ -206,17 +206,27 @@ class Recorder {
     t.pod ??= now;
     const state = pod.status?.containerStatuses?.[0]?.state;
     if (state?.running) t.podRunning ??= now;
-    if (state?.terminated && t.podTerminated === undefined) {
-      t.podTerminated = now;
-      t.podRunning ??= now;
-      try {
-        const report = JSON.parse(state.terminated.message ?? "") as { duration_ms?: unknown };
-        if (typeof report.duration_ms === "number") t.runnerMs = report.duration_ms;
-      } catch {
-        // not a report (a crash's log tail): no runner figure for this one
-      }
-    }
+    if (state?.terminated) terminated(t, state.terminated.message, now);
     this.#changed();
+  }
+}
+
+/** The first sighting of the runner's termination stamps the timeline (running too, if that was missed) and keeps its report's duration. */
+function terminated(t: Timeline, message: string | undefined, now: number): void {
+  if (t.podTerminated !== undefined) return;
+  t.podTerminated = now;
+  t.podRunning ??= now;
+  const runnerMs = reportedDuration(message);
+  if (runnerMs !== undefined) t.runnerMs = runnerMs;
+}
+
+/** The runner's own duration from its termination message (its JSON report), if it is one. */
+function reportedDuration(message: string | undefined): number | undefined {
+  try {
+    const report = JSON.parse(message ?? "") as { duration_ms?: unknown };
+    return typeof report.duration_ms === "number" ? report.duration_ms : undefined;
+  } catch {
+    return undefined; // not a report (a crash's log tail): no runner figure for this one
   }
 }
 

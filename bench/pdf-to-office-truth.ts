@@ -216,58 +216,74 @@ function perTable(results: ToolResult[]): string[] {
   ];
 }
 
-/** Folio's PDF → DOCX word recall and PDF → XLSX silent losses on every real PDF, pdf2docx's recall beside. */
-async function realText(venv: string, work: string, peer: boolean): Promise<string[]> {
+type TextTool = "folio" | "pdf2docx" | "poppler" | "xlsx";
+
+/** The text part's running totals: found/total words per tool, and the documents worth naming. */
+interface TextTally {
+  sum: Record<TextTool, [number, number]>;
+  lost: string[];
+  lowDocx: string[];
+  docs: number;
+}
+
+/** Every real PDF of the corpus, in a stable order. */
+async function realPdfFiles(): Promise<string[]> {
   const files: string[] = [];
   for (const sub of ["pdfplumber-tests", "py-pdf-sample-files"]) {
     for (const f of (await readdir(path.join(REAL_PDFS, sub))).filter((x) => x.endsWith(".pdf")).sort())
       files.push(path.join(REAL_PDFS, sub, f));
   }
-  const sum: Record<"folio" | "pdf2docx" | "poppler" | "xlsx", [number, number]> = {
-    folio: [0, 0],
-    pdf2docx: [0, 0],
-    poppler: [0, 0],
-    xlsx: [0, 0],
+  return files;
+}
+
+/** Converts one real PDF with Folio (and pdf2docx when `peer`) and adds its recall to the tally; skips PDFs without text. */
+async function measureText(pdf: string, venv: string, work: string, peer: boolean, tally: TextTally): Promise<void> {
+  const [refs, mu] = [await referenceTexts(pdf), (await mupdfText(pdf)) ?? undefined];
+  if (!refs[0]?.trim()) return;
+  const base = path.basename(pdf, ".pdf");
+  const dir = path.join(work, "text", base);
+  await mkdir(dir, { recursive: true });
+  process.stderr.write(`  text: ${base}\n`);
+  const fx = await folioConvert(pdf, "xlsx", dir);
+  const fd = await folioConvert(pdf, "docx", dir);
+  const pd = peer ? await timed(path.join(venv, "bin/pdf2docx"), ["convert", pdf, path.join(dir, "pdf2docx.docx")]) : null;
+  if (fx.error || fd.error) return;
+  tally.docs++;
+  const xlsxText = (await sheets(path.join(dir, `${base}.xlsx`)))
+    .flatMap((g) => g.map((r) => r.map((c) => c?.display ?? "").join(" ")))
+    .join("\n");
+  const docxText = readDocx(await readFile(path.join(dir, `${base}.docx`))).text;
+  const add = (k: TextTool, r: { found: number; total: number }): void => {
+    tally.sum[k][0] += r.found;
+    tally.sum[k][1] += r.total;
   };
-  const lost: string[] = [];
-  const lowDocx: string[] = [];
-  let docs = 0;
-  for (const pdf of files) {
-    const [refs, mu] = [await referenceTexts(pdf), (await mupdfText(pdf)) ?? undefined];
-    if (!refs[0]?.trim()) continue;
-    const base = path.basename(pdf, ".pdf");
-    const dir = path.join(work, "text", base);
-    await mkdir(dir, { recursive: true });
-    process.stderr.write(`  text: ${base}\n`);
-    const fx = await folioConvert(pdf, "xlsx", dir);
-    const fd = await folioConvert(pdf, "docx", dir);
-    const pd = peer ? await timed(path.join(venv, "bin/pdf2docx"), ["convert", pdf, path.join(dir, "pdf2docx.docx")]) : null;
-    if (fx.error || fd.error) continue;
-    docs++;
-    const xlsxText = (await sheets(path.join(dir, `${base}.xlsx`)))
-      .flatMap((g) => g.map((r) => r.map((c) => c?.display ?? "").join(" ")))
-      .join("\n");
-    const docxText = readDocx(await readFile(path.join(dir, `${base}.docx`))).text;
-    const add = (k: keyof typeof sum, r: { found: number; total: number }): void => {
-      sum[k][0] += r.found;
-      sum[k][1] += r.total;
-    };
-    add("folio", bestRecall(refs, docxText, mu));
-    add("poppler", bestRecall(refs, docxText));
-    const xr = bestRecall(refs, xlsxText, mu);
-    add("xlsx", xr);
-    if (xr.found < xr.total) lost.push(`${base} (${xr.total - xr.found} of ${xr.total})`);
-    const dr = bestRecall(refs, docxText, mu);
-    if (dr.recall < 0.99) lowDocx.push(`${base} ${pct(dr.recall)}`);
-    if (pd)
-      add(
-        "pdf2docx",
-        pd.error
-          ? { found: 0, total: bestRecall(refs, "", mu).total }
-          : bestRecall(refs, readDocx(await readFile(path.join(dir, "pdf2docx.docx"))).text, mu),
-      );
-  }
-  const r = (k: keyof typeof sum): string => pct(sum[k][0] / sum[k][1]);
+  add("folio", bestRecall(refs, docxText, mu));
+  add("poppler", bestRecall(refs, docxText));
+  const xr = bestRecall(refs, xlsxText, mu);
+  add("xlsx", xr);
+  if (xr.found < xr.total) tally.lost.push(`${base} (${xr.total - xr.found} of ${xr.total})`);
+  const dr = bestRecall(refs, docxText, mu);
+  if (dr.recall < 0.99) tally.lowDocx.push(`${base} ${pct(dr.recall)}`);
+  if (pd)
+    add(
+      "pdf2docx",
+      pd.error
+        ? { found: 0, total: bestRecall(refs, "", mu).total }
+        : bestRecall(refs, readDocx(await readFile(path.join(dir, "pdf2docx.docx"))).text, mu),
+    );
+}
+
+/** Folio's PDF → DOCX word recall and PDF → XLSX silent losses on every real PDF, pdf2docx's recall beside. */
+async function realText(venv: string, work: string, peer: boolean): Promise<string[]> {
+  const tally: TextTally = {
+    sum: { folio: [0, 0], pdf2docx: [0, 0], poppler: [0, 0], xlsx: [0, 0] },
+    lost: [],
+    lowDocx: [],
+    docs: 0,
+  };
+  for (const pdf of await realPdfFiles()) await measureText(pdf, venv, work, peer, tally);
+  const { sum, lost, lowDocx, docs } = tally;
+  const r = (k: TextTool): string => pct(sum[k][0] / sum[k][1]);
   return [
     `Real PDFs (${docs} with text): PDF → DOCX word recall, word-weighted (words both pdftotext and mutool read)`,
     `  folio ${r("folio")} (against pdftotext alone: ${r("poppler")}), pdf2docx ${peer ? r("pdf2docx") : "not run"}`,

@@ -251,6 +251,33 @@ async function zipChoice(doc: string): Promise<void> {
 const fmt = (s: number | null): string => (s === null ? "—" : s.toFixed(3));
 const ratio = (a: number | null, b: number): string => (a === null ? "—" : `${(a / b).toFixed(2)}×`);
 
+/** One case's table row: raw qpdf (with and without the fast flag), Folio in-process and via its CLI; null when qpdf itself failed. */
+async function measureCase(c: Case, cliArgv: string[], fresh: () => Promise<void>): Promise<string[] | null> {
+  const variants: Variant[] = [
+    ["qpdf", () => qpdf(c.qpdf)],
+    ["folio", () => folio(c.op, c.options, c.inputs)],
+    ["folio CLI", () => folioCli(cliArgv, c.op, c.options, c.inputs)],
+  ];
+  const withoutFlag = c.qpdfDefault;
+  if (withoutFlag) variants.push(["qpdf default", () => qpdf(withoutFlag)]);
+  const [raw, inProcess, viaCli, rawDefault] = await medians(c.name, variants, fresh);
+  if (!raw) return null;
+  const wall = (m: Measure | null | undefined): number | null => m?.wall ?? null;
+  const cliCpu = viaCli?.cpu ?? null;
+  return [
+    c.name,
+    fmt(raw.wall),
+    fmt(wall(rawDefault)),
+    fmt(wall(inProcess)),
+    ratio(wall(inProcess), raw.wall),
+    fmt(wall(viaCli)),
+    ratio(wall(viaCli), raw.wall),
+    fmt(raw.cpu),
+    fmt(cliCpu),
+    raw.cpu ? ratio(cliCpu, raw.cpu) : "—",
+  ];
+}
+
 async function main(): Promise<void> {
   const docs = await buildDocs();
   const size = (await stat(docs.doc)).size;
@@ -266,27 +293,9 @@ async function main(): Promise<void> {
   const header = ["case", "qpdf s", "default s", "folio s", "folio/qpdf", "CLI s", "CLI/qpdf", "qpdf CPU", "CLI CPU", "CPU ratio"];
   const rows: string[][] = [];
   for (const c of cases(docs, path.join(SCRATCH, "raw"))) {
-    const variants: Variant[] = [
-      ["qpdf", () => qpdf(c.qpdf)],
-      ["folio", () => folio(c.op, c.options, c.inputs)],
-      ["folio CLI", () => folioCli(cli.argv, c.op, c.options, c.inputs)],
-    ];
-    const withoutFlag = c.qpdfDefault;
-    if (withoutFlag) variants.push(["qpdf default", () => qpdf(withoutFlag)]);
-    const [raw, inProcess, viaCli, rawDefault] = await medians(c.name, variants, fresh);
-    if (!raw) continue;
-    rows.push([
-      c.name,
-      fmt(raw.wall),
-      fmt(rawDefault?.wall ?? null),
-      fmt(inProcess?.wall ?? null),
-      ratio(inProcess?.wall ?? null, raw.wall),
-      fmt(viaCli?.wall ?? null),
-      ratio(viaCli?.wall ?? null, raw.wall),
-      fmt(raw.cpu),
-      fmt(viaCli?.cpu ?? null),
-      raw.cpu ? ratio(viaCli?.cpu ?? null, raw.cpu) : "—",
-    ]);
+    const row = await measureCase(c, cli.argv, fresh);
+    if (!row) continue;
+    rows.push(row);
     console.log(`  measured ${c.name}`);
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

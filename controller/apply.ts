@@ -184,36 +184,47 @@ async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, n
   const record = circuitOpen
     ? deferWebhook(step.current.status ?? {}, outcome.error, now)
     : recordWebhookAttempt(step.current.status ?? {}, outcome, now);
-  if ("deferMs" in record) return requeueWithin(step, record.deferMs);
+  if ("deferMs" in record) return requeueAfter(step, record.deferMs);
   step.current = await deps.kube.replaceStatus(step.current, record.status);
   if (!circuitOpen) deps.onWebhookAttempt?.(outcome.delivered ? "delivered" : outcome.blocked ? "blocked" : "failed");
   if (record.status.webhook?.status === "gave_up") deps.onWebhookAttempt?.("gave_up");
   await event(step.current, record.event.type, record.event.reason, record.event.message);
-  if (record.requeueAfterMs !== null) requeueWithin(step, record.requeueAfterMs);
-}
-
-/** Asks for the next reconcile within `ms` (the soonest of the asks wins). */
-function requeueWithin(step: Step, ms: number): void {
-  step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, ms);
+  if (record.requeueAfterMs !== null) requeueAfter(step, record.requeueAfterMs);
 }
 
 type EventFn = (pj: PdfJob, type: EventType, reason: string, message: string) => Promise<void>;
 
+async function addFinalizer(step: Step, deps: ApplyDeps): Promise<void> {
+  const finalizers = step.current.metadata.finalizers ?? [];
+  if (!finalizers.includes(PDFJOB_FINALIZER)) step.current = await deps.kube.setFinalizers(step.current, [...finalizers, PDFJOB_FINALIZER]);
+}
+
+async function createJob(ns: string, job: V1Job, deps: ApplyDeps): Promise<void> {
+  // The names are deterministic: if they exist already, the next reconcile reads them.
+  if (deps.prepareJob) await tolerating(409, () => deps.prepareJob!(ns, job));
+  await tolerating(409, () => deps.kube.createJob(ns, job));
+}
+
+async function deleteStorage(keys: readonly string[], prefixes: readonly string[], deps: ApplyDeps): Promise<void> {
+  for (const key of keys) await deps.store.delete(key);
+  for (const prefix of prefixes) await deps.store.deletePrefix(prefix);
+}
+
+/** Keeps the soonest of the requeues asked for. */
+function requeueAfter(step: Step, ms: number): void {
+  step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, ms);
+}
+
 async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event: EventFn): Promise<void> {
   const pj = step.current;
   const ns = namespaceOf(pj);
-  const finalizers = pj.metadata.finalizers ?? [];
   switch (a.action) {
     case "addFinalizer":
-      if (!finalizers.includes(PDFJOB_FINALIZER)) step.current = await deps.kube.setFinalizers(pj, [...finalizers, PDFJOB_FINALIZER]);
-      return;
+      return addFinalizer(step, deps);
     case "removeFinalizer":
       return removeFinalizer(pj, deps, now);
     case "createJob":
-      // The names are deterministic: if they exist already, the next reconcile reads them.
-      if (deps.prepareJob) await tolerating(409, () => deps.prepareJob!(ns, a.job));
-      await tolerating(409, () => deps.kube.createJob(ns, a.job));
-      return;
+      return createJob(ns, a.job, deps);
     case "deleteJob":
       await tolerating(404, () => deps.kube.deleteJobForeground(ns, a.name));
       return;
@@ -224,9 +235,7 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
     case "deliverWebhook":
       return deliver(step, a.delivery, deps, now, event);
     case "deleteStorage":
-      for (const key of a.keys) await deps.store.delete(key);
-      for (const prefix of a.prefixes) await deps.store.deletePrefix(prefix);
-      return;
+      return deleteStorage(a.keys, a.prefixes, deps);
     case "deletePdfJob":
       await tolerating(404, () => deps.kube.deletePdfJob(ns, pj.metadata.name, pj.metadata.uid));
       return;
@@ -234,8 +243,7 @@ async function perform(step: Step, a: Action, deps: ApplyDeps, now: Date, event:
       await tolerating(404, () => deps.kube.deleteSecret(ns, a.name));
       return;
     case "requeueAfter":
-      step.requeueAfterMs = Math.min(step.requeueAfterMs ?? Infinity, a.ms);
-      return;
+      return requeueAfter(step, a.ms);
   }
 }
 

@@ -98,26 +98,38 @@ function convertObject(node: Json, out: Json, defs: Json, path: string): void {
   out.additionalProperties = toStructural(extra, defs, `${path}.*`);
 }
 
-/** One node of zod's OpenAPI 3.0 output as a structural schema node; throws on what CRDs cannot express. */
-export function toStructural(input: unknown, defs: Json, path = "$"): Json {
-  if (!isObject(input)) throw new Error(`${path}: not a schema`);
-  const node = resolveRef(input, defs, path);
+/** Keywords whose children toStructural converts itself. */
+const CHILDREN = new Set(["properties", "additionalProperties", "items", "definitions", "$defs"]);
+
+/** The node's keywords a structural schema keeps (const as a one-value enum); throws on one it cannot express. */
+function keptKeywords(node: Json, path: string): Json {
   const out: Json = {};
   for (const [k, v] of Object.entries(node)) {
     if (KEEP.has(k) || k.startsWith("x-kubernetes-")) out[k] = v;
     else if (k === "const") out.enum = [v];
-    else if (!DROP.has(k) && k !== "properties" && k !== "additionalProperties" && k !== "items" && k !== "definitions" && k !== "$defs") {
-      throw new Error(`${path}: "${k}" cannot be expressed in a structural schema`);
-    }
+    else if (!DROP.has(k) && !CHILDREN.has(k)) throw new Error(`${path}: "${k}" cannot be expressed in a structural schema`);
   }
-  if (typeof out.type !== "string" || !TYPES.has(out.type))
-    throw new Error(`${path}: every node needs a type (got ${JSON.stringify(out.type)})`);
+  return out;
+}
+
+/** Drops zod's bounds and patterns that say nothing to the API server, and makes the rest RE2. */
+function tidyBounds(out: Json): void {
   // zod bounds every integer by the safe-integer range; Kubernetes integers are int64 anyway.
   if (out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum;
   if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;
   // The API server checks date-time itself; zod's equivalent regex would only add noise.
   if (out.format === "date-time") delete out.pattern;
   if (typeof out.pattern === "string") out.pattern = re2(out.pattern);
+}
+
+/** One node of zod's OpenAPI 3.0 output as a structural schema node; throws on what CRDs cannot express. */
+export function toStructural(input: unknown, defs: Json, path = "$"): Json {
+  if (!isObject(input)) throw new Error(`${path}: not a schema`);
+  const node = resolveRef(input, defs, path);
+  const out = keptKeywords(node, path);
+  if (typeof out.type !== "string" || !TYPES.has(out.type))
+    throw new Error(`${path}: every node needs a type (got ${JSON.stringify(out.type)})`);
+  tidyBounds(out);
   if (out.type === "object") convertObject(node, out, defs, path);
   if (out.type === "array") out.items = toStructural(node.items, defs, `${path}[]`);
   return ordered(out);

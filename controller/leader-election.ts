@@ -3,7 +3,7 @@
  * controller-runtime's defaults (15 s lease, 10 s renew deadline, 2 s retry). Used by
  * `folio controller` (controller/main.ts): only the leader runs workers.
  */
-import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
+import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
 import { sleep } from "./informer.ts";
 
@@ -69,39 +69,60 @@ export class LeaderElector {
 
   async #tryAcquireOrRenew(): Promise<boolean> {
     const now = new V1MicroTime(Date.now());
-    const { namespace, name, identity } = this.#o;
+    const { namespace, name } = this.#o;
     const durationSeconds = Math.ceil(this.#o.leaseDurationMs / 1000);
     let lease: V1Lease;
     try {
       lease = await this.#api.readNamespacedLease({ namespace, name });
     } catch (err) {
       if (!(err instanceof ApiException) || err.code !== 404) return false;
-      try {
-        await this.#api.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace },
-            spec: {
-              holderIdentity: identity,
-              leaseDurationSeconds: durationSeconds,
-              acquireTime: now,
-              renewTime: now,
-              leaseTransitions: 0,
-            },
-          },
-        });
-        return true;
-      } catch {
-        return false;
-      }
+      return this.#create(now, durationSeconds);
     }
-    const spec = lease.spec ?? {};
+    if (this.#heldByAnother(lease.spec ?? {}, durationSeconds)) return false;
+    return this.#take(lease, now, durationSeconds);
+  }
+
+  /** No Lease yet: makes it, held by this identity (false when another candidate made it first). */
+  async #create(now: V1MicroTime, durationSeconds: number): Promise<boolean> {
+    const { namespace, name, identity } = this.#o;
+    try {
+      await this.#api.createNamespacedLease({
+        namespace,
+        body: {
+          metadata: { name, namespace },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: 0,
+          },
+        },
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Whether another identity holds the Lease and has renewed it within its duration. Expiry is
+   * timed from when this candidate last saw the record change, on its own clock, not from the
+   * holder's renewTime (clocks differ between nodes).
+   */
+  #heldByAnother(spec: V1LeaseSpec, durationSeconds: number): boolean {
     const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseTransitions]);
     if (this.#observed?.record !== record) this.#observed = { record, at: Date.now() };
     const holder = spec.holderIdentity ?? "";
     const expired = Date.now() - this.#observed.at > (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
-    if (holder !== "" && holder !== identity && !expired) return false;
-    const mine = holder === identity;
+    return holder !== "" && holder !== this.#o.identity && !expired;
+  }
+
+  /** Renews the Lease (ours) or takes it over (free or expired), counting a transition on a takeover. */
+  async #take(lease: V1Lease, now: V1MicroTime, durationSeconds: number): Promise<boolean> {
+    const { namespace, name, identity } = this.#o;
+    const spec = lease.spec ?? {};
+    const mine = (spec.holderIdentity ?? "") === identity;
     const body: V1Lease = {
       ...lease,
       spec: {

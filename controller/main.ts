@@ -92,6 +92,18 @@ export interface Controller {
   stop(): Promise<void>;
 }
 
+/** The webhook sender for `o.webhooks`, reading tenants' signing secrets from the cluster. */
+function clusterWebhookSender(o: ControllerOptions, breakers: ReceiverBreakers): WebhookSender {
+  const w = o.webhooks ?? {};
+  return webhookSender({
+    secrets: kubeSecrets(o.kubeConfig),
+    guard: new SsrfGuard(w.allowedHosts ?? []),
+    ...(w.tls ? { tls: w.tls } : {}),
+    ...(w.timeoutMs === undefined ? {} : { timeoutMs: w.timeoutMs }),
+    breakers,
+  });
+}
+
 /** Starts the informers and workers; the caller stops them. */
 export function startController(o: ControllerOptions): Controller {
   shareConnections(o.kubeConfig);
@@ -116,7 +128,6 @@ export function startController(o: ControllerOptions): Controller {
     enqueue,
     log,
   });
-  const w = o.webhooks ?? {};
   // The receivers' circuit breakers (core/webhooks/breaker.ts): the same policy as embedded mode.
   const breakers = new ReceiverBreakers({
     onChange: (state, tenant, host) =>
@@ -124,15 +135,7 @@ export function startController(o: ControllerOptions): Controller {
         ? logger?.warn({ tenant, host }, "Opened webhook circuit")
         : logger?.info({ tenant, host }, "Closed webhook circuit"),
   });
-  const sendWebhook =
-    o.sendWebhook ??
-    webhookSender({
-      secrets: kubeSecrets(o.kubeConfig),
-      guard: new SsrfGuard(w.allowedHosts ?? []),
-      ...(w.tls ? { tls: w.tls } : {}),
-      ...(w.timeoutMs === undefined ? {} : { timeoutMs: w.timeoutMs }),
-      breakers,
-    });
+  const sendWebhook = o.sendWebhook ?? clusterWebhookSender(o, breakers);
   const reconciler = new Reconciler({
     caches,
     template: o.template,
@@ -214,75 +217,103 @@ function kubeConfigFrom(config: Config): KubeConfig {
  * no storage settings or credentials: presigned URLs for their own objects (runner-access.ts).
  */
 
+/** A configuration problem found at start: `folio controller` reports it and exits with 2. */
+class StartupError extends Error {}
+
+const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+function clusterConfig(config: Config): KubeConfig {
+  try {
+    return kubeConfigFrom(config);
+  } catch (err) {
+    throw new StartupError(`cannot load the cluster configuration (${config.KUBECONFIG ? "KUBECONFIG" : "in-cluster"}): ${reason(err)}`);
+  }
+}
+
+/** Trust for webhook receivers: FOLIO_WEBHOOK_CA_FILE in addition to the system roots, not instead of them. */
+function webhookTls(config: Config): TlsTrust | undefined {
+  if (!config.FOLIO_WEBHOOK_CA_FILE) return undefined;
+  try {
+    return { ca: [...rootCertificates, readFileSync(config.FOLIO_WEBHOOK_CA_FILE, "utf8")].join("\n") };
+  } catch (err) {
+    throw new StartupError(`cannot read FOLIO_WEBHOOK_CA_FILE: ${reason(err)}`);
+  }
+}
+
+function leaderElectionFrom(config: Config, onLost: () => void): LeaderElectionOptions | undefined {
+  if (!config.FOLIO_CONTROLLER_LEADER_ELECTION) return undefined;
+  return {
+    namespace: config.FOLIO_CONTROLLER_LEASE_NAMESPACE ?? config.FOLIO_CONTROLLER_NAMESPACE ?? config.POD_NAMESPACE ?? "default",
+    name: "folio-controller",
+    identity: `${config.POD_NAME ?? hostname()}_${randomBytes(4).toString("hex")}`,
+    onLost,
+  };
+}
+
+/** Runner pods get no bucket credentials: each Job gets presigned URLs for its own keys, in a Secret (runner-access.ts). */
+function presignedAccess(config: Config, store: S3ObjectStore, kubeConfig: KubeConfig): NonNullable<ControllerOptions["prepareJob"]> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  return accessPreparer({
+    target: {
+      bucket: config.FOLIO_S3_BUCKET ?? "",
+      region: config.FOLIO_S3_REGION,
+      ...(config.FOLIO_S3_ENDPOINT ? { endpoint: config.FOLIO_S3_ENDPOINT } : {}),
+      forcePathStyle: config.FOLIO_S3_FORCE_PATH_STYLE,
+    },
+    credentials: () => store.client.config.credentials(),
+    maxBytes: config.FOLIO_MAX_OUTPUT_BYTES,
+    createSecret: async (namespace, body) => {
+      await core.createNamespacedSecret({ namespace, body });
+    },
+  });
+}
+
+async function metricsServer(config: Config, metrics: ControllerMetrics, controller: Controller): Promise<MetricsServer> {
+  try {
+    return await serveMetrics({ registry: metrics.registry, port: config.FOLIO_METRICS_PORT, ready: () => controller.ready() });
+  } catch (err) {
+    await controller.stop();
+    throw new StartupError(`cannot listen on FOLIO_METRICS_PORT ${config.FOLIO_METRICS_PORT}: ${reason(err)}`);
+  }
+}
+
 /** `folio controller`: runs until SIGTERM/SIGINT; configured by the environment (core/config.ts). */
 export async function controllerCommand(argv: readonly string[]): Promise<number> {
   if (argv.length > 0) {
     process.stderr.write("usage: folio controller   (configured by the environment: see the README's configuration table)\n");
     return 2;
   }
-  const config = loadConfig();
-  const logger = createLogger({ level: config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "controller" });
-  const image = config.FOLIO_RUNNER_IMAGE;
-  if (!image) {
-    process.stderr.write("folio controller: FOLIO_RUNNER_IMAGE is not set\n");
+  try {
+    return await runController(loadConfig());
+  } catch (err) {
+    if (!(err instanceof StartupError)) throw err;
+    process.stderr.write(`folio controller: ${err.message}\n`);
     return 2;
   }
-  // Runner pods get no bucket credentials: each gets presigned URLs for its own keys (runner-access.ts).
+}
+
+async function runController(config: Config): Promise<number> {
+  const logger = createLogger({ level: config.FOLIO_LOG_LEVEL, pretty: config.FOLIO_PRETTY_LOGS }, { component: "controller" });
+  const image = config.FOLIO_RUNNER_IMAGE;
+  if (!image) throw new StartupError("FOLIO_RUNNER_IMAGE is not set");
   const template = jobTemplateFromConfig(config, image);
   const store = S3ObjectStore.fromConfig(config);
   const namespace = config.FOLIO_CONTROLLER_NAMESPACE;
   let lost = false;
   let wake: () => void = () => undefined;
-  const leaderElection: LeaderElectionOptions | undefined = config.FOLIO_CONTROLLER_LEADER_ELECTION
-    ? {
-        namespace: config.FOLIO_CONTROLLER_LEASE_NAMESPACE ?? namespace ?? config.POD_NAMESPACE ?? "default",
-        name: "folio-controller",
-        identity: `${config.POD_NAME ?? hostname()}_${randomBytes(4).toString("hex")}`,
-        onLost: () => {
-          lost = true;
-          wake();
-        },
-      }
-    : undefined;
-  let kubeConfig: KubeConfig;
-  try {
-    kubeConfig = kubeConfigFrom(config);
-  } catch (err) {
-    process.stderr.write(
-      `folio controller: cannot load the cluster configuration (${config.KUBECONFIG ? "KUBECONFIG" : "in-cluster"}): ${err instanceof Error ? err.message : String(err)}\n`,
-    );
-    return 2;
-  }
-  let tls: TlsTrust | undefined;
-  if (config.FOLIO_WEBHOOK_CA_FILE) {
-    try {
-      // In addition to the system roots, not instead of them.
-      tls = { ca: [...rootCertificates, readFileSync(config.FOLIO_WEBHOOK_CA_FILE, "utf8")].join("\n") };
-    } catch (err) {
-      process.stderr.write(`folio controller: cannot read FOLIO_WEBHOOK_CA_FILE: ${err instanceof Error ? err.message : String(err)}\n`);
-      return 2;
-    }
-  }
+  const leaderElection = leaderElectionFrom(config, () => {
+    lost = true;
+    wake();
+  });
+  const kubeConfig = clusterConfig(config);
+  const tls = webhookTls(config);
   const metrics = new ControllerMetrics();
-  const core = kubeConfig.makeApiClient(CoreV1Api);
   const controller = startController({
     ...(leaderElection ? { leaderElection } : {}),
     kubeConfig,
     store,
     template,
-    prepareJob: accessPreparer({
-      target: {
-        bucket: config.FOLIO_S3_BUCKET ?? "",
-        region: config.FOLIO_S3_REGION,
-        ...(config.FOLIO_S3_ENDPOINT ? { endpoint: config.FOLIO_S3_ENDPOINT } : {}),
-        forcePathStyle: config.FOLIO_S3_FORCE_PATH_STYLE,
-      },
-      credentials: () => store.client.config.credentials(),
-      maxBytes: config.FOLIO_MAX_OUTPUT_BYTES,
-      createSecret: async (namespace, body) => {
-        await core.createNamespacedSecret({ namespace, body });
-      },
-    }),
+    prepareJob: presignedAccess(config, store, kubeConfig),
     ...(namespace ? { namespace } : {}),
     workers: config.FOLIO_CONTROLLER_WORKERS,
     maxRunningJobs: config.FOLIO_MAX_RUNNING_JOBS,
@@ -291,16 +322,7 @@ export async function controllerCommand(argv: readonly string[]): Promise<number
     metrics,
     logger,
   });
-  let server: MetricsServer;
-  try {
-    server = await serveMetrics({ registry: metrics.registry, port: config.FOLIO_METRICS_PORT, ready: () => controller.ready() });
-  } catch (err) {
-    process.stderr.write(
-      `folio controller: cannot listen on FOLIO_METRICS_PORT ${config.FOLIO_METRICS_PORT}: ${err instanceof Error ? err.message : String(err)}\n`,
-    );
-    await controller.stop();
-    return 2;
-  }
+  const server = await metricsServer(config, metrics, controller);
   logger.info({ port: server.port }, "metrics, /healthz and /readyz listening");
   await controller.synced();
   logger.info("caches synced; reconciling");

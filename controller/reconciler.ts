@@ -87,6 +87,11 @@ function lazySet(make: () => ReadonlySet<string>): Pick<ReadonlySet<string>, "ha
   return { has: (key) => (set ??= make()).has(key) };
 }
 
+/** Whether the actions created a Job: they asked for one and all were performed. */
+function createdJob(actions: readonly Action[], result: ApplyResult): boolean {
+  return result.error === undefined && actions.some((a) => a.action === "createJob");
+}
+
 export class Reconciler {
   readonly #o: ReconcilerOptions;
 
@@ -112,15 +117,7 @@ export class Reconciler {
     const { namespace } = splitKey(key);
     const jobName = pj.status?.jobName ?? childJobName(pj);
     const job = this.#o.caches.job(namespace, jobName) ?? null;
-    let observedPod = job ? newestTermination(this.#o.caches.podsOfJob(namespace, jobName, job.metadata?.uid)) : undefined;
-    // A result too large for the termination message was stored; decide() reads its text.
-    const ref = resultRefKey(observedPod?.terminationMessage);
-    // Only from the job's own prefix, and only so much (controller/validate.ts); otherwise the
-    // result is invalid and the job fails rather than reading another tenant's object.
-    if (observedPod && ref) {
-      const text = isOwnResultKey(pj, ref) ? await readText(this.#o.store, ref, RESULT_MAX_BYTES) : "";
-      observedPod = { ...observedPod, terminationMessage: text };
-    }
+    const observedPod = job ? await this.#observedPod(pj, namespace, jobName, job) : undefined;
     // A PdfJob that would get a Job asks the fair queue for a place first.
     const queue = !job && this.#o.fairQueue ? this.#o.fairQueue.admit(key) : undefined;
     const actions = decide(pj, job, (this.#o.now ?? (() => new Date()))(), {
@@ -132,8 +129,20 @@ export class Reconciler {
     });
     const result = await applyActions(pj, actions, this.#o);
     // A place handed out for a Job that was not created goes back.
-    if (queue?.reserved && (result.error !== undefined || !actions.some((a) => a.action === "createJob"))) this.#o.fairQueue!.release(key);
+    if (queue?.reserved && !createdJob(actions, result)) this.#o.fairQueue!.release(key);
     return { actions, result };
+  }
+
+  /** The runner's newest termination among the Job's pods, with a stored result read in place of its reference. */
+  async #observedPod(pj: PdfJob, namespace: string, jobName: string, job: V1Job): Promise<ObservedPod | undefined> {
+    const observed = newestTermination(this.#o.caches.podsOfJob(namespace, jobName, job.metadata?.uid));
+    // A result too large for the termination message was stored; decide() reads its text.
+    const ref = resultRefKey(observed?.terminationMessage);
+    if (!observed || !ref) return observed;
+    // Only from the job's own prefix, and only so much (controller/validate.ts); otherwise the
+    // result is invalid and the job fails rather than reading another tenant's object.
+    const text = isOwnResultKey(pj, ref) ? await readText(this.#o.store, ref, RESULT_MAX_BYTES) : "";
+    return { ...observed, terminationMessage: text };
   }
 
   /** A failed reconcile, retried with the queue's backoff: one structured line. */

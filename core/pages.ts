@@ -17,20 +17,27 @@ function parseBound(text: string): number {
   return text === "last" ? LAST : Number.parseInt(text, 10);
 }
 
+/** One "N", "N-M", "N-" or "last" part as a range, or a message saying what is wrong. */
+function parseRange(part: string): PageRange | string {
+  const m = TOKEN.exec(part);
+  if (!m) return `"${part}" is not a page or range (use "N", "N-M", "N-" or "last")`;
+  const start = parseBound(m[1]!);
+  const end = m[2] ? (m[3] ? parseBound(m[3]) : null) : start;
+  if (start === 0 || end === 0) return "pages are numbered from 1";
+  if (start !== LAST && end !== null && end !== LAST && end < start) return `"${part}" ends before it starts`;
+  if (start === LAST && end !== null && end !== LAST) return `"${part}" ends before it starts`;
+  return { start, end };
+}
+
 /** Parses "1-3,7,10-" into ranges, or returns a message saying what is wrong. */
 export function parsePageRanges(spec: string): PageRange[] | string {
   const parts = spec.split(",").map((p) => p.trim());
   if (spec.trim() === "" || parts.some((p) => p === "")) return 'must be a comma-separated list like "1-3,7,10-"';
   const ranges: PageRange[] = [];
   for (const part of parts) {
-    const m = TOKEN.exec(part);
-    if (!m) return `"${part}" is not a page or range (use "N", "N-M", "N-" or "last")`;
-    const start = parseBound(m[1]!);
-    const end = m[2] ? (m[3] ? parseBound(m[3]) : null) : start;
-    if (start === 0 || end === 0) return "pages are numbered from 1";
-    if (start !== LAST && end !== null && end !== LAST && end < start) return `"${part}" ends before it starts`;
-    if (start === LAST && end !== null && end !== LAST) return `"${part}" ends before it starts`;
-    ranges.push({ start, end });
+    const range = parseRange(part);
+    if (typeof range === "string") return range;
+    ranges.push(range);
   }
   return ranges;
 }

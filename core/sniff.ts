@@ -92,34 +92,56 @@ function entryData(read: ZipRead, e: ZipEntryInfo): Buffer | null {
   }
 }
 
-/** The kind of an Office zip from its entries, or null when it is no Office document we accept. */
-export function officeZipKind(entries: readonly ZipEntryInfo[], read: ZipRead): DocKind | null {
-  const byName = new Map<string, ZipEntryInfo>();
-  for (const e of entries) if (!byName.has(normalizeZipName(e.name))) byName.set(normalizeZipName(e.name), e);
-  const text = (name: string): string | null => {
-    const e = byName.get(name);
-    return e ? (entryData(read, e)?.toString("utf8") ?? null) : null;
-  };
-  // ODF: the mimetype entry, else the manifest's root media type (ODF 1.2 part 3, §3.3, §4.2).
-  const mimetype = byName.has("mimetype") ? text("mimetype") : null;
+/** An Office zip's entries by normalized name, the first of duplicates winning, with their text. */
+class ZipIndex {
+  readonly byName = new Map<string, ZipEntryInfo>();
+  readonly #read: ZipRead;
+  constructor(entries: readonly ZipEntryInfo[], read: ZipRead) {
+    this.#read = read;
+    for (const e of entries) if (!this.byName.has(normalizeZipName(e.name))) this.byName.set(normalizeZipName(e.name), e);
+  }
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+  text(name: string): string | null {
+    const e = this.byName.get(name);
+    return e ? (entryData(this.#read, e)?.toString("utf8") ?? null) : null;
+  }
+}
+
+/**
+ * ODF: the mimetype entry, else the manifest's root media type (ODF 1.2 part 3, §3.3, §4.2).
+ * Undefined when the zip says neither (not ODF); null for an ODF type Folio does not accept.
+ */
+function odfKind(zip: ZipIndex): DocKind | null | undefined {
+  const mimetype = zip.has("mimetype") ? zip.text("mimetype") : null;
   if (mimetype !== null) {
     const m = ODF_MIME.exec(mimetype.trim());
     return m && m.index === 0 ? ODF_KINDS[m[1] as keyof typeof ODF_KINDS] : null;
   }
-  const manifest = text("meta-inf/manifest.xml");
+  const manifest = zip.text("meta-inf/manifest.xml");
   const root = manifest && /<manifest:file-entry\b[^>]*manifest:full-path="\/"[^>]*>/.exec(manifest);
   const rootType = root && /manifest:media-type="([^"]*)"/.exec(root[0]);
-  if (rootType) {
-    const m = ODF_MIME.exec(rootType[1]!);
-    return m ? ODF_KINDS[m[1] as keyof typeof ODF_KINDS] : null;
-  }
-  // OOXML: [Content_Types].xml must be there (ECMA-376 part 2, §10.1.2); it names the main part.
-  if (!byName.has("[content_types].xml")) return null;
-  const types = text("[content_types].xml");
+  if (!rootType) return undefined;
+  const m = ODF_MIME.exec(rootType[1]!);
+  return m ? ODF_KINDS[m[1] as keyof typeof ODF_KINDS] : null;
+}
+
+/** OOXML: [Content_Types].xml must be there (ECMA-376 part 2, §10.1.2); it names the main part, else a part folder tells. */
+function ooxmlKind(zip: ZipIndex): DocKind | null {
+  if (!zip.has("[content_types].xml")) return null;
+  const types = zip.text("[content_types].xml");
   for (const [re, kind] of OOXML_MAIN) if (types && re.test(types)) return kind;
-  const names = [...byName.keys()];
+  const names = [...zip.byName.keys()];
   for (const [folder, kind] of OOXML_FOLDERS) if (names.some((n) => n.startsWith(folder))) return kind;
   return null;
+}
+
+/** The kind of an Office zip from its entries, or null when it is no Office document we accept. */
+export function officeZipKind(entries: readonly ZipEntryInfo[], read: ZipRead): DocKind | null {
+  const zip = new ZipIndex(entries, read);
+  const odf = odfKind(zip);
+  return odf === undefined ? ooxmlKind(zip) : odf;
 }
 
 /**

@@ -76,16 +76,18 @@ function parseInput(arg: string): ParsedRunArgs["inputs"][number] {
   return { path: arg, filename: arg.split("/").pop()! };
 }
 
-/** Parses `folio run` arguments (after "run"). */
-export function parseRunArgs(argv: readonly string[], stdin: () => string = () => readFileSync(0, "utf8")): ParsedRunArgs {
-  const [op, ...rest] = argv;
-  const operation = Operation.safeParse(op);
-  if (!operation.success) throw new UsageError(op ? `unknown operation "${op}"` : "missing operation");
-  let options: Record<string, unknown> = {};
-  const flags: [string, unknown][] = [];
-  const inputs: ParsedRunArgs["inputs"] = [];
-  let outDir: string | undefined;
-  let outputFilename: string | undefined;
+/** What the arguments after the operation say, before the flags are merged into the options. */
+interface ScannedArgs {
+  options: Record<string, unknown>;
+  flags: [string, unknown][];
+  inputs: ParsedRunArgs["inputs"];
+  outDir?: string;
+  outputFilename?: string;
+}
+
+/** Walks the arguments after the operation: -o, --options, --output-filename, `--NAME[=VALUE]` flags, inputs (all after `--`). */
+function scanRunArgs(rest: readonly string[], stdin: () => string): ScannedArgs {
+  const out: ScannedArgs = { options: {}, flags: [], inputs: [] };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     const next = (): string => {
@@ -93,17 +95,26 @@ export function parseRunArgs(argv: readonly string[], stdin: () => string = () =
       if (v === undefined) throw new UsageError(`${arg} needs a value`);
       return v;
     };
-    if (arg === "-o" || arg === "--output") outDir = next();
-    else if (arg === "--options") options = readOptions(next(), stdin);
-    else if (arg === "--output-filename") outputFilename = next();
+    if (arg === "-o" || arg === "--output") out.outDir = next();
+    else if (arg === "--options") out.options = readOptions(next(), stdin);
+    else if (arg === "--output-filename") out.outputFilename = next();
     else if (arg === "--") {
-      inputs.push(...rest.slice(i + 1).map(parseInput));
+      out.inputs.push(...rest.slice(i + 1).map(parseInput));
       break;
     } else if (arg.startsWith("--")) {
       const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-      flags.push([name, inline !== undefined ? scalar(inline) : scalar(next())]);
-    } else inputs.push(parseInput(arg));
+      out.flags.push([name, inline !== undefined ? scalar(inline) : scalar(next())]);
+    } else out.inputs.push(parseInput(arg));
   }
+  return out;
+}
+
+/** Parses `folio run` arguments (after "run"). */
+export function parseRunArgs(argv: readonly string[], stdin: () => string = () => readFileSync(0, "utf8")): ParsedRunArgs {
+  const [op, ...rest] = argv;
+  const operation = Operation.safeParse(op);
+  if (!operation.success) throw new UsageError(op ? `unknown operation "${op}"` : "missing operation");
+  const { options, flags, inputs, outDir, outputFilename } = scanRunArgs(rest, stdin);
   for (const [name, value] of flags) setPath(options, name, value);
   if (!outDir) throw new UsageError("missing -o OUTDIR");
   // A convert of a web page (--url) has no input file.

@@ -80,10 +80,21 @@ export function cfbDirectory(buf: Buffer): { entries: CfbEntry[]; firstSector(en
   const shift = buf.readUInt16LE(0x1e);
   if (shift !== 9 && shift !== 12) return null;
   const sectorSize = 1 << shift;
-  const sector = (n: number): Buffer | null => {
+  const sector: SectorReader = (n) => {
     const off = (n + 1) * sectorSize;
     return n >= 0 && off + sectorSize <= buf.length ? buf.subarray(off, off + sectorSize) : null;
   };
+  const entries = readDirectory(buf, readFat(buf, sectorSize, sector), sector);
+  const miniCutoff = buf.readUInt32LE(0x38) || 4096;
+  // Streams below the cutoff live in the mini stream; none of the streams we read is that small.
+  return { entries, firstSector: (e) => (e.size >= miniCutoff ? sector(e.start) : null) };
+}
+
+/** A sector by number, or null past the end of the file. */
+type SectorReader = (n: number) => Buffer | null;
+
+/** The FAT, from the sectors the header's 109 DIFAT slots and the DIFAT sector chain name (MS-CFB §2.5). */
+function readFat(buf: Buffer, sectorSize: number, sector: SectorReader): number[] {
   const fatSectors: number[] = [];
   for (let i = 0; i < 109; i++) fatSectors.push(buf.readInt32LE(0x4c + i * 4));
   for (let d = buf.readInt32LE(0x44), guard = 0; d >= 0 && guard < 1000; guard++) {
@@ -97,6 +108,11 @@ export function cfbDirectory(buf: Buffer): { entries: CfbEntry[]; firstSector(en
     const s = f >= 0 ? sector(f) : null;
     if (s) for (let i = 0; i < sectorSize / 4; i++) fat.push(s.readInt32LE(i * 4));
   }
+  return fat;
+}
+
+/** The directory entries (MS-CFB §2.6), following the directory's sector chain through the FAT; unused entries skipped. */
+function readDirectory(buf: Buffer, fat: readonly number[], sector: SectorReader): CfbEntry[] {
   const entries: CfbEntry[] = [];
   for (let d = buf.readInt32LE(0x30), guard = 0; d >= 0 && guard < 10_000; d = fat[d] ?? -1, guard++) {
     const s = sector(d);
@@ -111,9 +127,7 @@ export function cfbDirectory(buf: Buffer): { entries: CfbEntry[]; firstSector(en
       });
     }
   }
-  const miniCutoff = buf.readUInt32LE(0x38) || 4096;
-  // Streams below the cutoff live in the mini stream; none of the streams we read is that small.
-  return { entries, firstSector: (e) => (e.size >= miniCutoff ? sector(e.start) : null) };
+  return entries;
 }
 
 function oleIsEncrypted(buf: Buffer): boolean {

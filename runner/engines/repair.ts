@@ -132,6 +132,49 @@ export interface Opened {
   repaired: boolean;
 }
 
+/** qpdf read the file, with or without warnings. */
+const readable = (code: number): boolean => code === QPDF_EXIT.OK || code === QPDF_EXIT.WARNINGS;
+
+/** Read without a warning, with pages, and as many as the root's /Count says. */
+const clean = (i: Inspection): boolean => i.code === QPDF_EXIT.OK && i.pages >= 1 && i.pages === i.declared;
+
+/** A file on the way to being opened, and what qpdf last found in it. */
+interface Stage {
+  path: string;
+  inspection: Inspection;
+}
+
+/** 1. qpdf's reconstruction (cross-reference table, trailer, page tree shape), when it warned. */
+async function rewriteWithQpdf(
+  q: QpdfContext,
+  file: string,
+  first: Inspection,
+  filename: string,
+  index: number,
+  passwordFile?: string,
+): Promise<Stage> {
+  if (first.code !== QPDF_EXIT.WARNINGS) return { path: file, inspection: first };
+  const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
+  const rewritten = path.join(q.work, `repaired-${index}.pdf`);
+  // --rotate=+0 changes no page, but makes qpdf walk the page tree before writing, so that the
+  // corrections it makes while walking (a root that is a page, kids listed twice) are written.
+  const res = await exec(q.qpdf, [...pw, path.resolve(file), "--rotate=+0", rewritten], { signal: q.signal });
+  if (!readable(res.code)) throw unreadable(filename, `${first.stderr}\n${res.stderr}`);
+  return { path: rewritten, inspection: await inspect(q, rewritten, passwordFile) };
+}
+
+/**
+ * 2. Page counts that do not match the tree (not for a file opened with the client's password:
+ * qpdf JSON and --check would need it too, and such a file is only ever edited).
+ */
+async function recountPages(q: QpdfContext, stage: Stage, index: number, passwordFile?: string): Promise<Stage> {
+  const now = stage.inspection;
+  if (now.pages < 1 || now.pages === now.declared || passwordFile) return stage;
+  const counted = path.join(q.work, `repaired-${index}-counts.pdf`);
+  if (!(await fixPageCounts(q, stage.path, counted))) return stage;
+  return { path: counted, inspection: await inspect(q, counted) };
+}
+
 /**
  * Opens an input as every operation will, reconstructing it first when qpdf had to repair it
  * (see above). Throws encrypted_input, invalid_pdf or limit_exceeded.
@@ -144,36 +187,13 @@ export async function openOrRepair(
   passwordFile?: string,
 ): Promise<Opened> {
   const { filename, size, index } = input;
-  const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
   const first = await inspect(q, file, passwordFile);
   if (first.needsPassword) throw new JobError("encrypted_input", "The PDF is password-protected; remove the password first.");
-  const clean = (i: Inspection): boolean => i.code === QPDF_EXIT.OK && i.pages >= 1 && i.pages === i.declared;
   if (clean(first)) return { path: file, pages: first.pages, encrypted: first.encrypted, repaired: false };
-  if (first.code !== QPDF_EXIT.OK && first.code !== QPDF_EXIT.WARNINGS) throw unreadable(filename, first.stderr);
-  // 1. qpdf's reconstruction (cross-reference table, trailer, page tree shape), when it warned.
-  let current = file;
-  let now = first;
-  if (first.code === QPDF_EXIT.WARNINGS) {
-    const rewritten = path.join(q.work, `repaired-${index}.pdf`);
-    // --rotate=+0 changes no page, but makes qpdf walk the page tree before writing, so that the
-    // corrections it makes while walking (a root that is a page, kids listed twice) are written.
-    const res = await exec(q.qpdf, [...pw, path.resolve(file), "--rotate=+0", rewritten], { signal: q.signal });
-    if (res.code !== QPDF_EXIT.OK && res.code !== QPDF_EXIT.WARNINGS) throw unreadable(filename, `${first.stderr}\n${res.stderr}`);
-    current = rewritten;
-    now = await inspect(q, current, passwordFile);
-  }
-  // 2. Page counts that do not match the tree (not for a file opened with the client's password:
-  // qpdf JSON and --check would need it too, and such a file is only ever edited).
-  if (now.pages >= 1 && now.pages !== now.declared && !passwordFile) {
-    const counted = path.join(q.work, `repaired-${index}-counts.pdf`);
-    if (await fixPageCounts(q, current, counted)) {
-      current = counted;
-      now = await inspect(q, current);
-    }
-  }
-  if (now.pages < 1 && (now.code === QPDF_EXIT.OK || now.code === QPDF_EXIT.WARNINGS)) {
-    throw new JobError("invalid_pdf", `Input "${filename}" has no pages, even after repair.`);
-  }
+  if (!readable(first.code)) throw unreadable(filename, first.stderr);
+  const rewritten = await rewriteWithQpdf(q, file, first, filename, index, passwordFile);
+  const { path: current, inspection: now } = await recountPages(q, rewritten, index, passwordFile);
+  if (now.pages < 1 && readable(now.code)) throw new JobError("invalid_pdf", `Input "${filename}" has no pages, even after repair.`);
   if (!clean(now)) throw unreadable(filename, `${first.stderr}\n${now.stderr}${now.pages !== now.declared ? "\npage tree" : ""}`);
   if (!passwordFile) await checkReconstruction(q, current, filename, size, limits);
   return { path: current, pages: now.pages, encrypted: now.encrypted, repaired: true };

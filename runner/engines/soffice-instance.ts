@@ -184,23 +184,17 @@ export class SofficeInstance {
     for (;;) {
       if (deadline.aborted) throw new Error(`LibreOffice did not become ready within ${this.opts.startTimeoutMs} ms`);
       if (!this.alive) throw new Error(`LibreOffice exited during start: ${this.lastOutput.join(" | ")}`);
-      if (this.binPid === null && this.pid !== null) {
-        this.binPid = (await processGroupMembers(this.pid)).find((p) => p.comm === "soffice.bin")?.pid ?? null;
-      }
-      let candidate: string | null = (await stat(expected).catch(() => null))?.isSocket() ? expected : null;
-      // Fallback when LibreOffice spelled the profile URL differently from us: ask /proc.
-      if (!candidate && this.binPid !== null && Date.now() - started > 3000) candidate = await findPipeOfProcess(this.binPid);
-      if (candidate) {
-        try {
-          await ipcPing(candidate, deadline);
-          return candidate;
-        } catch (err) {
-          if (!(err instanceof IpcUnavailable)) throw err;
-          // Not listening yet, or a first-start restart (exit code 81) is under way: try again.
-        }
-      }
+      if (this.binPid === null && this.pid !== null) this.binPid = await officeBinPid(this.pid);
+      const candidate = await this.pipeCandidate(expected, Date.now() - started);
+      if (candidate && (await answers(candidate, deadline))) return candidate;
       await sleep(50);
     }
+  }
+
+  /** The socket where we expect it, else (after 3 s) the one soffice.bin has open, when LibreOffice spelled the profile URL differently from us. */
+  private async pipeCandidate(expected: string, elapsedMs: number): Promise<string | null> {
+    if ((await stat(expected).catch(() => null))?.isSocket()) return expected;
+    return this.binPid !== null && elapsedMs > 3000 ? findPipeOfProcess(this.binPid) : null;
   }
 
   /**
@@ -224,7 +218,7 @@ export class SofficeInstance {
     if (!/^Name:\s+soffice\.bin$/m.test(status) && this.pid !== null) {
       // oosplash restarts soffice.bin when it asks for it (exit code 81, e.g. after first-start
       // profile migration): look the office up again in our process group.
-      this.binPid = (await processGroupMembers(this.pid)).find((p) => p.comm === "soffice.bin")?.pid ?? null;
+      this.binPid = await officeBinPid(this.pid);
       status = this.binPid === null ? "" : await readFile(`/proc/${this.binPid}/status`, "utf8").catch(() => "");
     }
     const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
@@ -270,5 +264,21 @@ export class SofficeInstance {
     if (this.socketPath) await unlink(this.socketPath).catch(() => undefined);
     if (this.ipcDir) await rm(this.ipcDir, RM_RETRYING);
     await rm(this.dir, RM_RETRYING);
+  }
+}
+
+/** soffice.bin's pid in the process group oosplash leads, or null while it has not started. */
+async function officeBinPid(groupLeader: number): Promise<number | null> {
+  return (await processGroupMembers(groupLeader)).find((p) => p.comm === "soffice.bin")?.pid ?? null;
+}
+
+/** Whether the office answers on `socket`; false while it is not listening yet or a first-start restart (exit code 81) is under way. */
+async function answers(socket: string, deadline: AbortSignal): Promise<boolean> {
+  try {
+    await ipcPing(socket, deadline);
+    return true;
+  } catch (err) {
+    if (!(err instanceof IpcUnavailable)) throw err;
+    return false;
   }
 }

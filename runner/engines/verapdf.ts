@@ -46,6 +46,36 @@ export function verapdfJar(config: Pick<Config, "FOLIO_VERAPDF_JAR">): string {
   return path.isAbsolute(config.FOLIO_VERAPDF_JAR) ? config.FOLIO_VERAPDF_JAR : path.join(ROOT, config.FOLIO_VERAPDF_JAR);
 }
 
+/** The part of a veraPDF validation result Folio reads. */
+interface VerapdfResult {
+  compliant?: boolean;
+  profileName?: string;
+  details?: { passedRules?: number; passedChecks?: number; ruleSummaries?: RuleSummary[] };
+}
+
+/** veraPDF's JSON report: the build's version and the first job's result (none when the output is no such report). */
+function parseReport(stdout: string): { version: string; result: VerapdfResult | undefined } {
+  let version = "veraPDF";
+  try {
+    const report = (
+      JSON.parse(stdout) as {
+        report: { buildInformation?: { releaseDetails?: { id: string; version: string }[] }; jobs: { validationResult?: unknown[] }[] };
+      }
+    ).report;
+    const core = report.buildInformation?.releaseDetails?.find((d) => d.id === "core");
+    if (core) version = `veraPDF ${core.version}`;
+    return { version, result: report.jobs[0]?.validationResult?.[0] as VerapdfResult | undefined };
+  } catch {
+    return { version, result: undefined };
+  }
+}
+
+/** The clauses the first failed rules come from, for the message. */
+function brokenClauses(result: VerapdfResult): string {
+  const broken = (result.details?.ruleSummaries ?? []).slice(0, 5).map((r) => `${r.specification ?? "ISO 19005"} ${r.clause ?? "?"}`);
+  return [...new Set(broken)].join(", ") || "the profile";
+}
+
 /** Validates `file` as `target`; returns the summary, or throws conversion_failed when it does not conform. */
 export async function validatePdfa(
   ctx: { config: Config; signal: AbortSignal; log: Logger },
@@ -74,41 +104,20 @@ export async function validatePdfa(
   const res = await exec(ctx.config.FOLIO_JAVA, args, { signal: ctx.signal, maxOutput: 32 * 1024 * 1024 }).finally(() =>
     rm(jar, { force: true }),
   );
-  let result:
-    | {
-        compliant?: boolean;
-        profileName?: string;
-        details?: { passedRules?: number; passedChecks?: number; ruleSummaries?: RuleSummary[] };
-      }
-    | undefined;
-  let version = "veraPDF";
-  try {
-    const report = (
-      JSON.parse(res.stdout) as {
-        report: { buildInformation?: { releaseDetails?: { id: string; version: string }[] }; jobs: { validationResult?: unknown[] }[] };
-      }
-    ).report;
-    const core = report.buildInformation?.releaseDetails?.find((d) => d.id === "core");
-    if (core) version = `veraPDF ${core.version}`;
-    result = report.jobs[0]?.validationResult?.[0] as typeof result;
-  } catch {
-    result = undefined;
-  }
+  const { version, result } = parseReport(res.stdout);
   if (!result || typeof result.compliant !== "boolean") {
     ctx.log.error({ code: res.code, stderr: res.stderr.slice(-2000) }, "veraPDF gave no verdict");
     throw new Error(`veraPDF gave no verdict (exit ${res.code})`);
   }
-  const profile = result.profileName ?? `PDF/A-${flavour.toUpperCase()}`;
   if (!result.compliant) {
-    const broken = (result.details?.ruleSummaries ?? []).slice(0, 5).map((r) => `${r.specification ?? "ISO 19005"} ${r.clause ?? "?"}`);
     throw new JobError(
       "conversion_failed",
-      `The output does not validate as PDF/A-${flavour.toUpperCase()} (${version}): it breaks ${[...new Set(broken)].join(", ") || "the profile"}.`,
+      `The output does not validate as PDF/A-${flavour.toUpperCase()} (${version}): it breaks ${brokenClauses(result)}.`,
     );
   }
   return {
     validator: version,
-    profile,
+    profile: result.profileName ?? `PDF/A-${flavour.toUpperCase()}`,
     compliant: true,
     passed_rules: result.details?.passedRules ?? 0,
     passed_checks: result.details?.passedChecks ?? 0,

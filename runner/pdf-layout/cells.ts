@@ -17,23 +17,29 @@ const CURRENCY = new RegExp(`^([$€£¥₹]|(?:${CODES})\\s)?\\s*(.*?)\\s*([$�
 const GROUPED = /^\d{1,3}(?:([,.\u00a0\u202f' ])\d{3})+(?:([.,])(\d+))?$/u;
 const PLAIN = /^(\d+)(?:([.,])(\d+))?$/;
 
+type ParsedNumber = { value: number; decimals: number; grouped: boolean };
+
+/** Digits with a thousands separator and maybe a decimal part; null when both separators are the same. */
+function groupedNumber(s: string, [, group, dec, frac]: RegExpExecArray): ParsedNumber | null {
+  if (dec && dec === group) return null;
+  const intPart = (dec ? s.slice(0, s.length - (frac!.length + 1)) : s).split(group!).join("");
+  return { value: Number(`${intPart}${frac ? "." + frac : ""}`), decimals: frac?.length ?? 0, grouped: true };
+}
+
+/** Digits with maybe a decimal part; null for a zero-led integer ("007": an identifier, not a number). */
+function plainNumber([, int, , frac]: RegExpExecArray): ParsedNumber | null {
+  if (int!.length > 1 && int!.startsWith("0") && !frac) return null;
+  return { value: Number(`${int}${frac ? "." + frac : ""}`), decimals: frac?.length ?? 0, grouped: false };
+}
+
 /** A number written with separators, or null. Returns its decimals and whether it was grouped. */
-function parseNumber(s: string): { value: number; decimals: number; grouped: boolean } | null {
+function parseNumber(s: string): ParsedNumber | null {
   const grouped = GROUPED.exec(s);
   // A single "." before three digits is a decimal point ("1.234"), not a thousands separator.
   const loneDot = grouped?.[1] === "." && !grouped[2] && s.split(".").length === 2;
-  if (grouped && !loneDot) {
-    const [, group, dec, frac] = grouped;
-    if (dec && dec === group) return null;
-    const intPart = (dec ? s.slice(0, s.length - (frac!.length + 1)) : s).split(group!).join("");
-    return { value: Number(`${intPart}${frac ? "." + frac : ""}`), decimals: frac?.length ?? 0, grouped: true };
-  }
+  if (grouped && !loneDot) return groupedNumber(s, grouped);
   const plain = PLAIN.exec(s);
-  if (plain) {
-    const [, int, , frac] = plain;
-    if (int!.length > 1 && int!.startsWith("0") && !frac) return null; // "007": an identifier, not a number
-    return { value: Number(`${int}${frac ? "." + frac : ""}`), decimals: frac?.length ?? 0, grouped: false };
-  }
+  if (plain) return plainNumber(plain);
   if (/^\d+(?:\.\d+)?[eE][+-]?\d+$/.test(s)) return { value: Number(s), decimals: 0, grouped: false };
   return null;
 }
@@ -56,8 +62,17 @@ function numberFormat(
   return fmt === "0" ? undefined : fmt;
 }
 
-/** The numeric value of a printed number with sign, parentheses, percent and currency, or null. */
-function typedNumber(text: string): { value: number; numFmt?: string } | null {
+/** A printed number's text without its decorations, and what they were. */
+interface Stripped {
+  digits: string;
+  negative: boolean;
+  parens: boolean;
+  percent: boolean;
+  currency: string | undefined;
+}
+
+/** Takes off parentheses, a sign (before or after a currency), a percent sign and a currency sign or code. */
+function stripDecorations(text: string): Stripped {
   let s = text.trim().replace(/\u2212/g, "-");
   const parens = /^\(.*\)$/.test(s);
   if (parens) s = s.slice(1, -1).trim();
@@ -69,7 +84,13 @@ function typedNumber(text: string): { value: number; numFmt?: string } | null {
   const currency = cur?.[1] ?? cur?.[3];
   if (cur && currency) s = cur[2]!;
   if (s.startsWith("-") && !negative) [negative, s] = [true, s.slice(1)];
-  const n = parseNumber(s);
+  return { digits: s, negative, parens, percent, currency };
+}
+
+/** The numeric value of a printed number with sign, parentheses, percent and currency, or null. */
+function typedNumber(text: string): { value: number; numFmt?: string } | null {
+  const { digits, negative, parens, percent, currency } = stripDecorations(text);
+  const n = parseNumber(digits);
   if (!n) return null;
   let value = n.value * (negative || parens ? -1 : 1);
   if (percent) value = Number((value / 100).toPrecision(15));
@@ -94,40 +115,58 @@ function validDate(y: number, m: number, d: number): Date | null {
 /** Two-digit years as spreadsheets read them: 00–29 → 2000s, 30–99 → 1900s. */
 const fullYear = (y: string): number => (y.length === 2 ? (Number(y) < 30 ? 2000 : 1900) + Number(y) : Number(y));
 
+type TypedDate = { value: Date; numFmt: string };
+
+/** 2024-03-15 or 2024/03/15. */
+function isoDate(m: RegExpExecArray, s: string): TypedDate | null {
+  const date = validDate(Number(m[1]), Number(m[2]), Number(m[3]));
+  return date ? { value: date, numFmt: s.includes("/") ? "yyyy/mm/dd" : "yyyy-mm-dd" } : null;
+}
+
+/** 15.03.2024, 3/15/24, 15-03-2024: numbers only. */
+function numericDate(m: RegExpExecArray): TypedDate | null {
+  const [a, sep, b, y] = [Number(m[1]), m[2]!, Number(m[3]), m[4]!];
+  const yy = y.length === 2 ? "yy" : "yyyy";
+  // Dots are day.month (European); slashes are month/day unless the first number cannot be a month.
+  const dayFirst = sep === "." || a > 12;
+  const date = dayFirst ? validDate(fullYear(y), b, a) : validDate(fullYear(y), a, b);
+  // Printed without leading zeros ("5/3/2019") the format has none either (m/d/yyyy).
+  const pad = m[1]!.length === 2 && m[3]!.length === 2;
+  const [d, mo] = pad ? ["dd", "mm"] : ["d", "m"];
+  const fmt = dayFirst ? `${d}${sep}${mo}${sep}${yy}` : `${mo}${sep}${d}${sep}${yy}`;
+  return date ? { value: date, numFmt: fmt } : null;
+}
+
+/** 15 Mar 2024, 15-March-24. */
+function dayMonthNameDate(m: RegExpExecArray): TypedDate | null {
+  const [name, y] = [m[3]!, m[4]!];
+  const month = monthOf(name);
+  const date = month ? validDate(fullYear(y), month, Number(m[1])) : null;
+  const fmt = [m[1]!.startsWith("0") ? "dd" : "d", name.length > 3 ? "mmmm" : "mmm", y.length === 2 ? "yy" : "yyyy"].join(m[2]);
+  return date ? { value: date, numFmt: fmt } : null;
+}
+
+/** Mar 15, 2024. */
+function monthNameDayDate(m: RegExpExecArray): TypedDate | null {
+  const month = monthOf(m[1]!);
+  const date = month ? validDate(Number(m[3]), month, Number(m[2])) : null;
+  return date ? { value: date, numFmt: m[1]!.length > 3 ? "mmmm d, yyyy" : "mmm d, yyyy" } : null;
+}
+
+/** The date forms read, each with the reader of its match; the first form that matches decides. */
+const DATE_FORMS: readonly [RegExp, (m: RegExpExecArray, s: string) => TypedDate | null][] = [
+  [/^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/, isoDate],
+  [/^(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})$/, numericDate],
+  [/^(\d{1,2})([ -])([A-Za-z]{3,9})\.?\2(\d{4}|\d{2})$/, dayMonthNameDate],
+  [/^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4})$/, monthNameDayDate],
+];
+
 /** A printed date, or null. */
-function typedDate(text: string): { value: Date; numFmt: string } | null {
+function typedDate(text: string): TypedDate | null {
   const s = text.trim();
-  let m = /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/.exec(s);
-  if (m) {
-    const date = validDate(Number(m[1]), Number(m[2]), Number(m[3]));
-    return date ? { value: date, numFmt: s.includes("/") ? "yyyy/mm/dd" : "yyyy-mm-dd" } : null;
-  }
-  m = /^(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})$/.exec(s);
-  if (m) {
-    const [a, sep, b, y] = [Number(m[1]), m[2]!, Number(m[3]), m[4]!];
-    const yy = y.length === 2 ? "yy" : "yyyy";
-    // Dots are day.month (European); slashes are month/day unless the first number cannot be a month.
-    const dayFirst = sep === "." || a > 12;
-    const date = dayFirst ? validDate(fullYear(y), b, a) : validDate(fullYear(y), a, b);
-    // Printed without leading zeros ("5/3/2019") the format has none either (m/d/yyyy).
-    const pad = m[1]!.length === 2 && m[3]!.length === 2;
-    const [d, mo] = pad ? ["dd", "mm"] : ["d", "m"];
-    const fmt = dayFirst ? `${d}${sep}${mo}${sep}${yy}` : `${mo}${sep}${d}${sep}${yy}`;
-    return date ? { value: date, numFmt: fmt } : null;
-  }
-  m = /^(\d{1,2})([ -])([A-Za-z]{3,9})\.?\2(\d{4}|\d{2})$/.exec(s);
-  if (m) {
-    const [name, y] = [m[3]!, m[4]!];
-    const month = monthOf(name);
-    const date = month ? validDate(fullYear(y), month, Number(m[1])) : null;
-    const fmt = [m[1]!.startsWith("0") ? "dd" : "d", name.length > 3 ? "mmmm" : "mmm", y.length === 2 ? "yy" : "yyyy"].join(m[2]);
-    return date ? { value: date, numFmt: fmt } : null;
-  }
-  m = /^([A-Za-z]{3,9})\.? (\d{1,2}), (\d{4})$/.exec(s);
-  if (m) {
-    const month = monthOf(m[1]!);
-    const date = month ? validDate(Number(m[3]), month, Number(m[2])) : null;
-    return date ? { value: date, numFmt: m[1]!.length > 3 ? "mmmm d, yyyy" : "mmm d, yyyy" } : null;
+  for (const [re, read] of DATE_FORMS) {
+    const m = re.exec(s);
+    if (m) return read(m, s);
   }
   return null;
 }

@@ -122,9 +122,27 @@ function around(line: PieceLine, g: Gap): [Piece | null, Piece | null] {
 }
 
 /**
+ * Two pieces either side of a gap that read as one value together ("$" "0.61", "98" "452" with a
+ * space for thousands), or a list marker before its text, when set close (a currency sign at its
+ * cell's edge is the value's, however far from it).
+ */
+function readAsOne(l: Piece, r: Piece, size: number): boolean {
+  const close = r.x0 - l.x1 <= WORD_SPACE * 1.5 * size;
+  const sign = /^[$€£¥₹]$/.test(pieceText(l)) || pieceText(r) === "%";
+  return (close || sign) && (isMarker(l.items) || isValueText(`${pieceText(l)} ${pieceText(r)}`));
+}
+
+/** Gaps no wider than a word space and (on two lines or more) all of one width: spacing inside a column. */
+function wordSpacing(widths: readonly number[], size: number): boolean {
+  const widest = maxOf(widths, (w) => w);
+  const spread = widest - minOf(widths, (w) => w);
+  return widest <= WORD_SPACE * size && (widths.length < 2 || spread <= 0.12 * size);
+}
+
+/**
  * Whether a gap is a column gap (see the header) rather than a word space inside a column. Two
- * pieces that read as one value together ("$" "0.61", "98" "452" with a space for thousands) and a
- * list marker before its text are one cell's, however regularly they line up.
+ * pieces that read as one value together and a list marker before its text are one cell's
+ * (readAsOne), however regularly they line up.
  */
 function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
   const widths: number[] = [];
@@ -137,19 +155,13 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
     widths.push(r.x0 - l.x1);
     sizes += line.size;
     if (l.value || r.value) values++;
-    const close = r.x0 - l.x1 <= WORD_SPACE * 1.5 * line.size;
-    // A currency sign set at its cell's edge is the value's, however far from it.
-    const sign = /^[$€£¥₹]$/.test(pieceText(l)) || pieceText(r) === "%";
-    if ((close || sign) && (isMarker(l.items) || isValueText(`${pieceText(l)} ${pieceText(r)}`))) joined++;
+    if (readAsOne(l, r, line.size)) joined++;
   }
   // A column gap has text on both sides on two lines at least (one, in a table of two lines).
   if (widths.length < Math.min(2, lines.length)) return false;
   if (joined >= 0.8 * widths.length) return false;
   if (values * 2 >= widths.length) return true;
-  const size = sizes / widths.length;
-  const widest = maxOf(widths, (w) => w);
-  const spread = widest - minOf(widths, (w) => w);
-  return !(widest <= WORD_SPACE * size && (widths.length < 2 || spread <= 0.12 * size));
+  return !wordSpacing(widths, sizes / widths.length);
 }
 
 /**

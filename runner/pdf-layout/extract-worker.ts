@@ -93,39 +93,49 @@ interface Run {
   weight: number;
 }
 
+/** The innermost marked-content id open, as the stack of begin/end operators leaves it. */
+function trackMarks(marks: (string | null)[], it: PdfjsTextItem): void {
+  if (it.type === "beginMarkedContentProps" || it.type === "beginMarkedContent") marks.push(it.id ?? null);
+  else if (it.type === "endMarkedContent") marks.pop();
+}
+
+/** One pdfjs text item as a run, or null for one that shows nothing (no text, nothing opaque, or too small to read). */
+function textRun(page: pdfjs.PDFPageProxy, it: PdfjsTextItem, view: Matrix, fonts: Map<string, string>, mcid: string | null): Run | null {
+  if (it.str === undefined || !it.transform) return null;
+  const width = it.width ?? 0;
+  // Private-use code points are glyphs without a Unicode meaning (symbol-font bullets); control
+  // characters (U+0003 from a broken cmap) are no text a reader sees.
+  const text = it.str.replace(/[\p{Co}\p{Cc}]/gu, "");
+  const opaque = text === "" && it.str !== "" ? true : it.str === "" && width > 0;
+  if (text.trim() === "" && !opaque) return null;
+  const m = multiply(it.transform as unknown as Matrix, view);
+  const size = Math.hypot(m[2], m[3]);
+  if (!(size > 0.5)) return null;
+  const font = fontNameOf(page, it.fontName ?? "", fonts);
+  const turn = quarterTurn(m);
+  return {
+    item: {
+      text: opaque ? "" : text,
+      ...extent(m, width, size, turn),
+      size,
+      font,
+      bold: /bold|black|heavy|semibold|demi/i.test(font),
+      italic: /italic|oblique/i.test(font),
+      mcid,
+      opaque,
+    },
+    turn,
+    weight: text.trim().length,
+  };
+}
+
 function textRuns(page: pdfjs.PDFPageProxy, raw: PdfjsTextItem[], view: Matrix, fonts: Map<string, string>): Run[] {
   const runs: Run[] = [];
   const marks: (string | null)[] = [];
   for (const it of raw) {
-    if (it.type === "beginMarkedContentProps" || it.type === "beginMarkedContent") marks.push(it.id ?? null);
-    else if (it.type === "endMarkedContent") marks.pop();
-    if (it.str === undefined || !it.transform) continue;
-    const width = it.width ?? 0;
-    // Private-use code points are glyphs without a Unicode meaning (symbol-font bullets); control
-    // characters (U+0003 from a broken cmap) are no text a reader sees.
-    const text = it.str.replace(/[\p{Co}\p{Cc}]/gu, "");
-    const opaque = text === "" && it.str !== "" ? true : it.str === "" && width > 0;
-    if (text.trim() === "" && !opaque) continue;
-    const m = multiply(it.transform as unknown as Matrix, view);
-    const size = Math.hypot(m[2], m[3]);
-    if (!(size > 0.5)) continue;
-    const font = fontNameOf(page, it.fontName ?? "", fonts);
-    const mcid = marks.findLast((id) => id !== null) ?? null;
-    const turn = quarterTurn(m);
-    runs.push({
-      item: {
-        text: opaque ? "" : text,
-        ...extent(m, width, size, turn),
-        size,
-        font,
-        bold: /bold|black|heavy|semibold|demi/i.test(font),
-        italic: /italic|oblique/i.test(font),
-        mcid,
-        opaque,
-      },
-      turn,
-      weight: text.trim().length,
-    });
+    trackMarks(marks, it);
+    const run = textRun(page, it, view, fonts, marks.findLast((id) => id !== null) ?? null);
+    if (run) runs.push(run);
   }
   return runs;
 }

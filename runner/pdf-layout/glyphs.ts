@@ -132,6 +132,11 @@ class RunBuilder {
   }
 }
 
+/** Text drawn left to right on a horizontal baseline in device space (y grows downward in the viewport), neither skewed nor mirrored. */
+function isUpright(trm: Matrix, hScale: number): boolean {
+  return Math.abs(trm[1]) < 1e-6 && Math.abs(trm[2]) < 1e-6 && trm[0] * hScale > 0 && trm[3] < 0;
+}
+
 /** Draws one showText operation: glyph boxes into `out`, the text position advanced. */
 function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBuilder): void {
   const font = st.font;
@@ -141,7 +146,7 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   const widthScale = size * (font.fontMatrix?.[0] ?? 0.001);
   const hScale = st.hScale * direction;
   const trm = multiply(st.tm, st.ctm);
-  const upright = Math.abs(trm[1]) < 1e-6 && Math.abs(trm[2]) < 1e-6 && trm[0] * hScale > 0 && trm[3] < 0;
+  const upright = isUpright(trm, hScale);
   const deviceSize = size * Math.abs(trm[3]);
   const base = trm[3] * (st.y + st.rise) + trm[5];
   out.show();
@@ -167,51 +172,72 @@ function moveText(st: TextState, tx: number, ty: number): void {
   st.y = st.lineY += ty;
 }
 
+type FontLookup = (name: string) => FontMetrics | null;
+type TextStateHandler = (st: TextState, a: unknown[], font: FontLookup) => void;
+
+/** The operator's numeric operand `k` (0 when missing or not a number). */
+const num = (a: unknown[], k: number): number => Number(a[k]) || 0;
+
+function setFont(st: TextState, font: FontLookup, name: unknown, size: unknown): void {
+  st.font = font(String(name));
+  st.fontSize = Number(size) || 0;
+}
+
+/** A new text object or text matrix puts the position back at the start of the matrix. */
+function setTextMatrix(st: TextState, tm: Matrix): void {
+  Object.assign(st, { tm, x: 0, y: 0, lineX: 0, lineY: 0 });
+}
+
+/** The text-state operators (ISO 32000-1 §9.3, §9.4.2) and what each does to the state. */
+const TEXT_STATE_OPS: readonly [keyof TextOpCodes, TextStateHandler][] = [
+  ["beginText", (st) => setTextMatrix(st, IDENTITY)],
+  ["setTextMatrix", (st, a) => setTextMatrix(st, Array.from((a.length === 1 ? a[0] : a) as ArrayLike<number>) as unknown as Matrix)],
+  ["moveText", (st, a) => moveText(st, num(a, 0), num(a, 1))],
+  [
+    "setLeadingMoveText",
+    (st, a) => {
+      st.leading = num(a, 1);
+      moveText(st, num(a, 0), num(a, 1));
+    },
+  ],
+  ["nextLine", (st) => moveText(st, 0, st.leading)],
+  ["setLeading", (st, a) => (st.leading = -num(a, 0))],
+  ["setCharSpacing", (st, a) => (st.charSpacing = num(a, 0))],
+  ["setWordSpacing", (st, a) => (st.wordSpacing = num(a, 0))],
+  ["setHScale", (st, a) => (st.hScale = num(a, 0) / 100)],
+  ["setTextRise", (st, a) => (st.rise = num(a, 0))],
+  ["setFont", (st, a, font) => setFont(st, font, a[0], a[1])],
+  [
+    "setGState",
+    (st, a, font) => {
+      for (const [key, value] of (a[0] ?? []) as [string, unknown][])
+        if (key === "Font" && Array.isArray(value)) setFont(st, font, value[0], value[1]);
+    },
+  ],
+];
+
 /** Applies a text-state operator (position, spacing, font) to `st`; other operators change nothing. */
-function textStateOp(
-  st: TextState,
-  fn: number | undefined,
-  a: unknown[],
-  OPS: TextOpCodes,
-  font: (name: string) => FontMetrics | null,
-): void {
-  const n = (k: number): number => Number(a[k]) || 0;
-  const setFont = (name: unknown, size: unknown): void => {
-    st.font = font(String(name));
-    st.fontSize = Number(size) || 0;
-  };
-  if (fn === OPS.beginText) Object.assign(st, { tm: IDENTITY, x: 0, y: 0, lineX: 0, lineY: 0 });
-  else if (fn === OPS.setTextMatrix)
-    Object.assign(st, {
-      tm: Array.from((a.length === 1 ? a[0] : a) as ArrayLike<number>) as unknown as Matrix,
-      x: 0,
-      y: 0,
-      lineX: 0,
-      lineY: 0,
-    });
-  else if (fn === OPS.moveText) moveText(st, n(0), n(1));
-  else if (fn === OPS.setLeadingMoveText) {
-    st.leading = n(1);
-    moveText(st, n(0), n(1));
-  } else if (fn === OPS.nextLine) moveText(st, 0, st.leading);
-  else if (fn === OPS.setLeading) st.leading = -n(0);
-  else if (fn === OPS.setCharSpacing) st.charSpacing = n(0);
-  else if (fn === OPS.setWordSpacing) st.wordSpacing = n(0);
-  else if (fn === OPS.setHScale) st.hScale = n(0) / 100;
-  else if (fn === OPS.setTextRise) st.rise = n(0);
-  else if (fn === OPS.setFont) setFont(a[0], a[1]);
-  else if (fn === OPS.setGState) {
-    for (const [key, value] of (a[0] ?? []) as [string, unknown][]) if (key === "Font" && Array.isArray(value)) setFont(value[0], value[1]);
-  }
+function textStateOp(st: TextState, fn: number | undefined, a: unknown[], OPS: TextOpCodes, font: FontLookup): void {
+  const handler = TEXT_STATE_OPS.find(([name]) => fn === OPS[name]);
+  handler?.[1](st, a, font);
+}
+
+/** Whether `fn` is the operator `code`, which this pdfjs may not have (an optional code never matches). */
+const isOp = (fn: number | undefined, code: number | undefined): boolean => code !== undefined && fn === code;
+
+/** The state an annotation's appearance is drawn in: pdfjs draws it from the page's own transform, its matrix, then the placement. */
+function annotationState(st: TextState, a: unknown[], view: Matrix): TextState {
+  const ctm = multiply(multiply((a[3] ?? IDENTITY) as Matrix, (a[2] ?? IDENTITY) as Matrix), view);
+  return { ...st, ctm, tm: IDENTITY, x: 0, y: 0, lineX: 0, lineY: 0 };
+}
+
+/** A copy of the state for `q` or a form XObject (whose matrix, if any, applies inside it). */
+function nestedState(st: TextState, formMatrix: unknown): TextState {
+  return formMatrix ? { ...st, ctm: multiply(formMatrix as Matrix, st.ctm) } : { ...st };
 }
 
 /** The glyph runs of a page. `view` is the viewport transform; `font` resolves a loaded font name. */
-export function glyphRuns(
-  ops: { fnArray: number[]; argsArray: unknown[] },
-  OPS: TextOpCodes,
-  view: Matrix,
-  font: (name: string) => FontMetrics | null,
-): GlyphRun[] {
+export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, view: Matrix, font: FontLookup): GlyphRun[] {
   const out = new RunBuilder();
   const stack: TextState[] = [];
   let st: TextState = {
@@ -232,26 +258,17 @@ export function glyphRuns(
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
     const a = (ops.argsArray[i] ?? []) as unknown[];
-    if (fn !== undefined && fn === OPS.beginAnnotation) {
-      // pdfjs draws an appearance from the page's own transform: its matrix, then the placement.
+    const form = fn === OPS.paintFormXObjectBegin;
+    if (isOp(fn, OPS.beginAnnotation)) {
       stack.push(st);
-      st = {
-        ...st,
-        ctm: multiply(multiply((a[3] ?? IDENTITY) as Matrix, (a[2] ?? IDENTITY) as Matrix), view),
-        tm: IDENTITY,
-        x: 0,
-        y: 0,
-        lineX: 0,
-        lineY: 0,
-      };
+      st = annotationState(st, a, view);
       out.annotation = true;
-    } else if (fn !== undefined && fn === OPS.endAnnotation) {
+    } else if (isOp(fn, OPS.endAnnotation)) {
       st = stack.pop() ?? st;
       out.annotation = false;
-    } else if (fn === OPS.save || fn === OPS.paintFormXObjectBegin) {
+    } else if (fn === OPS.save || form) {
       stack.push(st);
-      st = { ...st };
-      if (fn === OPS.paintFormXObjectBegin && a[0]) st.ctm = multiply(a[0] as Matrix, st.ctm);
+      st = nestedState(st, form ? a[0] : undefined);
     } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) st = stack.pop() ?? st;
     else if (fn === OPS.transform) st.ctm = multiply(a as unknown as Matrix, st.ctm);
     else if (fn === OPS.showText) showText(st, (a[0] ?? []) as (Glyph | number)[], out);

@@ -177,6 +177,76 @@ export interface OperatorList {
   argsArray: unknown[];
 }
 
+type ImageLookup = (id: string) => RawImage | null;
+
+/** Walks a page's operators in order, keeping the graphics state, and collects the rules and images they draw. */
+class GraphicsCollector {
+  readonly rules: Rule[] = [];
+  readonly images: PageImage[] = [];
+  /** Image placements passed over because no images are wanted. */
+  skipped = 0;
+  readonly #OPS: OpCodes;
+  readonly #image: ImageLookup | null;
+  readonly #stack: State[] = [];
+  #st: State;
+  /** An image placed several times is converted once: its placements share one pixel buffer. */
+  readonly #converted = new Map<RawImage, ReturnType<typeof pixelsOf>>();
+  readonly #filled: Set<number>;
+  readonly #stroked: Set<number>;
+
+  constructor(OPS: OpCodes, view: Matrix, image: ImageLookup | null) {
+    this.#OPS = OPS;
+    this.#image = image;
+    this.#st = { ctm: view, fillLight: false, strokeLight: false };
+    this.#filled = new Set([OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
+    this.#stroked = new Set([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
+  }
+
+  /** Graphics-state operators: true when `fn` was one. */
+  stateOp(fn: number | undefined, args: unknown[] | null): boolean {
+    const OPS = this.#OPS;
+    if (fn === OPS.save || (fn === OPS.paintFormXObjectBegin && args)) {
+      this.#stack.push(this.#st);
+      this.#st = { ...this.#st };
+      const matrix = fn === OPS.paintFormXObjectBegin ? (args![0] as Matrix | null) : null;
+      if (matrix) this.#st.ctm = multiply(matrix, this.#st.ctm);
+    } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) this.#st = this.#stack.pop() ?? this.#st;
+    else if (fn === OPS.transform && args) this.#st.ctm = multiply(args as unknown as Matrix, this.#st.ctm);
+    else if (fn === OPS.setFillRGBColor && args) this.#st.fillLight = isLight(args[0]);
+    else if (fn === OPS.setStrokeRGBColor && args) this.#st.strokeLight = isLight(args[0]);
+    else return false;
+    return true;
+  }
+
+  /** A path painted (constructPath's paint operator and data): its rules, unless painted in a light colour. */
+  path(args: unknown[]): void {
+    const paint = args[0] as number;
+    const data = (args[1] as ArrayLike<number>[] | undefined)?.[0];
+    if (!data) return;
+    const paths = mapPaths(subpaths(data), this.#st.ctm);
+    if (this.#stroked.has(paint) && !this.#st.strokeLight) this.rules.push(...strokedRules(paths));
+    if (this.#filled.has(paint) && !this.#st.fillLight) this.rules.push(...filledRules(paths));
+  }
+
+  /** An image XObject (by id) or an inline image (its data) placed by the current matrix. */
+  paintImage(fn: number | undefined, args: unknown[]): void {
+    if (!this.#image) {
+      this.skipped++;
+      return;
+    }
+    const raw = fn === this.#OPS.paintImageXObject ? this.#image(String(args[0])) : (args[0] as RawImage);
+    if (raw) this.#place(raw, this.#st.ctm);
+  }
+
+  #place(raw: RawImage, m: Matrix): void {
+    const box = imageBox(m);
+    if (!box) return;
+    if (!this.#converted.has(raw)) this.#converted.set(raw, pixelsOf(raw));
+    const px = this.#converted.get(raw);
+    if (px) this.images.push({ ...box, width: raw.width, height: raw.height, ...px });
+  }
+}
+
 /**
  * Rules and images of a page. `view` is the viewport transform; `image` resolves an image
  * XObject id to its decoded pixels (null when pdfjs dropped it, e.g. above maxImageSize), and is
@@ -187,37 +257,9 @@ export function pageGraphics(
   ops: OperatorList,
   OPS: OpCodes,
   view: Matrix,
-  image: ((id: string) => RawImage | null) | null,
+  image: ImageLookup | null,
 ): { rules: Rule[]; images: PageImage[]; skipped: number } {
-  const rules: Rule[] = [];
-  const images: PageImage[] = [];
-  let skipped = 0;
-  const converted = new Map<RawImage, ReturnType<typeof pixelsOf>>();
-  const place = (raw: RawImage, m: Matrix): void => {
-    const box = imageBox(m);
-    if (!box) return;
-    if (!converted.has(raw)) converted.set(raw, pixelsOf(raw));
-    const px = converted.get(raw);
-    if (px) images.push({ ...box, width: raw.width, height: raw.height, ...px });
-  };
-  const stack: State[] = [];
-  let st: State = { ctm: view, fillLight: false, strokeLight: false };
-  const filled = new Set([OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
-  const stroked = new Set([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
-  /** Graphics-state operators: true when `fn` was one. */
-  const stateOp = (fn: number | undefined, args: unknown[] | null): boolean => {
-    if (fn === OPS.save || (fn === OPS.paintFormXObjectBegin && args)) {
-      stack.push(st);
-      st = { ...st };
-      const matrix = fn === OPS.paintFormXObjectBegin ? (args![0] as Matrix | null) : null;
-      if (matrix) st.ctm = multiply(matrix, st.ctm);
-    } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) st = stack.pop() ?? st;
-    else if (fn === OPS.transform && args) st.ctm = multiply(args as unknown as Matrix, st.ctm);
-    else if (fn === OPS.setFillRGBColor && args) st.fillLight = isLight(args[0]);
-    else if (fn === OPS.setStrokeRGBColor && args) st.strokeLight = isLight(args[0]);
-    else return false;
-    return true;
-  };
+  const g = new GraphicsCollector(OPS, view, image);
   // Annotations' appearances (form fields, stamps) give their text to the page, not rules or images.
   let annotation = 0;
   for (let i = 0; i < ops.fnArray.length; i++) {
@@ -225,22 +267,9 @@ export function pageGraphics(
     const args = ops.argsArray[i] as unknown[] | null;
     if (fn !== undefined && fn === OPS.beginAnnotation) annotation++;
     else if (fn !== undefined && fn === OPS.endAnnotation) annotation--;
-    if (annotation > 0 || stateOp(fn, args) || !args) continue;
-    if (fn === OPS.constructPath) {
-      const paint = args[0] as number;
-      const data = (args[1] as ArrayLike<number>[] | undefined)?.[0];
-      if (!data) continue;
-      const paths = mapPaths(subpaths(data), st.ctm);
-      if (stroked.has(paint) && !st.strokeLight) rules.push(...strokedRules(paths));
-      if (filled.has(paint) && !st.fillLight) rules.push(...filledRules(paths));
-    } else if (fn === OPS.paintImageXObject || fn === OPS.paintInlineImageXObject) {
-      if (!image) {
-        skipped++;
-        continue;
-      }
-      const raw = fn === OPS.paintImageXObject ? image(String(args[0])) : (args[0] as RawImage);
-      if (raw) place(raw, st.ctm);
-    }
+    if (annotation > 0 || g.stateOp(fn, args) || !args) continue;
+    if (fn === OPS.constructPath) g.path(args);
+    else if (fn === OPS.paintImageXObject || fn === OPS.paintInlineImageXObject) g.paintImage(fn, args);
   }
-  return { rules, images, skipped };
+  return { rules: g.rules, images: g.images, skipped: g.skipped };
 }

@@ -105,6 +105,36 @@ const sameFormat = (a: Run, b: TextItem): boolean =>
   a.bold === b.bold && a.italic === b.italic && Math.abs(a.size - b.size) < 0.5 && a.font === b.font;
 
 /**
+ * What joins a line's first text to the previous line's: nothing where the line ended in a
+ * hyphenated word ("exam-" + "ple", the hyphen then dropped from `last`), else a space where words
+ * part.
+ */
+function lineBreakSeparator(last: Run, text: string): string {
+  const lastText = last.text;
+  if (/\p{L}-$/u.test(lastText) && /^\p{Ll}/u.test(text)) {
+    last.text = lastText.slice(0, -1);
+    return "";
+  }
+  return !/\s$/.test(lastText) && spaceBetween(lastText, text) ? " " : "";
+}
+
+/** A space between two items of a line where a visible gap (or a change of script) parts two words. */
+function gapSeparator(lastText: string, text: string, item: TextItem, prevRight: number): string {
+  const gap = item.x0 - prevRight > WORD_GAP * item.size || scriptsMeet(lastText, text);
+  return gap && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text) ? " " : "";
+}
+
+/** Adds an item's text to the last run when it has the same formatting, else starts a run. */
+function appendText(runs: Run[], item: TextItem, text: string, sep: string): void {
+  const last = runs.at(-1);
+  if (last && sameFormat(last, item)) last.text += sep + text;
+  else {
+    if (last && sep) last.text += sep;
+    runs.push({ text, bold: item.bold, italic: item.italic, size: item.size, font: item.font });
+  }
+}
+
+/**
  * The runs of a paragraph: its items in order, a space where a visible gap or a line break
  * separates words, nothing where a line ends in a hyphenated word ("exam-" + "ple"). The list
  * marker of a list paragraph is dropped (the writer numbers it), except numbers, which stay
@@ -121,26 +151,9 @@ export function paragraphRuns(p: Paragraph): Run[] {
       if (item.opaque || !text) return;
       const last = runs.at(-1);
       let sep = "";
-      if (last) {
-        const lastText = last.text;
-        if (ii === 0) {
-          const hyphenated = /\p{L}-$/u.test(lastText) && /^\p{Ll}/u.test(text);
-          if (hyphenated) last.text = lastText.slice(0, -1);
-          else if (!/\s$/.test(lastText) && spaceBetween(lastText, text)) sep = " ";
-        } else if (
-          (item.x0 - prevRight > WORD_GAP * item.size || scriptsMeet(lastText, text)) &&
-          !/\s$/.test(lastText) &&
-          !/^\s/.test(text) &&
-          spaceBetween(lastText, text)
-        )
-          sep = " ";
-      }
+      if (last) sep = ii === 0 ? lineBreakSeparator(last, text) : gapSeparator(last.text, text, item, prevRight);
       prevRight = item.x1;
-      if (last && sameFormat(last, item)) last.text += sep + text;
-      else {
-        if (last && sep) last.text += sep;
-        runs.push({ text, bold: item.bold, italic: item.italic, size: item.size, font: item.font });
-      }
+      appendText(runs, item, text, sep);
     });
   });
   for (const r of runs) r.text = r.text.replace(/\s+/g, " ");

@@ -61,23 +61,28 @@ function skipLiteralString(b: Uint8Array, i: number): number {
  * `EI` between white-space that is followed by text that looks like content, not binary data.
  */
 function skipInlineData(b: Uint8Array, i: number, length: number | null): number {
-  if (length !== null && length >= 0) {
-    const j = i + length;
-    const m = /^\s*EI(?=[\s]|$)/.exec(Buffer.from(b.subarray(j, j + 16)).toString("latin1"));
-    if (m) return j + m[0].length;
-  }
-  for (let j = i; j + 1 < b.length; j++) {
-    if (b[j] !== 0x45 || b[j + 1] !== 0x49) continue;
-    if (j > i && WHITE[b[j - 1]!] === 0) continue;
-    if (j + 2 < b.length && WHITE[b[j + 2]!] === 0) continue;
-    let binary = false;
-    for (let k = j + 2; k < Math.min(b.length, j + 34); k++) {
-      const c = b[k]!;
-      if ((c < 0x20 && WHITE[c] === 0) || c > 0x7e) binary = true;
-    }
-    if (!binary) return j + 2;
-  }
+  const declared = length !== null && length >= 0 ? endAtLength(b, i + length) : null;
+  if (declared !== null) return declared;
+  for (let j = i; j + 1 < b.length; j++) if (isEndOfData(b, i, j)) return j + 2;
   return b.length;
+}
+
+/** Index past an `EI` found (after white-space) where the declared length ends the data, else null. */
+function endAtLength(b: Uint8Array, j: number): number | null {
+  const m = /^\s*EI(?=[\s]|$)/.exec(Buffer.from(b.subarray(j, j + 16)).toString("latin1"));
+  return m ? j + m[0].length : null;
+}
+
+/** Whether the `EI` at `j` ends data that started at `i`: white-space on both sides, and no binary bytes in the 32 after it. */
+function isEndOfData(b: Uint8Array, i: number, j: number): boolean {
+  if (b[j] !== 0x45 || b[j + 1] !== 0x49) return false;
+  if (j > i && WHITE[b[j - 1]!] === 0) return false;
+  if (j + 2 < b.length && WHITE[b[j + 2]!] === 0) return false;
+  for (let k = j + 2; k < Math.min(b.length, j + 34); k++) {
+    const c = b[k]!;
+    if ((c < 0x20 && WHITE[c] === 0) || c > 0x7e) return false;
+  }
+  return true;
 }
 
 type Token =
@@ -149,42 +154,59 @@ function lex(l: Lexer): Token | null {
   return null;
 }
 
+/** What the tokens since the last operator left: its operands, and what an inline image needs. */
+interface ScanState {
+  lexer: Lexer;
+  onOperator: OperatorHandler;
+  operands: Operand[];
+  /** Inside [ ] or << >>: tokens are parts of one operand. */
+  nesting: number;
+  inlineLength: number | null;
+  lastName: string | null;
+}
+
+/** A token that is (part of) an operand. Arrays and dictionaries count as one operand, their content unread (null). */
+function operandToken(s: ScanState, t: Exclude<Token, { kind: "keyword" }>): void {
+  if (t.kind === "open") s.nesting++;
+  else if (t.kind === "close") {
+    if (s.nesting > 0 && --s.nesting === 0) s.operands.push(null);
+  } else if (t.kind === "string") {
+    if (!s.nesting) s.operands.push(null);
+  } else if (t.kind === "name") {
+    s.lastName = t.value;
+    if (!s.nesting) s.operands.push({ name: t.value });
+  } else {
+    if (!s.nesting) s.operands.push(t.value);
+    // Inside an inline image dictionary, /L (or /Length) gives the data length (PDF 2.0).
+    if (s.lastName === "L" || s.lastName === "Length") s.inlineLength = t.value;
+  }
+}
+
+/** A keyword: true/false/null as an operand, the inline image's ID (its data skipped, reported as EI), or an operator. */
+function keywordToken(s: ScanState, value: string): void {
+  if (s.nesting) return; // true/false/null or junk inside an array or dictionary
+  if (value === "true" || value === "false" || value === "null") {
+    s.operands.push(null);
+  } else if (value === "ID") {
+    // One white-space byte separates ID from the data (§8.9.7).
+    s.lexer.i = skipInlineData(s.lexer.b, s.lexer.i + 1, s.inlineLength);
+    s.operands.length = 0;
+    s.onOperator("EI", []);
+  } else {
+    if (value === "BI") s.inlineLength = null;
+    s.onOperator(value, s.operands);
+    s.operands.length = 0;
+  }
+}
+
 /**
  * Tokenizes `bytes` and calls `onOperator` for each operator. Never throws on malformed input: an
  * unterminated token simply ends the stream, as a viewer would stop drawing there.
  */
 export function forEachOperator(bytes: Uint8Array, onOperator: OperatorHandler): void {
-  const lexer: Lexer = { b: bytes, i: 0 };
-  const operands: Operand[] = [];
-  let nesting = 0; // inside [ ] or << >>: tokens are parts of one operand
-  let inlineLength: number | null = null;
-  let lastName: string | null = null;
-  for (let t = lex(lexer); t; t = lex(lexer)) {
-    if (t.kind === "open") nesting++;
-    else if (t.kind === "close") {
-      if (nesting > 0 && --nesting === 0) operands.push(null);
-    } else if (t.kind === "string") {
-      if (!nesting) operands.push(null);
-    } else if (t.kind === "name") {
-      lastName = t.value;
-      if (!nesting) operands.push({ name: t.value });
-    } else if (t.kind === "number") {
-      if (!nesting) operands.push(t.value);
-      // Inside an inline image dictionary, /L (or /Length) gives the data length (PDF 2.0).
-      if (lastName === "L" || lastName === "Length") inlineLength = t.value;
-    } else if (nesting) {
-      continue; // true/false/null or junk inside an array or dictionary
-    } else if (t.value === "true" || t.value === "false" || t.value === "null") {
-      operands.push(null);
-    } else if (t.value === "ID") {
-      // One white-space byte separates ID from the data (§8.9.7).
-      lexer.i = skipInlineData(bytes, lexer.i + 1, inlineLength);
-      operands.length = 0;
-      onOperator("EI", []);
-    } else {
-      if (t.value === "BI") inlineLength = null;
-      onOperator(t.value, operands);
-      operands.length = 0;
-    }
+  const s: ScanState = { lexer: { b: bytes, i: 0 }, onOperator, operands: [], nesting: 0, inlineLength: null, lastName: null };
+  for (let t = lex(s.lexer); t; t = lex(s.lexer)) {
+    if (t.kind === "keyword") keywordToken(s, t.value);
+    else operandToken(s, t);
   }
 }

@@ -93,6 +93,18 @@ interface RawItem {
 }
 
 /**
+ * Whether qpdf left an item's destination for us (it placed no page): a destination that is an
+ * indirect object is added to `refs` for looking up.
+ */
+function unplacedDest(raw: RawItem, refs: Set<string>): boolean {
+  const d = raw.dest;
+  if (typeof raw.destpageposfrom1 === "number" || d === undefined || d === null) return false;
+  const inner = d && typeof d === "object" && !Array.isArray(d) ? (d as Record<string, unknown>)["/D"] : d;
+  if (typeof inner === "string" && REF.test(inner) && refs.size < MAX_LOOKUPS) refs.add(inner);
+  return true;
+}
+
+/**
  * What qpdf left for us to finish, at any depth: destinations that are indirect objects (to look
  * up) and whether any destination still needs the page list (a page reference qpdf did not place).
  */
@@ -101,15 +113,17 @@ function unfinished(items: unknown, refs: Set<string>, depth = 1): boolean {
   let needsPages = false;
   for (const raw of items as RawItem[]) {
     if (typeof raw !== "object" || raw === null) continue;
-    if (typeof raw.destpageposfrom1 !== "number" && raw.dest !== undefined && raw.dest !== null) {
-      const d = raw.dest;
-      const inner = d && typeof d === "object" && !Array.isArray(d) ? (d as Record<string, unknown>)["/D"] : d;
-      if (typeof inner === "string" && REF.test(inner) && refs.size < MAX_LOOKUPS) refs.add(inner);
-      needsPages = true;
-    }
+    if (unplacedDest(raw, refs)) needsPages = true;
     if (unfinished(raw.kids, refs, depth + 1)) needsPages = true;
   }
   return needsPages;
+}
+
+/** The item's page: the position qpdf placed, else the page its destination names (via `pageOf`), else null. */
+function itemPage(raw: RawItem, dest: unknown[] | null, pageOf: (target: unknown) => number | null): number | null {
+  const pos = raw.destpageposfrom1;
+  if (typeof pos === "number" && Number.isInteger(pos) && pos >= 1) return pos;
+  return dest ? pageOf(dest[0]) : null;
 }
 
 /** Turns qpdf's outline JSON into nodes; `pageOf` maps a page reference or index to its 1-based position. */
@@ -119,8 +133,7 @@ export function toNodes(items: unknown, pageOf: (target: unknown) => number | nu
   for (const raw of items as RawItem[]) {
     if (typeof raw !== "object" || raw === null) continue;
     const dest = destArray(raw.dest, resolve);
-    const pos = raw.destpageposfrom1;
-    const page = typeof pos === "number" && Number.isInteger(pos) && pos >= 1 ? pos : dest ? pageOf(dest[0]) : null;
+    const page = itemPage(raw, dest, pageOf);
     const kids = toNodes(raw.kids, pageOf, resolve, depth + 1);
     out.push({
       title: typeof raw.title === "string" ? raw.title : "",

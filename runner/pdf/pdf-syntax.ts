@@ -77,10 +77,14 @@ export class PdfLexer {
   value(depth = 0): PdfValue {
     if (depth > MAX_NESTING) throw new PdfSyntaxError("objects nested too deeply");
     this.skipSpace();
-    const t = this.text;
-    const c = t[this.pos];
+    const c = this.text[this.pos];
     if (c === undefined) throw new PdfSyntaxError("unexpected end of data");
-    if (t.startsWith("<<", this.pos)) return this.dict(depth);
+    return this.delimited(c, depth) ?? this.word(c);
+  }
+
+  /** A value that starts with a delimiter: a dictionary, array, string or name; null for any other. */
+  private delimited(c: string, depth: number): PdfValue | null {
+    if (this.text.startsWith("<<", this.pos)) return this.dict(depth);
     if (c === "[") return this.array(depth);
     if (c === "(") return { kind: "token", text: this.literalString() };
     if (c === "<") return { kind: "token", text: this.hexString() };
@@ -88,6 +92,11 @@ export class PdfLexer {
       this.pos++;
       return { kind: "token", text: `/${this.regular()}` };
     }
+    return null;
+  }
+
+  /** A value that is a regular token: a reference, a number, true, false or null. */
+  private word(c: string): PdfValue {
     const word = this.regular();
     if (word === "") throw new PdfSyntaxError(`unexpected "${c}" at ${this.pos}`);
     if (INTEGER.test(word)) {

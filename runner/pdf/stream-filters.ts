@@ -62,6 +62,11 @@ function flateCount(data: Buffer, budget: number, raw = false): Promise<number> 
   });
 }
 
+/** The length of an LZW table entry: one byte for the first 256 codes, else as recorded when the entry was added. */
+function entryLength(lengths: Uint16Array, code: number): number {
+  return code < 256 ? 1 : lengths[code]!;
+}
+
 /**
  * LZW (§7.4.4.2): 9- to 12-bit codes, 256 clears the table, 257 ends; EarlyChange 1 (the default)
  * widens codes one entry early. Counting needs only each table entry's length, not its bytes.
@@ -88,11 +93,11 @@ function lzwCount(data: Buffer, budget: number, earlyChange = 1): number {
         continue;
       }
       if (code === 257) return n;
-      const len = code < 256 ? 1 : code < next ? lengths[code]! : prev >= 0 ? (prev < 256 ? 1 : lengths[prev]!) + 1 : 0;
+      const len = code < next ? entryLength(lengths, code) : prev >= 0 ? entryLength(lengths, prev) + 1 : 0;
       if (len === 0) return n; // a code that cannot come yet: damaged data ends here
       n += len;
       if (n > budget) return n;
-      if (prev >= 0 && next < 4096) lengths[next++] = (prev < 256 ? 1 : lengths[prev]!) + 1;
+      if (prev >= 0 && next < 4096) lengths[next++] = entryLength(lengths, prev) + 1;
       prev = code;
       if (next + earlyChange >= 1 << width && width < 12) width++;
     }

@@ -149,6 +149,40 @@ interface Panel {
   targets?: { expr: string; refId: string }[];
 }
 
+/** The first two panels that share a grid cell (or one wider than the 24-column grid), or "" when none do. */
+function panelOverlap(panels: readonly Panel[]): string {
+  const cells = new Map<string, string>();
+  let overlap = "";
+  for (const p of panels) {
+    for (let x = p.gridPos.x; x < p.gridPos.x + p.gridPos.w; x++) {
+      for (let y = p.gridPos.y; y < p.gridPos.y + p.gridPos.h; y++) {
+        const key = `${x},${y}`;
+        if (cells.has(key) && !overlap) overlap = `${cells.get(key)} and ${p.title}`;
+        cells.set(key, p.title);
+      }
+    }
+    if (p.gridPos.x + p.gridPos.w > 24 && !overlap) overlap = `${p.title} is wider than the grid`;
+  }
+  return overlap;
+}
+
+/** Every panel query as a recording rule (Grafana's variables filled in), checking that each queries only known metrics. */
+function panelQueries(panels: readonly Panel[], known: Set<string>): { record: string; expr: string }[] {
+  const rules: { record: string; expr: string }[] = [];
+  for (const p of panels) {
+    for (const t of p.targets ?? []) {
+      const expr = t.expr.replaceAll("$__rate_interval", "5m").replaceAll("$namespace", "folio");
+      rules.push({ record: `dashboard:panel_${p.id}_${t.refId}`, expr });
+      const unknown = metricsIn(expr).filter((m) => !known.has(m));
+      check(
+        unknown.length === 0,
+        `panel "${p.title}" ${t.refId}: queries only known metrics${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`,
+      );
+    }
+  }
+  return rules;
+}
+
 function dashboard(known: Set<string>, promqlOut: string): void {
   let d: { uid?: string; panels: Panel[]; templating: { list: { name: string; type: string }[] } };
   try {
@@ -164,31 +198,9 @@ function dashboard(known: Set<string>, promqlOut: string): void {
   );
   const ids = d.panels.map((p) => p.id);
   check(new Set(ids).size === ids.length, `${ids.length} panels with unique ids`);
-  const cells = new Map<string, string>();
-  let overlap = "";
-  for (const p of d.panels) {
-    for (let x = p.gridPos.x; x < p.gridPos.x + p.gridPos.w; x++) {
-      for (let y = p.gridPos.y; y < p.gridPos.y + p.gridPos.h; y++) {
-        const key = `${x},${y}`;
-        if (cells.has(key) && !overlap) overlap = `${cells.get(key)} and ${p.title}`;
-        cells.set(key, p.title);
-      }
-    }
-    if (p.gridPos.x + p.gridPos.w > 24 && !overlap) overlap = `${p.title} is wider than the grid`;
-  }
+  const overlap = panelOverlap(d.panels);
   check(!overlap, `dashboard panels do not overlap${overlap ? ` (${overlap})` : ""}`);
-  const rules: { record: string; expr: string }[] = [];
-  for (const p of d.panels) {
-    for (const t of p.targets ?? []) {
-      const expr = t.expr.replaceAll("$__rate_interval", "5m").replaceAll("$namespace", "folio");
-      rules.push({ record: `dashboard:panel_${p.id}_${t.refId}`, expr });
-      const unknown = metricsIn(expr).filter((m) => !known.has(m));
-      check(
-        unknown.length === 0,
-        `panel "${p.title}" ${t.refId}: queries only known metrics${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`,
-      );
-    }
-  }
+  const rules = panelQueries(d.panels, known);
   // A rules file of every query: `promtool check rules` then parses each as PromQL.
   writeFileSync(promqlOut, JSON.stringify({ groups: [{ name: "dashboard-queries", rules }] }, null, 2));
   check(rules.length > 0, `${rules.length} dashboard queries written to ${promqlOut} for promtool`);

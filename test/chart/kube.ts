@@ -300,8 +300,8 @@ async function namespace(k: Kube, name: string, labels: readonly string[]): Prom
   else ok(`namespace ${name} ${labels.join(" ")}`);
 }
 
-async function installed(k: Kube, ns: string, manifest: string): Promise<void> {
-  // Helm installs crds/ outside the release manifest.
+/** Helm installs crds/ outside the release manifest: the CRD must be there and Established. */
+async function crdEstablished(k: Kube): Promise<void> {
   const crd = await k.get({
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -310,6 +310,27 @@ async function installed(k: Kube, ns: string, manifest: string): Promise<void> {
   const established = (crd.body?.status?.conditions ?? []).some((c: any) => c.type === "Established" && c.status === "True");
   if (crd.status === 200 && established) ok("CustomResourceDefinition/pdfjobs.folio.dev installed from the chart's crds/ and established");
   else fail(`CustomResourceDefinition/pdfjobs.folio.dev: HTTP ${crd.status}, established: ${established}`);
+}
+
+/** A pod's phase, the reason it waits and its node, for the report. */
+function podState(p: any): string {
+  const waiting = p.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+  return `${p.metadata.name} ${p.status?.phase ?? "?"}${waiting ? ` (${waiting})` : ""}${p.spec?.nodeName ? ` on ${p.spec.nodeName}` : ""}`;
+}
+
+/** A Deployment's pods were created and admitted, as many as its replicas. */
+async function deploymentPods(k: Kube, ns: string, o: Obj): Promise<void> {
+  const want = Number(o.spec?.replicas ?? 1);
+  const selector = Object.entries(o.spec.selector.matchLabels as Record<string, string>)
+    .map(([a, b]) => `${a}=${b}`)
+    .join(",");
+  const seen = await waitFor(`${want} pods of ${id(o)}`, 60_000, async () => (await k.list("v1", "Pod", ns, selector)).length >= want);
+  const pods = await k.list("v1", "Pod", ns, selector);
+  if (seen) ok(`${id(o)}: ${pods.length}/${want} pods created and admitted: ${pods.map(podState).join("; ")}`);
+}
+
+async function installed(k: Kube, ns: string, manifest: string): Promise<void> {
+  await crdEstablished(k);
   const objects = readObjects([manifest]);
   for (const o of objects) {
     const r = await k.get(o, ns);
@@ -318,20 +339,7 @@ async function installed(k: Kube, ns: string, manifest: string): Promise<void> {
       continue;
     }
     ok(`${id(o)} exists`);
-    if (o.kind !== "Deployment") continue;
-    const want = Number(o.spec?.replicas ?? 1);
-    const selector = Object.entries(o.spec.selector.matchLabels as Record<string, string>)
-      .map(([a, b]) => `${a}=${b}`)
-      .join(",");
-    const seen = await waitFor(`${want} pods of ${id(o)}`, 60_000, async () => (await k.list("v1", "Pod", ns, selector)).length >= want);
-    const pods = await k.list("v1", "Pod", ns, selector);
-    if (seen) {
-      const states = pods.map((p) => {
-        const waiting = p.status?.containerStatuses?.[0]?.state?.waiting?.reason;
-        return `${p.metadata.name} ${p.status?.phase ?? "?"}${waiting ? ` (${waiting})` : ""}${p.spec?.nodeName ? ` on ${p.spec.nodeName}` : ""}`;
-      });
-      ok(`${id(o)}: ${pods.length}/${want} pods created and admitted: ${states.join("; ")}`);
-    }
+    if (o.kind === "Deployment") await deploymentPods(k, ns, o);
   }
   const events = await k.list("v1", "Event", ns);
   const refused = events.filter((e) => e.reason === "FailedCreate");
@@ -450,30 +458,41 @@ function rbacExpectations(
   ].map((e) => ({ ...e, ns }));
 }
 
-async function rbac(k: Kube, ns: string, fullname: string): Promise<void> {
-  for (const e of rbacExpectations(ns, fullname)) {
-    const review = {
-      apiVersion: "authorization.k8s.io/v1",
-      kind: "SubjectAccessReview",
-      spec: {
-        user: `system:serviceaccount:${ns}:${e.sa}`,
-        groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`, "system:authenticated"],
-        resourceAttributes: {
-          namespace: ns,
-          verb: e.verb,
-          group: e.group,
-          resource: e.resource,
-          ...(e.subresource ? { subresource: e.subresource } : {}),
-          ...(e.name ? { name: e.name } : {}),
-        },
+type RbacExpectation = ReturnType<typeof rbacExpectations>[number];
+
+/** How the report names an expectation: "folio-api may get folio.dev/pdfjobs/status NAME". */
+function describeAccess(e: RbacExpectation): string {
+  const resource = `${e.group ? `${e.group}/` : ""}${e.resource}${e.subresource ? `/${e.subresource}` : ""}`;
+  return `${e.sa} ${e.allowed ? "may" : "may not"} ${e.verb} ${resource}${e.name ? ` ${e.name}` : ""}`;
+}
+
+/** Asks the API server (SubjectAccessReview) whether the ServiceAccount may do what `e` says, and checks the answer. */
+async function reviewAccess(k: Kube, ns: string, e: RbacExpectation): Promise<void> {
+  const review = {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SubjectAccessReview",
+    spec: {
+      user: `system:serviceaccount:${ns}:${e.sa}`,
+      groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`, "system:authenticated"],
+      resourceAttributes: {
+        namespace: ns,
+        verb: e.verb,
+        group: e.group,
+        resource: e.resource,
+        ...(e.subresource ? { subresource: e.subresource } : {}),
+        ...(e.name ? { name: e.name } : {}),
       },
-    };
-    const r = await k.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review);
-    const what = `${e.sa} ${e.allowed ? "may" : "may not"} ${e.verb} ${e.group ? `${e.group}/` : ""}${e.resource}${e.subresource ? `/${e.subresource}` : ""}${e.name ? ` ${e.name}` : ""}`;
-    if (r.status >= 300) fail(`${what}: HTTP ${r.status} ${message(r)}`);
-    else if (Boolean(r.body.status?.allowed) === e.allowed) ok(what);
-    else fail(`${what}: the API server says ${r.body.status?.allowed ? "allowed" : "denied"}`);
-  }
+    },
+  };
+  const r = await k.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review);
+  const what = describeAccess(e);
+  if (r.status >= 300) fail(`${what}: HTTP ${r.status} ${message(r)}`);
+  else if (Boolean(r.body.status?.allowed) === e.allowed) ok(what);
+  else fail(`${what}: the API server says ${r.body.status?.allowed ? "allowed" : "denied"}`);
+}
+
+async function rbac(k: Kube, ns: string, fullname: string): Promise<void> {
+  for (const e of rbacExpectations(ns, fullname)) await reviewAccess(k, ns, e);
   // Cluster-wide: nothing.
   for (const sa of [`${fullname}-controller`, `${fullname}-api`, `${fullname}-runner`]) {
     const r = await k.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
@@ -490,16 +509,26 @@ async function rbac(k: Kube, ns: string, fullname: string): Promise<void> {
   }
 }
 
+/** Whether one of a selector's matchExpressions holds for the labels. */
+function expressionHolds(e: { key: string; operator: string; values: string[] }, labels: Record<string, string>): boolean {
+  const has = e.key in labels;
+  switch (e.operator) {
+    case "Exists":
+      return has;
+    case "DoesNotExist":
+      return !has;
+    case "In":
+      return has && e.values.includes(labels[e.key]!);
+    case "NotIn":
+      return !(has && e.values.includes(labels[e.key]!));
+    default:
+      return true;
+  }
+}
+
 function selects(selector: { matchLabels?: Record<string, string>; matchExpressions?: any[] }, labels: Record<string, string>): boolean {
   for (const [key, v] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = e.key in labels;
-    if (e.operator === "Exists" && !has) return false;
-    if (e.operator === "DoesNotExist" && has) return false;
-    if (e.operator === "In" && !(has && e.values.includes(labels[e.key]))) return false;
-    if (e.operator === "NotIn" && has && e.values.includes(labels[e.key])) return false;
-  }
-  return true;
+  return (selector.matchExpressions ?? []).every((e) => expressionHolds(e, labels));
 }
 
 async function runnerPod(k: Kube, ns: string, fullname: string, image: string): Promise<void> {

@@ -191,35 +191,47 @@ function get(url: string, ca?: Buffer): Promise<{ status: number; body: string }
   });
 }
 
+/** The probe's port: a number as it is, a name as the container port of that name. */
+function probePort(container: V1Container, port: number | string): number | undefined {
+  return typeof port === "number" ? port : container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+/** One probe request: the status when it passes (2xx or 3xx, as the kubelet counts), else what went wrong. */
+async function probeOnce(url: string): Promise<{ passed: number } | { failed: string }> {
+  try {
+    const res = await get(url);
+    if (res.status >= 200 && res.status < 400) return { passed: res.status };
+    return { failed: `→ ${res.status} ${res.body}` };
+  } catch (err) {
+    return { failed: err instanceof Error ? err.message : String(err) };
+  }
+}
+
 /**
  * Runs a container's httpGet probe the way the kubelet does, at the pod's address: every
  * periodSeconds, passing at the first success, failing after failureThreshold failures in a row
  * (the local kubelet marks a started container Ready at once, so the process may still be starting).
  */
 async function runProbe(pod: V1Pod, container: V1Container, kind: string, probe: V1Probe): Promise<void> {
+  const name = pod.metadata?.name;
   const action = probe.httpGet;
-  if (!action) return fail(`${pod.metadata?.name} ${kind} probe is not httpGet`);
-  const port = typeof action.port === "number" ? action.port : container.ports?.find((p) => p.name === action.port)?.containerPort;
-  if (port === undefined) return fail(`${pod.metadata?.name} ${kind} probe: no container port named ${String(action.port)}`);
-  const scheme = (action.scheme ?? "HTTP").toLowerCase();
-  const url = `${scheme}://${pod.status?.podIP ?? "127.0.0.1"}:${port}${action.path ?? "/"}`;
+  if (!action) return fail(`${name} ${kind} probe is not httpGet`);
+  const port = probePort(container, action.port);
+  if (port === undefined) return fail(`${name} ${kind} probe: no container port named ${String(action.port)}`);
+  const scheme = action.scheme ?? "HTTP";
+  const url = `${scheme.toLowerCase()}://${pod.status?.podIP ?? "127.0.0.1"}:${port}${action.path ?? "/"}`;
   const attempts = Math.max(1, probe.failureThreshold ?? 3);
   let last = "";
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    try {
-      const res = await get(url);
-      if (res.status >= 200 && res.status < 400) {
-        return ok(
-          `${pod.metadata?.name}: ${kind} probe ${action.scheme ?? "HTTP"} ${action.path} on port ${String(action.port)} (${port}) → ${res.status}${attempt > 1 ? ` (attempt ${attempt})` : ""}`,
-        );
-      }
-      last = `→ ${res.status} ${res.body}`;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
+    const result = await probeOnce(url);
+    if ("passed" in result) {
+      const retried = attempt > 1 ? ` (attempt ${attempt})` : "";
+      return ok(`${name}: ${kind} probe ${scheme} ${action.path} on port ${String(action.port)} (${port}) → ${result.passed}${retried}`);
     }
+    last = result.failed;
     if (attempt < attempts) await new Promise((r) => setTimeout(r, (probe.periodSeconds ?? 10) * 1000));
   }
-  fail(`${pod.metadata?.name}: ${kind} probe ${url}: ${last} (${attempts} attempts)`);
+  fail(`${name}: ${kind} probe ${url}: ${last} (${attempts} attempts)`);
 }
 
 async function deploymentAvailable(namespace: string, name: string): Promise<V1Pod[]> {
@@ -449,6 +461,68 @@ async function runnerChecks(namespace: string, fullname: string, jobId: string):
   await runnerPods(namespace, job);
 }
 
+/** Where and how the test calls the API: its URL, a tenant's key, and the API's certificate to verify. */
+interface ApiClient {
+  base: string;
+  key: string;
+  ca: Buffer;
+}
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** Downloads the output through the API and checks it is the two-page merge (pdfinfo). */
+async function downloadChecked(api: ApiClient, downloadUrl: string, dir: string): Promise<void> {
+  const got = await call("GET", `${api.base}${downloadUrl}`, api);
+  const out = join(dir, "merged.pdf");
+  writeFileSync(out, got.body);
+  const pages = /^Pages:\s+(\d+)/m.exec(execFileSync("pdfinfo", [out], { encoding: "utf8" }))?.[1];
+  if (got.status === 200 && pages === "2")
+    ok(`output downloaded from S3 through the API: ${got.body.length} bytes, ${pages} pages (pdfinfo)`);
+  else fail(`download ${downloadUrl}: ${got.status}, pages ${pages ?? "?"}`);
+}
+
+/** The controller delivered job.succeeded for the job, signed with the tenant's secret. */
+async function webhookDelivered(receiver: Receiver, jobId: string): Promise<void> {
+  const delivered = await waitFor(60_000, () => Promise.resolve(receiver.deliveries.find((d) => d.jobId === jobId)));
+  if (delivered?.verified && delivered.type === "job.succeeded")
+    ok(
+      `webhook ${delivered.type} delivered by the controller, signature verified (standardwebhooks) with the tenant's secret read from the PdfJob's Secret`,
+    );
+  else fail(`webhook for ${jobId}: ${delivered ? JSON.stringify(delivered) : "not delivered within 60 s"}`);
+}
+
+/** DELETE: the API deletes the PdfJob; the controller deletes its S3 objects, then lets it go; the output no longer downloads. */
+async function deletedChecked(api: ApiClient, namespace: string, jobId: string, downloadUrl: string): Promise<void> {
+  const deleted = await call("DELETE", `${api.base}/v1/jobs/${jobId}`, api);
+  const gone = deleted.status === 204 && (await waitFor(60_000, async () => ((await pdfJobOf(namespace, jobId)) ? undefined : true)));
+  if (gone) ok(`DELETE /v1/jobs/${jobId}: 204, and the PdfJob is gone (the controller released it)`);
+  else fail(`DELETE /v1/jobs/${jobId}: ${deleted.status}, PdfJob ${gone ? "gone" : "still there after 60 s"}`);
+  const after = await call("GET", `${api.base}${downloadUrl}`, api);
+  if (after.status === 404) ok("the output no longer downloads (404)");
+  else fail(`the output still answers ${after.status} after DELETE`);
+}
+
+/** One merge through the API, the controller and a runner pod, followed from the upload to the deletion. */
+async function mergeJob(api: ApiClient, namespace: string, fullname: string, dir: string, receiver: Receiver): Promise<void> {
+  const form = new FormData();
+  form.append("file", new Blob([await onePager("chart test, page one")], { type: "application/pdf" }), "one.pdf");
+  form.append("file", new Blob([await onePager("chart test, page two")], { type: "application/pdf" }), "two.pdf");
+  form.append("webhook_url", receiver.url);
+  const started = Date.now();
+  const posted = await call("POST", `${api.base}/v1/pdf/merge`, { ...api, form, headers: { Prefer: "wait=30" } });
+  if (posted.status !== 200 && posted.status !== 202) return fail(`POST /v1/pdf/merge: ${posted.status} ${posted.body.toString("utf8")}`);
+  ok(`POST ${api.base}/v1/pdf/merge over HTTPS (the API's certificate verified): ${posted.status}, job ${posted.json.id}`);
+  const done = await finished(api.base, posted.json.id as string, api.key, api.ca);
+  if (done.status !== "succeeded") return fail(`job ${done.id} ${done.status}: ${JSON.stringify(done.error)}`);
+  ok(`job ${done.id} succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const file = done.result?.files?.[0] as { download_url: string } | undefined;
+  if (!file) return fail(`job ${done.id} has no output file`);
+  await downloadChecked(api, file.download_url, dir);
+  await runnerChecks(namespace, fullname, done.id as string);
+  await webhookDelivered(receiver, done.id as string);
+  await deletedChecked(api, namespace, done.id as string, file.download_url);
+}
+
 async function job(namespace: string, fullname: string, base: string, dir: string): Promise<void> {
   const pod = await apiPod(namespace, fullname);
   if (!pod) return fail("no running API pod");
@@ -459,42 +533,7 @@ async function job(namespace: string, fullname: string, base: string, dir: strin
   const ca = Buffer.from(execInPod(env("FOLIO_KUBELET_DIR"), pod, ["cat", `${dataDir}/tls-cert.pem`]));
   const receiver = await startReceiver(dir, () => tenant.webhook_secret);
   try {
-    const form = new FormData();
-    form.append("file", new Blob([await onePager("chart test, page one")], { type: "application/pdf" }), "one.pdf");
-    form.append("file", new Blob([await onePager("chart test, page two")], { type: "application/pdf" }), "two.pdf");
-    form.append("webhook_url", receiver.url);
-    const started = Date.now();
-    const posted = await call("POST", `${base}/v1/pdf/merge`, { key, ca, form, headers: { Prefer: "wait=30" } });
-    if (posted.status !== 200 && posted.status !== 202) return fail(`POST /v1/pdf/merge: ${posted.status} ${posted.body.toString("utf8")}`);
-    ok(`POST ${base}/v1/pdf/merge over HTTPS (the API's certificate verified): ${posted.status}, job ${posted.json.id}`);
-    const done = await finished(base, posted.json.id as string, key, ca);
-    if (done.status !== "succeeded") return fail(`job ${done.id} ${done.status}: ${JSON.stringify(done.error)}`);
-    ok(`job ${done.id} succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const file = done.result?.files?.[0] as { download_url: string } | undefined;
-    if (!file) return fail(`job ${done.id} has no output file`);
-    const got = await call("GET", `${base}${file.download_url}`, { key, ca });
-    const out = join(dir, "merged.pdf");
-    writeFileSync(out, got.body);
-    const pages = /^Pages:\s+(\d+)/m.exec(execFileSync("pdfinfo", [out], { encoding: "utf8" }))?.[1];
-    if (got.status === 200 && pages === "2")
-      ok(`output downloaded from S3 through the API: ${got.body.length} bytes, ${pages} pages (pdfinfo)`);
-    else fail(`download ${file.download_url}: ${got.status}, pages ${pages ?? "?"}`);
-    await runnerChecks(namespace, fullname, done.id as string);
-    const delivered = await waitFor(60_000, () => Promise.resolve(receiver.deliveries.find((d) => d.jobId === done.id)));
-    if (delivered?.verified && delivered.type === "job.succeeded")
-      ok(
-        `webhook ${delivered.type} delivered by the controller, signature verified (standardwebhooks) with the tenant's secret read from the PdfJob's Secret`,
-      );
-    else fail(`webhook for ${done.id}: ${delivered ? JSON.stringify(delivered) : "not delivered within 60 s"}`);
-    // DELETE: the API deletes the PdfJob; the controller deletes its S3 objects, then lets it go.
-    const deleted = await call("DELETE", `${base}/v1/jobs/${done.id}`, { key, ca });
-    const gone =
-      deleted.status === 204 && (await waitFor(60_000, async () => ((await pdfJobOf(namespace, done.id as string)) ? undefined : true)));
-    if (gone) ok(`DELETE /v1/jobs/${done.id}: 204, and the PdfJob is gone (the controller released it)`);
-    else fail(`DELETE /v1/jobs/${done.id}: ${deleted.status}, PdfJob ${gone ? "gone" : "still there after 60 s"}`);
-    const after = await call("GET", `${base}${file.download_url}`, { key, ca });
-    if (after.status === 404) ok("the output no longer downloads (404)");
-    else fail(`the output still answers ${after.status} after DELETE`);
+    await mergeJob({ base, key, ca }, namespace, fullname, dir, receiver);
   } finally {
     await receiver.close();
   }

@@ -274,6 +274,45 @@ async function leaderAmong(candidates: Replica[], timeoutMs: number): Promise<Re
   );
 }
 
+/** Exactly once: one Job per PdfJob over the whole test (by uid), each succeeded by one runner pod. */
+async function expectOneJobEach(names: readonly string[]): Promise<void> {
+  await recordJobs();
+  expect([...jobUids.keys()].sort()).toEqual([...names].sort());
+  for (const [owner, uids] of jobUids) expect(uids.size, `Jobs of ${owner}`).toBe(1);
+  const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
+  expect(jobs.items).toHaveLength(JOBS);
+  for (const j of jobs.items)
+    expect({ name: j.metadata?.name, succeeded: j.status?.succeeded, failed: j.status?.failed ?? 0 }).toEqual({
+      name: j.metadata?.name,
+      succeeded: 1,
+      failed: 0,
+    });
+  const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
+  expect(pods.items).toHaveLength(JOBS);
+}
+
+/** Every webhook arrived, verified, under its job's one webhook-id (a repeat reuses it), signed as the rotation says. */
+function expectDeliveries(items: readonly PdfJob[], names: readonly string[], deliveries: readonly Delivery[]): void {
+  const byJob = new Map<string, Delivery[]>();
+  for (const d of deliveries) byJob.set(d.jobId, [...(byJob.get(d.jobId) ?? []), d]);
+  expect(byJob.size).toBe(JOBS);
+  expect(new Set(deliveries.map((d) => d.id)).size).toBe(JOBS);
+  for (const pj of items) {
+    const index = names.indexOf(pj.metadata.name);
+    const got = byJob.get(jobIdOf(pj)) ?? [];
+    expect(got.length, `deliveries of ${pj.metadata.name}`).toBeGreaterThanOrEqual(1);
+    expect(new Set(got.map((d) => d.id))).toEqual(new Set([pj.status!.webhook!.messageId]));
+    expect(got.every((d) => d.verifiedOld)).toBe(true);
+    // Jobs submitted after the rotation were signed with both secrets; the others with the old one only.
+    expect(
+      got.every((d) => d.verifiedNew === index >= ROTATE_AT),
+      `rotation of ${pj.metadata.name}`,
+    ).toBe(true);
+    expect(pj.status?.webhook).toMatchObject({ status: "delivered", eventType: "job.succeeded" });
+    expect(pj.status?.conditions?.find((x) => x.type === "WebhookDelivered")).toMatchObject({ status: "True", reason: "Delivered" });
+  }
+}
+
 describe("controller fail-over on a real control plane", () => {
   beforeAll(async () => {
     world = await startE2eWorld("folio-failover-");
@@ -379,41 +418,10 @@ describe("controller fail-over on a real control plane", () => {
 
     // Exactly once: one Job per PdfJob over the whole test, each succeeded by one runner pod.
     expect(done.items.map((p) => p.metadata.name).sort()).toEqual([...names].sort());
-    await recordJobs();
-    expect([...jobUids.keys()].sort()).toEqual([...names].sort());
-    for (const [owner, uids] of jobUids) expect(uids.size, `Jobs of ${owner}`).toBe(1);
-    const jobs = await kc
-      .makeApiClient(BatchV1Api)
-      .listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
-    expect(jobs.items).toHaveLength(JOBS);
-    for (const j of jobs.items)
-      expect({ name: j.metadata?.name, succeeded: j.status?.succeeded, failed: j.status?.failed ?? 0 }).toEqual({
-        name: j.metadata?.name,
-        succeeded: 1,
-        failed: 0,
-      });
-    const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` });
-    expect(pods.items).toHaveLength(JOBS);
+    await expectOneJobEach(names);
 
     // Every webhook arrived, verified, under its job's one webhook-id (a repeat reuses it).
-    const byJob = new Map<string, Delivery[]>();
-    for (const d of receiver.deliveries) byJob.set(d.jobId, [...(byJob.get(d.jobId) ?? []), d]);
-    expect(byJob.size).toBe(JOBS);
-    expect(new Set(receiver.deliveries.map((d) => d.id)).size).toBe(JOBS);
-    for (const pj of done.items) {
-      const index = names.indexOf(pj.metadata.name);
-      const got = byJob.get(jobIdOf(pj)) ?? [];
-      expect(got.length, `deliveries of ${pj.metadata.name}`).toBeGreaterThanOrEqual(1);
-      expect(new Set(got.map((d) => d.id))).toEqual(new Set([pj.status!.webhook!.messageId]));
-      expect(got.every((d) => d.verifiedOld)).toBe(true);
-      // Jobs submitted after the rotation were signed with both secrets; the others with the old one only.
-      expect(
-        got.every((d) => d.verifiedNew === index >= ROTATE_AT),
-        `rotation of ${pj.metadata.name}`,
-      ).toBe(true);
-      expect(pj.status?.webhook).toMatchObject({ status: "delivered", eventType: "job.succeeded" });
-      expect(pj.status?.conditions?.find((x) => x.type === "WebhookDelivered")).toMatchObject({ status: "True", reason: "Delivered" });
-    }
+    expectDeliveries(done.items, names, receiver.deliveries);
 
     const final = await follower.get("/metrics");
     expect(metricSum(final!.text, "folio_controller_leader")).toBe(1);

@@ -105,6 +105,25 @@ interface StyleInfo {
   ilvl?: number;
 }
 
+/** The style properties read, by element: each sets its field from the element's w:val. */
+const STYLE_PROPS: Record<string, (s: StyleInfo, v: string | undefined) => void> = {
+  "w:name": (s, v) => {
+    s.name = v ?? "";
+  },
+  "w:basedOn": (s, v) => {
+    s.basedOn = v;
+  },
+  "w:outlineLvl": (s, v) => {
+    s.outlineLvl = Number(v);
+  },
+  "w:numId": (s, v) => {
+    s.numId = v;
+  },
+  "w:ilvl": (s, v) => {
+    s.ilvl = Number(v);
+  },
+};
+
 /** Paragraph styles of styles.xml by id. */
 function readStyles(xml: string | undefined): Map<string, StyleInfo> {
   const styles = new Map<string, StyleInfo>();
@@ -115,14 +134,7 @@ function readStyles(xml: string | undefined): Map<string, StyleInfo> {
       cur = e.attrs["w:type"] === "paragraph" && e.attrs["w:styleId"] ? { name: "" } : undefined;
       if (cur) styles.set(e.attrs["w:styleId"]!, cur);
     } else if (e.kind === "close" && e.name === "w:style") cur = undefined;
-    else if (cur && e.kind === "open") {
-      const v = e.attrs["w:val"];
-      if (e.name === "w:name") cur.name = v ?? "";
-      else if (e.name === "w:basedOn") cur.basedOn = v;
-      else if (e.name === "w:outlineLvl") cur.outlineLvl = Number(v);
-      else if (e.name === "w:numId") cur.numId = v;
-      else if (e.name === "w:ilvl") cur.ilvl = Number(v);
-    }
+    else if (cur && e.kind === "open") STYLE_PROPS[e.name]?.(cur, e.attrs["w:val"]);
   }
   return styles;
 }
@@ -145,28 +157,50 @@ interface Level {
   start: number;
 }
 
+/** Where numbering.xml is being read: the abstract numbering and level open, the w:num open. */
+interface NumberingState {
+  abstract: Map<string, Map<number, Level>>;
+  nums: Map<string, Map<number, Level>>;
+  levels?: Map<number, Level> | undefined;
+  lvl?: Level | undefined;
+  numId?: string | undefined;
+}
+
+/** What each element of numbering.xml does to the reading (attrs: its attributes, v: its w:val). */
+const NUMBERING_ELEMENTS: Record<string, (st: NumberingState, attrs: Record<string, string>, v: string | undefined) => void> = {
+  "w:abstractNum": (st, attrs) => {
+    st.levels = new Map();
+    st.abstract.set(attrs["w:abstractNumId"]!, st.levels);
+  },
+  "w:lvl": (st, attrs) => {
+    if (!st.levels) return;
+    st.lvl = { fmt: "decimal", text: "", start: 1 };
+    st.levels.set(Number(attrs["w:ilvl"]), st.lvl);
+  },
+  "w:numFmt": (st, _attrs, v) => {
+    if (st.lvl) st.lvl.fmt = v ?? "decimal";
+  },
+  "w:lvlText": (st, _attrs, v) => {
+    if (st.lvl) st.lvl.text = v ?? "";
+  },
+  "w:start": (st, _attrs, v) => {
+    if (st.lvl) st.lvl.start = Number(v);
+  },
+  "w:num": (st, attrs) => {
+    st.numId = attrs["w:numId"];
+    st.levels = st.lvl = undefined;
+  },
+  "w:abstractNumId": (st, _attrs, v) => {
+    if (st.numId !== undefined) st.nums.set(st.numId, st.abstract.get(v ?? "") ?? new Map());
+  },
+};
+
 /** numbering.xml: for each numId, its levels' format, label template and start. */
 function readNumbering(xml: string | undefined): Map<string, Map<number, Level>> {
-  const abstract = new Map<string, Map<number, Level>>();
-  const nums = new Map<string, Map<number, Level>>();
-  if (!xml) return nums;
-  let levels: Map<number, Level> | undefined;
-  let lvl: Level | undefined;
-  let numId: string | undefined;
-  for (const e of xmlEvents(xml)) {
-    if (e.kind !== "open") continue;
-    const v = e.attrs["w:val"];
-    if (e.name === "w:abstractNum") abstract.set(e.attrs["w:abstractNumId"]!, (levels = new Map()));
-    else if (e.name === "w:lvl" && levels) levels.set(Number(e.attrs["w:ilvl"]), (lvl = { fmt: "decimal", text: "", start: 1 }));
-    else if (e.name === "w:numFmt" && lvl) lvl.fmt = v ?? "decimal";
-    else if (e.name === "w:lvlText" && lvl) lvl.text = v ?? "";
-    else if (e.name === "w:start" && lvl) lvl.start = Number(v);
-    else if (e.name === "w:num") {
-      numId = e.attrs["w:numId"];
-      levels = lvl = undefined;
-    } else if (e.name === "w:abstractNumId" && numId !== undefined) nums.set(numId, abstract.get(v ?? "") ?? new Map());
-  }
-  return nums;
+  const st: NumberingState = { abstract: new Map(), nums: new Map() };
+  if (!xml) return st.nums;
+  for (const e of xmlEvents(xml)) if (e.kind === "open") NUMBERING_ELEMENTS[e.name]?.(st, e.attrs, e.attrs["w:val"]);
+  return st.nums;
 }
 
 const roman = (n: number): string => {
@@ -308,7 +342,6 @@ class BodyReader {
   }
 
   private open(e: XmlEvent): void {
-    const p = this.paragraph;
     switch (e.name) {
       case "mc:Fallback":
         if (!e.selfClosing) this.skipDepth = 1;
@@ -322,18 +355,8 @@ class BodyReader {
           ...(this.table ? { table: this.table.index } : {}),
         });
         break;
-      case "w:pPr":
-        if (p) p.inPPr = true;
-        break;
       case "w:t":
         this.inText = !e.selfClosing;
-        break;
-      case "w:tab":
-        if (p && !p.inPPr) p.text += "\t";
-        break;
-      case "w:br":
-      case "w:cr":
-        if (p) p.text += "\n";
         break;
       case "w:tbl":
         this.tStack.push({ index: this.tables.length, rows: [] });
@@ -344,6 +367,24 @@ class BodyReader {
         break;
       case "w:tc":
         this.table?.rows[this.table.rows.length - 1]?.push("");
+        break;
+      default:
+        this.openInParagraph(e, this.paragraph);
+    }
+  }
+
+  /** Elements that matter inside a paragraph: its properties, tabs and breaks (as text); frames are counted wherever they open. */
+  private openInParagraph(e: XmlEvent, p: OpenParagraph | undefined): void {
+    switch (e.name) {
+      case "w:pPr":
+        if (p) p.inPPr = true;
+        break;
+      case "w:tab":
+        if (p && !p.inPPr) p.text += "\t";
+        break;
+      case "w:br":
+      case "w:cr":
+        if (p) p.text += "\n";
         break;
       default:
         if (FRAME_CONTAINERS.has(e.name) && !e.selfClosing) this.frameDepth++;

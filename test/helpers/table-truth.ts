@@ -161,16 +161,11 @@ function keys(text: string, num: number | null): string[] {
   return out;
 }
 
-/**
- * The exact shares of one truth table in a workbook (its sheets as grids, read one after another).
- * The placement is found by voting: every pair of agreeing cells proposes an offset, and the most
- * proposed offsets are scored exactly.
- */
-export function scoreTable(truth: readonly (readonly string[])[], sheets: readonly (readonly (OutCell | undefined)[])[][]): TableScore {
-  const grid = sheets.flat();
-  const typedTruth: { r: number; c: number; t: Typed }[] = [];
-  truth.forEach((row, r) => row.forEach((text, c) => text.trim() && typedTruth.push({ r, c, t: typeTruth(text) })));
-  if (!typedTruth.length) return { cells: 0, exact: 1, exactText: 1 };
+type Grid = readonly (readonly (OutCell | undefined)[])[];
+type TruthCell = { r: number; c: number; t: Typed };
+
+/** Where each key of the workbook's cells (see keys) occurs. */
+function keyIndex(grid: Grid): Map<string, [number, number][]> {
   const where = new Map<string, [number, number][]>();
   grid.forEach((row, r) =>
     row.forEach((g, c) => {
@@ -182,6 +177,11 @@ export function scoreTable(truth: readonly (readonly string[])[], sheets: readon
       }
     }),
   );
+  return where;
+}
+
+/** Offsets ("dr,dc") of the truth in the grid, with how many truth cells agree with a cell there (each cell votes once per offset). */
+function offsetVotes(typedTruth: readonly TruthCell[], where: Map<string, [number, number][]>): Map<string, number> {
   const votes = new Map<string, number>();
   for (const { r, c, t } of typedTruth) {
     const seen = new Set<string>();
@@ -197,18 +197,38 @@ export function scoreTable(truth: readonly (readonly string[])[], sheets: readon
       }
     }
   }
+  return votes;
+}
+
+/** How many truth cells the grid has right at an offset: exactly (typed), and as text. */
+function agreementAt(typedTruth: readonly TruthCell[], grid: Grid, dr: number, dc: number): { exact: number; exactText: number } {
+  let exact = 0;
+  let text = 0;
+  for (const { r, c, t } of typedTruth) {
+    const g = grid[r + dr]?.[c + dc];
+    if (cellAgrees(t, g, true)) exact++;
+    if (cellAgrees(t, g, false)) text++;
+  }
+  return { exact, exactText: text };
+}
+
+/**
+ * The exact shares of one truth table in a workbook (its sheets as grids, read one after another).
+ * The placement is found by voting: every pair of agreeing cells proposes an offset, and the most
+ * proposed offsets are scored exactly.
+ */
+export function scoreTable(truth: readonly (readonly string[])[], sheets: readonly (readonly (OutCell | undefined)[])[][]): TableScore {
+  const grid = sheets.flat();
+  const typedTruth: TruthCell[] = [];
+  truth.forEach((row, r) => row.forEach((text, c) => text.trim() && typedTruth.push({ r, c, t: typeTruth(text) })));
+  if (!typedTruth.length) return { cells: 0, exact: 1, exactText: 1 };
+  const votes = offsetVotes(typedTruth, keyIndex(grid));
   const candidates = [...votes].sort((a, b) => b[1] - a[1]).slice(0, 8);
   let best = { exact: 0, exactText: 0 };
   for (const [off] of candidates) {
     const [dr, dc] = off.split(",").map(Number) as [number, number];
-    let exact = 0;
-    let text = 0;
-    for (const { r, c, t } of typedTruth) {
-      const g = grid[r + dr]?.[c + dc];
-      if (cellAgrees(t, g, true)) exact++;
-      if (cellAgrees(t, g, false)) text++;
-    }
-    if (exact > best.exact || (exact === best.exact && text > best.exactText)) best = { exact, exactText: text };
+    const at = agreementAt(typedTruth, grid, dr, dc);
+    if (at.exact > best.exact || (at.exact === best.exact && at.exactText > best.exactText)) best = at;
   }
   return { cells: typedTruth.length, exact: best.exact / typedTruth.length, exactText: best.exactText / typedTruth.length };
 }

@@ -196,22 +196,17 @@ function formatDate(d: Date, section: string): string {
   return out;
 }
 
-/** The text a spreadsheet shows for `value` under `numFmt` (undefined or "General": the plain value). */
-export function displayText(value: number | string | boolean | Date, numFmt?: string): string {
-  if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
-  const fmt = numFmt && numFmt !== "General" && numFmt !== "@" ? numFmt : "";
-  if (typeof value === "string") {
-    const textSection = fmt ? sections(fmt)[3] : undefined;
-    return textSection
-      ? tokens(textSection)
-          .map((t) => (t.lit ? t.text : t.text === "@" ? value : ""))
-          .join("")
-      : value;
-  }
-  if (value instanceof Date) {
-    if (!fmt) return value.toISOString().slice(0, 10);
-    return formatDate(value, sections(fmt)[0]!);
-  }
+/** A string under a format: its text section (the fourth) with "@" standing for the string, else the string itself. */
+function displayString(value: string, fmt: string): string {
+  const textSection = fmt ? sections(fmt)[3] : undefined;
+  if (!textSection) return value;
+  return tokens(textSection)
+    .map((t) => (t.lit ? t.text : t.text === "@" ? value : ""))
+    .join("");
+}
+
+/** A number under a format: as a date when the format is one, else by the section for its sign (negative, zero, positive). */
+function displayNumber(value: number, fmt: string): string {
   if (!fmt) return general(value);
   const secs = sections(fmt);
   if (isDateCode(secs[0]!)) {
@@ -222,4 +217,13 @@ export function displayText(value: number | string | boolean | Date, numFmt?: st
   if (value === 0 && secs[2] !== undefined) return formatNumber(0, secs[2]);
   const text = formatNumber(Math.abs(value), secs[0]!);
   return value < 0 ? `-${text}` : text;
+}
+
+/** The text a spreadsheet shows for `value` under `numFmt` (undefined or "General": the plain value). */
+export function displayText(value: number | string | boolean | Date, numFmt?: string): string {
+  if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
+  const fmt = numFmt && numFmt !== "General" && numFmt !== "@" ? numFmt : "";
+  if (typeof value === "string") return displayString(value, fmt);
+  if (value instanceof Date) return fmt ? formatDate(value, sections(fmt)[0]!) : value.toISOString().slice(0, 10);
+  return displayNumber(value, fmt);
 }

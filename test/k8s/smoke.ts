@@ -23,6 +23,7 @@ import {
   BatchV1Api,
   CoreV1Api,
   VersionApi,
+  type V1ContainerStateTerminated,
   type V1Job,
   type V1JobCondition,
   type V1Pod,
@@ -155,6 +156,11 @@ async function podSecurity(s: Smoke): Promise<void> {
   s.time("pod security rejection", t);
 }
 
+/** The terminated state of the pod's container, once it has ended. */
+function terminatedOf(pod: V1Pod | undefined): V1ContainerStateTerminated | undefined {
+  return pod?.status?.containerStatuses?.[0]?.state?.terminated;
+}
+
 /** 2. A compliant Job completes; its Secret arrives as env and as a file; TTL then cleans up. */
 async function completes(s: Smoke): Promise<void> {
   const script = [
@@ -181,7 +187,7 @@ async function completes(s: Smoke): Promise<void> {
   s.time("job ok: created → Complete", t);
   s.check(true, "Job ok is Complete (Secret as env and volume, emptyDir /tmp)");
   const [pod] = await jobPods(s, "ok");
-  const terminated = pod?.status?.containerStatuses?.[0]?.state?.terminated;
+  const terminated = terminatedOf(pod);
   s.check(
     pod?.status?.phase === "Succeeded" && terminated?.reason === "Completed" && terminated.exitCode === 0,
     `its pod Succeeded, container terminated with reason ${terminated?.reason ?? "?"}`,
@@ -217,7 +223,7 @@ async function podFailurePolicy(s: Smoke): Promise<void> {
   s.time("job bad-input: created → Failed", t);
   s.check(failed.reason === "PodFailurePolicy", `Job bad-input Failed with reason ${failed.reason ?? "?"}`);
   const pods = await jobPods(s, "bad-input");
-  const terminated = pods[0]?.status?.containerStatuses?.[0]?.state?.terminated;
+  const terminated = terminatedOf(pods[0]);
   s.check(
     pods.length === 1 && terminated?.exitCode === 3 && terminated.reason === "Error",
     `one pod (${pods.length}), exit code ${terminated?.exitCode ?? "?"}, reason ${terminated?.reason ?? "?"}, message ${JSON.stringify(terminated?.message?.trim())}`,
@@ -296,7 +302,7 @@ async function runner(s: Smoke): Promise<void> {
   const failed = await waitFor("Job runner-bad Failed", 60_000, condition(s, "runner-bad", "Failed"));
   s.time("job runner-bad (not a PDF): created → Failed", t);
   const [pod] = await jobPods(s, "runner-bad");
-  const terminated = pod?.status?.containerStatuses?.[0]?.state?.terminated;
+  const terminated = terminatedOf(pod);
   s.check(
     failed.reason === "PodFailurePolicy" && terminated?.exitCode === 3 && (terminated.message ?? "").includes('"code":"invalid_pdf"'),
     `runner exit ${terminated?.exitCode ?? "?"} failed the Job (${failed.reason ?? "?"}); message ends ${JSON.stringify((terminated?.message ?? "").trim().split("\n").pop())}`,

@@ -59,22 +59,41 @@ function decodableFilters(objs: PdfObjects, dict: JsonDict): boolean {
   });
 }
 
+/** Whether `v` is a usable pixel dimension (a positive integer). */
+const isDimension = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 1;
+
+/** An 8-bit sampled image (not a stencil mask) of at most `maxPixels`: its size, else null. */
+function sampledSize(objs: PdfObjects, dict: JsonDict, maxPixels: number): Size | null {
+  const [w, h, bpc] = [deref(objs, dict["/Width"]), deref(objs, dict["/Height"]), deref(objs, dict["/BitsPerComponent"])];
+  if (!isDimension(w) || !isDimension(h)) return null;
+  if (w * h > maxPixels || bpc !== 8 || deref(objs, dict["/ImageMask"]) === true) return null;
+  return { width: w, height: h };
+}
+
+/**
+ * Whether the image's masking survives resampling: no colour-key mask (it needs exact samples),
+ * and a soft mask, if any, given by reference and without /Matte (pre-multiplied colours).
+ */
+function maskingAllows(objs: PdfObjects, dict: JsonDict): boolean {
+  if (Array.isArray(deref(objs, dict["/Mask"]))) return false;
+  const smask = dict["/SMask"];
+  return smask === undefined || (isRef(smask) && dictAt(objs, smask)?.["/Matte"] === undefined);
+}
+
 /** The image as a candidate for recompression, or null when it must be left alone. */
 export function candidateOf(objs: PdfObjects, ref: string, dict: JsonDict, maxPixels: number): Candidate | null {
-  const [w, h, bpc] = [deref(objs, dict["/Width"]), deref(objs, dict["/Height"]), deref(objs, dict["/BitsPerComponent"])];
-  if (typeof w !== "number" || typeof h !== "number" || !Number.isInteger(w) || !Number.isInteger(h) || w < 1 || h < 1) return null;
-  if (w * h > maxPixels || bpc !== 8 || deref(objs, dict["/ImageMask"]) === true) return null;
+  const size = sampledSize(objs, dict, maxPixels);
+  if (!size) return null;
   const components = componentsOf(objs, dict["/ColorSpace"]);
   if (!components || !defaultDecode(objs, dict["/Decode"], components) || !decodableFilters(objs, dict)) return null;
-  if (Array.isArray(deref(objs, dict["/Mask"]))) return null; // colour-key masking needs exact samples
+  if (!maskingAllows(objs, dict)) return null;
   const smask = dict["/SMask"];
-  if (smask !== undefined && (!isRef(smask) || dictAt(objs, smask)?.["/Matte"] !== undefined)) return null;
   const stored = deref(objs, dict["/Length"]);
   return {
     ref,
     dict,
-    width: w,
-    height: h,
+    width: size.width,
+    height: size.height,
     components,
     stored: typeof stored === "number" ? stored : Infinity,
     smask: isRef(smask) ? smask : null,

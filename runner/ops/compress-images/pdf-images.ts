@@ -8,7 +8,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../../../core/logger.ts";
 import { ExecAborted } from "../../engines/exec.ts";
-import { measurePlacements } from "./image-placement.ts";
+import { measurePlacements, type Placements } from "./image-placement.ts";
 import { candidateOf, maskCanFollow, targetSize, type Candidate } from "./image-plan.ts";
 import { reencodeImage, resampleMask, type Encoded, type Size } from "../../engines/images.ts";
 import { referrers } from "../../pdf/page-graph.ts";
@@ -73,19 +73,82 @@ function abortIfNeeded(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new ExecAborted("image pass aborted");
 }
 
-/** Runs the image pass; returns the patch to apply (or null) and counts. */
-export async function recompressImages(o: ImagePassOptions): Promise<ImagePassResult> {
-  const q = o.qpdf;
-  const objs = await dumpObjects(q, o.input, MAX_OBJECTS_JSON);
-  if (!objs) return { patch: null, images: 0, recompressed: 0 };
+/** The image XObjects worth a decode (see candidateOf), and how many images the document has. */
+function findCandidates(objs: PdfObjects, maxPixels: number): { candidates: Map<string, Candidate>; images: number } {
   const candidates = new Map<string, Candidate>();
   let images = 0;
   for (const [ref, obj] of objs.objects) {
     if (!obj.stream || nameOf(obj.stream.dict["/Subtype"]) !== "Image") continue;
     images++;
-    const c = candidateOf(objs, ref, obj.stream.dict, o.maxPixels);
+    const c = candidateOf(objs, ref, obj.stream.dict, maxPixels);
     if (c && c.stored >= MIN_IMAGE_BYTES) candidates.set(ref, c);
   }
+  return { candidates, images };
+}
+
+/** Each candidate that is placed, and only where it can be measured: its target size and whether its soft mask follows. */
+function planImages(objs: PdfObjects, candidates: Map<string, Candidate>, placements: Placements, o: ImagePassOptions): Planned[] {
+  const plan: Planned[] = [];
+  const maskUsers = referrers(objs, new Set([...candidates.values()].flatMap((c) => (c.smask ? [c.smask] : []))));
+  for (const c of candidates.values()) {
+    const use = placements.uses.get(c.ref);
+    if (!use || placements.unsafe.has(c.ref)) continue;
+    const target = targetSize(c.width, c.height, use, o.dpi);
+    plan.push({ c, target, mask: target !== null && maskCanFollow(objs, c, maskUsers, o.maxPixels) });
+  }
+  return plan;
+}
+
+/** The plan in batches whose decoded samples stay within MAX_BATCH_BYTES (a larger image goes alone). */
+function batches(plan: readonly Planned[]): Planned[][] {
+  const out: Planned[][] = [];
+  let batch: Planned[] = [];
+  let batchBytes = 0;
+  for (const p of plan) {
+    const bytes = p.c.width * p.c.height * (p.c.components + (p.mask ? 1 : 0));
+    if (batch.length && batchBytes + bytes > MAX_BATCH_BYTES) {
+      out.push(batch);
+      batch = [];
+      batchBytes = 0;
+    }
+    batch.push(p);
+    batchBytes += bytes;
+  }
+  if (batch.length) out.push(batch);
+  return out;
+}
+
+/** Extracts one batch's streams with one qpdf run and re-encodes them, appending to `updates`; returns how many images changed. */
+async function reencodeBatch(
+  objs: PdfObjects,
+  batch: readonly Planned[],
+  dir: string,
+  o: ImagePassOptions,
+  updates: StreamUpdate[],
+): Promise<number> {
+  const q = o.qpdf;
+  const refs = batch.flatMap((p) => (p.mask && p.c.smask ? [p.c.ref, p.c.smask] : [p.c.ref]));
+  const streams = await extractStreams(q, o.input, refs, dir);
+  let recompressed = 0;
+  try {
+    for (const p of batch) {
+      abortIfNeeded(q.signal);
+      const done = await reencodePlanned(objs, p, streams, dir, updates.length, o);
+      if (done.length) recompressed++;
+      updates.push(...done);
+    }
+  } finally {
+    for (const s of streams.values()) await rm(s.file, { force: true });
+  }
+  return recompressed;
+}
+
+/** Runs the image pass; returns the patch to apply (or null) and counts. */
+export async function recompressImages(o: ImagePassOptions): Promise<ImagePassResult> {
+  const q = o.qpdf;
+  const objs = await dumpObjects(q, o.input, MAX_OBJECTS_JSON);
+  if (!objs) return { patch: null, images: 0, recompressed: 0 };
+  const { candidates, images } = findCandidates(objs, o.maxPixels);
   if (candidates.size === 0) return { patch: null, images, recompressed: 0 };
 
   const dir = path.join(q.work, "images");
@@ -101,42 +164,10 @@ export async function recompressImages(o: ImagePassOptions): Promise<ImagePassRe
     return { patch: null, images, recompressed: 0 };
   }
 
-  const plan: Planned[] = [];
-  const maskUsers = referrers(objs, new Set([...candidates.values()].flatMap((c) => (c.smask ? [c.smask] : []))));
-  for (const c of candidates.values()) {
-    const use = placements.uses.get(c.ref);
-    if (!use || placements.unsafe.has(c.ref)) continue;
-    const target = targetSize(c.width, c.height, use, o.dpi);
-    plan.push({ c, target, mask: target !== null && maskCanFollow(objs, c, maskUsers, o.maxPixels) });
-  }
-
   const updates: StreamUpdate[] = [];
   let recompressed = 0;
-  let batch: Planned[] = [];
-  let batchBytes = 0;
-  const flush = async (): Promise<void> => {
-    const refs = batch.flatMap((p) => (p.mask && p.c.smask ? [p.c.ref, p.c.smask] : [p.c.ref]));
-    const streams = await extractStreams(q, o.input, refs, dir);
-    try {
-      for (const p of batch) {
-        abortIfNeeded(q.signal);
-        const done = await reencodePlanned(objs, p, streams, dir, updates.length, o);
-        if (done.length) recompressed++;
-        updates.push(...done);
-      }
-    } finally {
-      for (const s of streams.values()) await rm(s.file, { force: true });
-    }
-    batch = [];
-    batchBytes = 0;
-  };
-  for (const p of plan) {
-    const bytes = p.c.width * p.c.height * (p.c.components + (p.mask ? 1 : 0));
-    if (batch.length && batchBytes + bytes > MAX_BATCH_BYTES) await flush();
-    batch.push(p);
-    batchBytes += bytes;
-  }
-  if (batch.length) await flush();
+  for (const batch of batches(planImages(objs, candidates, placements, o)))
+    recompressed += await reencodeBatch(objs, batch, dir, o, updates);
 
   if (updates.length === 0) return { patch: null, images, recompressed: 0 };
   const patch = path.join(q.work, "images-patch.json");

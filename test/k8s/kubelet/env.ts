@@ -60,34 +60,57 @@ export function fieldValue(pod: V1Pod, path: string): string {
   return fields[path] ?? "";
 }
 
+type KeyRef = { name?: string; key: string; optional?: boolean };
+
+/** A Secret key's value; a missing Secret or key fails the container unless the reference is optional. */
+async function secretKeyValue(ns: string, ref: KeyRef, source: ObjectSource): Promise<string | undefined> {
+  const name = ref.name ?? "";
+  const secret = await source.secret(ns, name);
+  const value = secret && secretValue(secret, ref.key);
+  if (value === undefined && !ref.optional) {
+    throw new ContainerConfigError(secret ? `couldn't find key ${ref.key} in Secret ${ns}/${name}` : `secret "${name}" not found`);
+  }
+  return value;
+}
+
+/** A ConfigMap key's value; a missing ConfigMap or key fails the container unless the reference is optional. */
+async function configMapKeyValue(ns: string, ref: KeyRef, source: ObjectSource): Promise<string | undefined> {
+  const name = ref.name ?? "";
+  const cm = await source.configMap(ns, name);
+  const value = cm?.data?.[ref.key];
+  if (value === undefined && !ref.optional) {
+    throw new ContainerConfigError(cm ? `couldn't find key ${ref.key} in ConfigMap ${ns}/${name}` : `configmap "${name}" not found`);
+  }
+  return value;
+}
+
 async function valueOf(pod: V1Pod, v: V1EnvVar, env: Record<string, string>, source: ObjectSource): Promise<string | undefined> {
   const ns = pod.metadata?.namespace ?? "default";
   const from = v.valueFrom;
   if (!from) return expandReferences(v.value ?? "", env);
-  if (from.secretKeyRef) {
-    const { name, key, optional } = from.secretKeyRef;
-    const secret = await source.secret(ns, name ?? "");
-    const value = secret && secretValue(secret, key);
-    if (value === undefined && !optional) {
-      throw new ContainerConfigError(
-        secret ? `couldn't find key ${key} in Secret ${ns}/${name ?? ""}` : `secret "${name ?? ""}" not found`,
-      );
-    }
-    return value;
-  }
-  if (from.configMapKeyRef) {
-    const { name, key, optional } = from.configMapKeyRef;
-    const cm = await source.configMap(ns, name ?? "");
-    const value = cm?.data?.[key];
-    if (value === undefined && !optional) {
-      throw new ContainerConfigError(
-        cm ? `couldn't find key ${key} in ConfigMap ${ns}/${name ?? ""}` : `configmap "${name ?? ""}" not found`,
-      );
-    }
-    return value;
-  }
+  if (from.secretKeyRef) return secretKeyValue(ns, from.secretKeyRef, source);
+  if (from.configMapKeyRef) return configMapKeyValue(ns, from.configMapKeyRef, source);
   if (from.fieldRef) return fieldValue(pod, from.fieldRef.fieldPath);
   throw new ContainerConfigError(`env ${v.name}: resourceFieldRef is not supported by the local kubelet`);
+}
+
+type EnvFromSource = NonNullable<V1Container["envFrom"]>[number];
+
+/** The variables an envFrom source brings (without its prefix); a missing Secret or ConfigMap fails the container unless optional. */
+async function envFromData(ns: string, from: EnvFromSource, source: ObjectSource): Promise<Record<string, string>> {
+  if (from.secretRef) {
+    const name = from.secretRef.name ?? "";
+    const secret = await source.secret(ns, name);
+    if (!secret && !from.secretRef.optional) throw new ContainerConfigError(`secret "${name}" not found`);
+    return Object.fromEntries(Object.keys(secret?.data ?? {}).map((k) => [k, secretValue(secret!, k) ?? ""]));
+  }
+  if (from.configMapRef) {
+    const name = from.configMapRef.name ?? "";
+    const cm = await source.configMap(ns, name);
+    if (!cm && !from.configMapRef.optional) throw new ContainerConfigError(`configmap "${name}" not found`);
+    return cm?.data ?? {};
+  }
+  return {};
 }
 
 /**
@@ -99,17 +122,7 @@ export async function resolveEnv(pod: V1Pod, container: V1Container, source: Obj
   const ns = pod.metadata?.namespace ?? "default";
   for (const from of container.envFrom ?? []) {
     const prefix = from.prefix ?? "";
-    let data: Record<string, string> | undefined;
-    if (from.secretRef) {
-      const secret = await source.secret(ns, from.secretRef.name ?? "");
-      if (!secret && !from.secretRef.optional) throw new ContainerConfigError(`secret "${from.secretRef.name ?? ""}" not found`);
-      data = Object.fromEntries(Object.keys(secret?.data ?? {}).map((k) => [k, secretValue(secret!, k) ?? ""]));
-    } else if (from.configMapRef) {
-      const cm = await source.configMap(ns, from.configMapRef.name ?? "");
-      if (!cm && !from.configMapRef.optional) throw new ContainerConfigError(`configmap "${from.configMapRef.name ?? ""}" not found`);
-      data = cm?.data ?? {};
-    }
-    for (const [k, v] of Object.entries(data ?? {})) env[prefix + k] = v;
+    for (const [k, v] of Object.entries(await envFromData(ns, from, source))) env[prefix + k] = v;
   }
   for (const v of container.env ?? []) {
     const value = await valueOf(pod, v, env, source);

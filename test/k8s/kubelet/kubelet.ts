@@ -196,12 +196,17 @@ export class LocalKubelet {
       if (pod.metadata?.deletionTimestamp) this.#deleteNow(pod).catch(() => undefined);
       return;
     }
+    this.#start(pod, uid);
+  }
+
+  /** Starts a worker for a new pod of this node. */
+  #start(pod: V1Pod, uid: string): void {
     // Logs live apart from the pod directory, as /var/log/pods/<ns>_<name>_<uid>/<container>/
     // does, so a test can read them after the pod is gone.
     const { namespace = "", name = "" } = pod.metadata ?? {};
     const logDir = join(this.rootDir, "logs", `${namespace}_${name}_${uid}`);
     mkdirSync(logDir, { recursive: true });
-    const logFile = join(logDir, `${pod.spec.containers[0]?.name ?? "container"}.log`);
+    const logFile = join(logDir, `${pod.spec?.containers[0]?.name ?? "container"}.log`);
     const created = new PodWorker(pod, join(this.rootDir, "pods", uid), logFile, this.#context());
     this.#workers.set(uid, created);
     this.#ran.set(uid, { namespace, name, worker: created });
@@ -222,10 +227,7 @@ export class LocalKubelet {
    */
   #bind(pod: V1Pod): void {
     const key = pod.metadata?.uid ?? "";
-    if (pod.spec?.nodeName) return;
-    const scheduler = pod.spec?.schedulerName ?? "default-scheduler";
-    if (this.#binding.has(key) || isTerminal(pod) || pod.metadata?.deletionTimestamp || scheduler !== "default-scheduler") return;
-    if (this.#opts.maxPods !== undefined && this.#podsOnNode() >= this.#opts.maxPods) return;
+    if (!this.#needsBinding(pod, key)) return;
     this.#binding.add(key);
     const { name = "", namespace = "", uid } = pod.metadata ?? {};
     this.#scheduler
@@ -252,6 +254,14 @@ export class LocalKubelet {
       .finally(() => {
         this.#binding.delete(key);
       });
+  }
+
+  /** A live pod for the default scheduler, on no node yet and not being bound, while the node has room. */
+  #needsBinding(pod: V1Pod, key: string): boolean {
+    if (pod.spec?.nodeName) return false;
+    const scheduler = pod.spec?.schedulerName ?? "default-scheduler";
+    if (this.#binding.has(key) || isTerminal(pod) || pod.metadata?.deletionTimestamp || scheduler !== "default-scheduler") return false;
+    return this.#opts.maxPods === undefined || this.#podsOnNode() < this.#opts.maxPods;
   }
 
   /** The pod left the API: kill what is left of it and remove its directory. */

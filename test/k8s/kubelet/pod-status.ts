@@ -6,7 +6,7 @@
  * replaced whole, so a container's old state (waiting) never lingers beside its new one.
  * Pure functions.
  */
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1Container, V1Pod } from "@kubernetes/client-node";
 
 /** metav1.Time: RFC 3339 with second precision, as the API serializes it. */
 export const apiTime = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -67,25 +67,47 @@ function condition(pod: V1Pod, type: string, status: boolean, now: Date, reason?
 }
 
 /**
- * The status patch for `pod` in `s`. Readiness follows the kubelet for a container without a
- * readiness probe: ready while running; once the pod is terminal, Ready and ContainersReady are
- * False with reason PodCompleted and the sandbox condition PodReadyToStartContainers is False.
+ * The pod's conditions in `s`. Readiness follows the kubelet for a container without a readiness
+ * probe: ready while running; once the pod is terminal, Ready and ContainersReady are False with
+ * reason PodCompleted and the sandbox condition PodReadyToStartContainers is False.
  */
-export function statusPatch(pod: V1Pod, s: PodRuntimeStatus, now: Date = new Date()): Record<string, unknown> {
-  const container = pod.spec?.containers[0];
-  const name = container?.name ?? "";
+function podConditions(pod: V1Pod, s: PodRuntimeStatus, name: string, now: Date): Record<string, unknown>[] {
   const running = "running" in s.state;
   const terminal = s.phase === "Succeeded" || s.phase === "Failed";
-  const notReady = terminal ? "PodCompleted" : "ContainersNotReady";
-  const notReadyMessage = terminal ? undefined : `containers with unready status: [${name}]`;
-  const conditions = [
+  const [reason, message] = running
+    ? [undefined, undefined]
+    : terminal
+      ? ["PodCompleted", undefined]
+      : ["ContainersNotReady", `containers with unready status: [${name}]`];
+  return [
     // True while the "sandbox" (the process) exists; False before it starts and once torn down.
     condition(pod, "PodReadyToStartContainers", running, now),
     condition(pod, "Initialized", true, now),
-    condition(pod, "Ready", running, now, running ? undefined : notReady, running ? undefined : notReadyMessage),
-    condition(pod, "ContainersReady", running, now, running ? undefined : notReady, running ? undefined : notReadyMessage),
+    condition(pod, "Ready", running, now, reason, message),
+    condition(pod, "ContainersReady", running, now, reason, message),
     ...(s.disruption ? [condition(pod, "DisruptionTarget", true, now, "TerminationByKubelet", s.message)] : []),
   ];
+}
+
+/** The status of the pod's one container in `s`. */
+function containerStatus(container: V1Container | undefined, s: PodRuntimeStatus): Record<string, unknown> {
+  const running = "running" in s.state;
+  return {
+    name: container?.name ?? "",
+    image: container?.image ?? "",
+    imageID: s.imageID ?? "",
+    ...(s.containerID ? { containerID: s.containerID } : {}),
+    ready: running,
+    started: running,
+    restartCount: 0,
+    state: s.state,
+    lastState: {},
+  };
+}
+
+/** The status patch for `pod` in `s` (conditions: see podConditions). */
+export function statusPatch(pod: V1Pod, s: PodRuntimeStatus, now: Date = new Date()): Record<string, unknown> {
+  const container = pod.spec?.containers[0];
   return {
     // The kubelet's status manager puts the UID in every patch: a pod deleted and recreated
     // under the same name must not receive the old pod's status.
@@ -93,7 +115,7 @@ export function statusPatch(pod: V1Pod, s: PodRuntimeStatus, now: Date = new Dat
     status: {
       phase: s.phase,
       ...(pod.metadata?.generation !== undefined ? { observedGeneration: pod.metadata.generation } : {}),
-      conditions,
+      conditions: podConditions(pod, s, container?.name ?? "", now),
       hostIP: LOOPBACK,
       hostIPs: [{ ip: LOOPBACK }],
       podIP: LOOPBACK,
@@ -101,19 +123,7 @@ export function statusPatch(pod: V1Pod, s: PodRuntimeStatus, now: Date = new Dat
       startTime: apiTime(s.startTime),
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.message ? { message: s.message } : {}),
-      containerStatuses: [
-        {
-          name,
-          image: container?.image ?? "",
-          imageID: s.imageID ?? "",
-          ...(s.containerID ? { containerID: s.containerID } : {}),
-          ready: running,
-          started: running,
-          restartCount: 0,
-          state: s.state,
-          lastState: {},
-        },
-      ],
+      containerStatuses: [containerStatus(container, s)],
     },
   };
 }

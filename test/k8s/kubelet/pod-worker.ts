@@ -15,8 +15,9 @@ import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { V1Pod } from "@kubernetes/client-node";
+import type { V1Container, V1Pod } from "@kubernetes/client-node";
 import type { Endpoint } from "../runtime/egress.ts";
+import type { UnpackedImage } from "../runtime/image-store.ts";
 import type { ContainerRuntime, StartedContainer } from "../runtime/runtime.ts";
 import { cgroupResources } from "../runtime/resources.ts";
 import type { ContainerExit } from "../runtime/runc.ts";
@@ -175,13 +176,8 @@ export class PodWorker {
       await this.#finish(lost);
       return;
     }
-    let container: StartedContainer;
-    try {
-      container = await prepared.start();
-    } catch (err) {
-      await this.#finish({ exitCode: 128, reason: "StartError", message: err instanceof Error ? err.message : String(err) });
-      return;
-    }
+    const container = await this.#start(prepared);
+    if (!container) return;
     this.#container = container;
     const containerID = `runc://${container.id}`;
     this.#ctx.log(`pod ${this.#name()}: started container ${container.id}${container.isolated ? " (egress restricted)" : ""}`);
@@ -197,10 +193,9 @@ export class PodWorker {
     const exit = await container.exited;
     this.#exit = exit;
     for (const t of this.#timers) clearTimeout(t);
-    const c = this.#pod.spec?.containers[0];
-    const message =
-      exit.startError ?? readTerminationMessage(prepared.terminationLog, this.logFile, c?.terminationMessagePolicy, exit.exitCode);
-    const reason = exit.startError ? "StartError" : exit.oomKilled ? "OOMKilled" : terminatedReason(exit.exitCode);
+    const policy = this.#pod.spec?.containers[0]?.terminationMessagePolicy;
+    const message = exit.startError ?? readTerminationMessage(prepared.terminationLog, this.logFile, policy, exit.exitCode);
+    const reason = exitReason(exit);
     this.#ctx.log(`pod ${this.#name()}: container exited with ${exit.exitCode} (${reason})`);
     await this.#finish({
       exitCode: exit.exitCode,
@@ -211,6 +206,16 @@ export class PodWorker {
       containerID,
       imageID: prepared.imageID,
     });
+  }
+
+  /** Starts the prepared container; a start that fails ends the pod (StartError, exit 128) and gives undefined. */
+  async #start(prepared: Prepared): Promise<StartedContainer | undefined> {
+    try {
+      return await prepared.start();
+    } catch (err) {
+      await this.#finish({ exitCode: 128, reason: "StartError", message: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
   }
 
   /** Writes the terminal status, then deletes the pod if its deletion is pending. */
@@ -323,32 +328,12 @@ export class PodWorker {
 
   async #prepare(): Promise<Prepared> {
     const pod = this.#pod;
-    const containers = pod.spec?.containers ?? [];
-    const container = containers[0];
-    if (!container || containers.length > 1 || pod.spec?.initContainers?.length) {
-      throw new Error("the local kubelet runs pods with exactly one container and no init containers");
-    }
+    const container = onlyContainer(pod);
     const { runtime } = this.#ctx;
     const loaded = runtime.images.find(container.image ?? "");
     if (!loaded) throw new ImageNotPresent(`image "${container.image ?? ""}" is not present on the node (load it: ImageStore.load)`);
     const image = await runtime.images.unpack(loaded);
-    const readImageFile = (f: string): string => {
-      try {
-        return readFileSync(join(image.rootfs, f), "utf8");
-      } catch {
-        return "";
-      }
-    };
-    let security;
-    try {
-      security = effectiveSecurity(pod.spec?.securityContext, container, image.config.user, {
-        passwd: readImageFile("etc/passwd"),
-        group: readImageFile("etc/group"),
-      });
-    } catch (err) {
-      if (err instanceof SecurityContextError) throw new Error(err.message);
-      throw err;
-    }
+    const security = podSecurity(pod, container, image);
     const apiEnv = await resolveEnv(pod, container, this.#ctx.source);
     mkdirSync(this.dir, { recursive: true });
     const volumes = await prepareVolumes(pod, container, this.dir, this.#ctx.source);
@@ -380,4 +365,40 @@ export class PodWorker {
         }),
     };
   }
+}
+
+/** The pod's one container: the local kubelet runs pods with exactly one and no init containers. */
+function onlyContainer(pod: V1Pod): V1Container {
+  const containers = pod.spec?.containers ?? [];
+  const container = containers[0];
+  if (!container || containers.length > 1 || pod.spec?.initContainers?.length) {
+    throw new Error("the local kubelet runs pods with exactly one container and no init containers");
+  }
+  return container;
+}
+
+/** The container's effective security settings, user and group names resolved in the image's /etc/passwd and /etc/group. */
+function podSecurity(pod: V1Pod, container: V1Container, image: UnpackedImage): ReturnType<typeof effectiveSecurity> {
+  const readImageFile = (f: string): string => {
+    try {
+      return readFileSync(join(image.rootfs, f), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  try {
+    return effectiveSecurity(pod.spec?.securityContext, container, image.config.user, {
+      passwd: readImageFile("etc/passwd"),
+      group: readImageFile("etc/group"),
+    });
+  } catch (err) {
+    if (err instanceof SecurityContextError) throw new Error(err.message);
+    throw err;
+  }
+}
+
+/** The reason the kubelet reports for a container that exited. */
+function exitReason(exit: ContainerExit): string {
+  if (exit.startError) return "StartError";
+  return exit.oomKilled ? "OOMKilled" : terminatedReason(exit.exitCode);
 }

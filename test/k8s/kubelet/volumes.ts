@@ -130,6 +130,26 @@ async function projectedFiles(pod: V1Pod, sources: readonly V1VolumeProjection[]
   return out;
 }
 
+/** The files of an API-backed volume (Secret, ConfigMap, downward API, projected) and their mode. */
+async function volumeFiles(pod: V1Pod, volume: V1Volume, source: ObjectSource): Promise<{ files: Map<string, Buffer>; mode: number }> {
+  const mode = 0o644;
+  if (volume.secret) {
+    const s = volume.secret;
+    return { files: await secretFiles(pod, s.secretName ?? "", s.items, s.optional ?? false, source), mode: s.defaultMode ?? mode };
+  }
+  if (volume.configMap) {
+    const c = volume.configMap;
+    return { files: await configMapFiles(pod, c.name ?? "", c.items, c.optional ?? false, source), mode: c.defaultMode ?? mode };
+  }
+  if (volume.downwardAPI) {
+    return { files: downwardFiles(pod, volume.downwardAPI.items ?? []), mode: volume.downwardAPI.defaultMode ?? mode };
+  }
+  if (volume.projected) {
+    return { files: await projectedFiles(pod, volume.projected.sources ?? [], source), mode: volume.projected.defaultMode ?? mode };
+  }
+  throw new ContainerConfigError(`volume "${volume.name}": this type is not supported by the local kubelet`);
+}
+
 /** Sets up one volume in `dir`; returns whether it is read-only by nature (API-backed files). */
 async function materialize(pod: V1Pod, volume: V1Volume, dir: string, source: ObjectSource): Promise<boolean> {
   const fsGroup = pod.spec?.securityContext?.fsGroup;
@@ -139,23 +159,7 @@ async function materialize(pod: V1Pod, volume: V1Volume, dir: string, source: Ob
     if (fsGroup !== undefined) chownSync(dir, 0, fsGroup);
     return false;
   }
-  let files: Map<string, Buffer>;
-  let mode = 0o644;
-  if (volume.secret) {
-    files = await secretFiles(pod, volume.secret.secretName ?? "", volume.secret.items, volume.secret.optional ?? false, source);
-    mode = volume.secret.defaultMode ?? mode;
-  } else if (volume.configMap) {
-    files = await configMapFiles(pod, volume.configMap.name ?? "", volume.configMap.items, volume.configMap.optional ?? false, source);
-    mode = volume.configMap.defaultMode ?? mode;
-  } else if (volume.downwardAPI) {
-    files = downwardFiles(pod, volume.downwardAPI.items ?? []);
-    mode = volume.downwardAPI.defaultMode ?? mode;
-  } else if (volume.projected) {
-    files = await projectedFiles(pod, volume.projected.sources ?? [], source);
-    mode = volume.projected.defaultMode ?? mode;
-  } else {
-    throw new ContainerConfigError(`volume "${volume.name}": this type is not supported by the local kubelet`);
-  }
+  const { files, mode } = await volumeFiles(pod, volume, source);
   writeProjection(dir, files, mode, fsGroup);
   return true;
 }

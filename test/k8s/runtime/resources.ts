@@ -28,26 +28,39 @@ export interface CgroupResources {
   readonly oomScoreAdj: number;
 }
 
-export function cgroupResources(container: V1Container, nodeMemoryBytes: number): CgroupResources {
+/** A container's memory and CPU limits and requests; requests default to limits (the API server's defaulting does the same). */
+interface Quantities {
+  memLimit: number | undefined;
+  cpuLimit: number | undefined;
+  memRequest: number | undefined;
+  cpuRequest: number | undefined;
+}
+
+function quantities(container: V1Container): Quantities {
   const limits = container.resources?.limits ?? {};
   const requests = container.resources?.requests ?? {};
-  // Requests default to limits (the API server's defaulting does the same).
   const get = (o: Record<string, string | number>, k: string): number | undefined => (o[k] === undefined ? undefined : parseQuantity(o[k]));
   const memLimit = get(limits, "memory");
   const cpuLimit = get(limits, "cpu");
-  const memRequest = get(requests, "memory") ?? memLimit;
-  const cpuRequest = get(requests, "cpu") ?? cpuLimit;
-  const guaranteed = memLimit !== undefined && cpuLimit !== undefined && memRequest === memLimit && cpuRequest === cpuLimit;
-  const bestEffort = memLimit === undefined && cpuLimit === undefined && memRequest === undefined && cpuRequest === undefined;
-  const oomScoreAdj = guaranteed
-    ? -997
-    : bestEffort
-      ? 1000
-      : Math.min(999, Math.max(2, Math.round(1000 - (1000 * (memRequest ?? 0)) / nodeMemoryBytes)));
+  return { memLimit, cpuLimit, memRequest: get(requests, "memory") ?? memLimit, cpuRequest: get(requests, "cpu") ?? cpuLimit };
+}
+
+/** The kubelet's oom_score_adj by QoS class: Guaranteed -997, BestEffort 1000, Burstable by its memory request's share of the node. */
+function oomScoreAdj(q: Quantities, nodeMemoryBytes: number): number {
+  const guaranteed = q.memLimit !== undefined && q.cpuLimit !== undefined && q.memRequest === q.memLimit && q.cpuRequest === q.cpuLimit;
+  if (guaranteed) return -997;
+  const bestEffort = q.memLimit === undefined && q.cpuLimit === undefined && q.memRequest === undefined && q.cpuRequest === undefined;
+  if (bestEffort) return 1000;
+  return Math.min(999, Math.max(2, Math.round(1000 - (1000 * (q.memRequest ?? 0)) / nodeMemoryBytes)));
+}
+
+export function cgroupResources(container: V1Container, nodeMemoryBytes: number): CgroupResources {
+  const q = quantities(container);
+  const { memLimit, cpuLimit, cpuRequest } = q;
   return {
     ...(memLimit !== undefined ? { memoryBytes: Math.round(memLimit) } : {}),
     ...(cpuLimit !== undefined ? { cpuQuotaUs: Math.max(1000, Math.round(cpuLimit * 100_000)) } : {}),
     ...(cpuRequest !== undefined ? { cpuShares: Math.max(2, Math.round(cpuRequest * 1024)) } : {}),
-    oomScoreAdj,
+    oomScoreAdj: oomScoreAdj(q, nodeMemoryBytes),
   };
 }

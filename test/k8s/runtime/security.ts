@@ -85,6 +85,16 @@ function imageUser(user: string, files: ImageFiles): { uid?: number; gid?: numbe
   return { uid, gid: Number.isNaN(gid) ? 0 : gid };
 }
 
+/** A user the image names but its /etc/passwd lacks: refused, in the kubelet's wording (pkg/kubelet/kuberuntime/security_context_others.go verifyRunAsNonRoot). */
+function unresolvedUser(name: string | undefined, nonRoot: boolean): SecurityContextError {
+  if (nonRoot) {
+    return new SecurityContextError(
+      `container has runAsNonRoot and image has non-numeric user (${name ?? ""}), cannot verify user is non-root`,
+    );
+  }
+  return new SecurityContextError(`unable to find user ${name ?? ""}: no matching entries in passwd file`);
+}
+
 /** uid and gid: runAsUser/runAsGroup (container over pod), else the image's USER; runAsNonRoot checked. */
 function identity(
   pod: V1PodSecurityContext | undefined,
@@ -96,14 +106,7 @@ function identity(
   const runAsUser = c.runAsUser ?? pod?.runAsUser;
   const uid = runAsUser ?? fromImage.uid;
   const nonRoot = c.runAsNonRoot ?? pod?.runAsNonRoot ?? false;
-  if (uid === undefined) {
-    // The kubelet's wording (pkg/kubelet/kuberuntime/security_context_others.go verifyRunAsNonRoot).
-    if (nonRoot)
-      throw new SecurityContextError(
-        `container has runAsNonRoot and image has non-numeric user (${fromImage.name ?? ""}), cannot verify user is non-root`,
-      );
-    throw new SecurityContextError(`unable to find user ${fromImage.name ?? ""}: no matching entries in passwd file`);
-  }
+  if (uid === undefined) throw unresolvedUser(fromImage.name, nonRoot);
   if (nonRoot && uid === 0) throw new SecurityContextError("container has runAsNonRoot and image will run as root");
   // Without runAsGroup: the image user's group, or — for a runAsUser — that uid's primary group
   // in the image's /etc/passwd, else 0 (containerd's WithUserID).
@@ -119,6 +122,19 @@ function capabilities(c: V1SecurityContext): string[] {
   return [...new Set([...kept, ...add])];
 }
 
+/** What the local kubelet refuses before anything else: privileged containers and Windows options. */
+function checkSupported(pod: V1PodSecurityContext | undefined, c: V1SecurityContext): void {
+  if (c.privileged) throw new SecurityContextError("privileged containers are not supported by the local kubelet");
+  if (c.windowsOptions || pod?.windowsOptions) throw new SecurityContextError("windowsOptions are not supported");
+}
+
+/** supplementalGroups and fsGroup, each once, without the primary group. */
+function additionalGids(pod: V1PodSecurityContext | undefined, gid: number): number[] {
+  return [...(pod?.supplementalGroups ?? []), ...(pod?.fsGroup !== undefined ? [pod.fsGroup] : [])].filter(
+    (g, i, all) => all.indexOf(g) === i && g !== gid,
+  );
+}
+
 /** The effective security settings, or SecurityContextError. */
 export function effectiveSecurity(
   pod: V1PodSecurityContext | undefined,
@@ -127,18 +143,14 @@ export function effectiveSecurity(
   files: ImageFiles,
 ): EffectiveSecurity {
   const c: V1SecurityContext = container.securityContext ?? {};
-  if (c.privileged) throw new SecurityContextError("privileged containers are not supported by the local kubelet");
-  if (c.windowsOptions || pod?.windowsOptions) throw new SecurityContextError("windowsOptions are not supported");
+  checkSupported(pod, c);
   const { uid, gid } = identity(pod, c, imageUserSpec, files);
-  const additional = [...(pod?.supplementalGroups ?? []), ...(pod?.fsGroup !== undefined ? [pod.fsGroup] : [])].filter(
-    (g, i, all) => all.indexOf(g) === i && g !== gid,
-  );
   const profile = c.seccompProfile ?? pod?.seccompProfile;
   if (profile?.type === "Localhost") throw new SecurityContextError("seccompProfile Localhost is not supported by the local kubelet");
   return {
     uid,
     gid,
-    additionalGids: additional,
+    additionalGids: additionalGids(pod, gid),
     capabilities: capabilities(c),
     // Kubernetes: allowPrivilegeEscalation defaults to true; false sets no_new_privs.
     noNewPrivileges: c.allowPrivilegeEscalation === false,
