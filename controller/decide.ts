@@ -240,15 +240,32 @@ function run(ctx: Ctx, spec: PdfJobSpec, job: V1Job | null): Action[] {
 
 type Ending = Outcome & { startTime?: number | null; completionTime?: number | null };
 
+const ENDING_MESSAGE: Record<"Succeeded" | "Canceled", string> = {
+  Succeeded: "The job succeeded.",
+  Canceled: "The PdfJob was deleted before the job ended.",
+};
+
+/** The Succeeded condition of an ending: its reason is the error code for a failure. */
+function endingCondition(ctx: Ctx, e: Ending): PdfJobStatus["conditions"] {
+  const reason = e.phase === "Failed" ? camelReason(e.error.code) : e.phase;
+  const message = e.phase === "Failed" ? e.error.message : ENDING_MESSAGE[e.phase];
+  const condition = { type: SUCCEEDED, status: e.phase === "Succeeded" ? "True" : "False", reason, message } as const;
+  return withCondition(ctx.status.conditions, condition, ctx.now, ctx.generation);
+}
+
+/** What an ending adds: its outputs or its error, and when its record expires (never for a cancel). */
+function endingFields(ctx: Ctx, e: Ending, completion: number): Partial<PdfJobStatus> {
+  const retentionMs = (typeof ctx.pj.spec.retentionSeconds === "number" ? ctx.pj.spec.retentionSeconds : 3600) * 1000;
+  if (e.phase === "Canceled") return {};
+  const expireTime = rfc3339(completion + retentionMs);
+  return e.phase === "Succeeded" ? { outputs: e.outputs, figures: e.figures, expireTime } : { error: e.error, expireTime };
+}
+
 /** The terminal status of an ending (completion time, expiry, ledger, condition). */
 function terminalStatus(ctx: Ctx, e: Ending): PdfJobStatus {
   const completion = e.completionTime ?? ctx.now;
-  const reason = e.phase === "Failed" ? camelReason(e.error.code) : e.phase;
-  const message =
-    e.phase === "Failed" ? e.error.message : e.phase === "Canceled" ? "The PdfJob was deleted before the job ended." : "The job succeeded.";
   const { error: _e, outputs: _o, figures: _f, ...rest } = ctx.status;
   const url = ctx.pj.spec.webhook?.url;
-  const retentionMs = (typeof ctx.pj.spec.retentionSeconds === "number" ? ctx.pj.spec.retentionSeconds : 3600) * 1000;
   const startTime = ctx.status.startTime ?? (e.startTime ? rfc3339(e.startTime) : undefined);
   return {
     ...rest,
@@ -256,16 +273,9 @@ function terminalStatus(ctx: Ctx, e: Ending): PdfJobStatus {
     observedGeneration: ctx.generation,
     ...(startTime ? { startTime } : {}),
     completionTime: rfc3339(completion),
-    ...(e.phase === "Succeeded" ? { outputs: e.outputs, figures: e.figures } : {}),
-    ...(e.phase === "Failed" ? { error: e.error } : {}),
-    ...(e.phase === "Canceled" ? {} : { expireTime: rfc3339(completion + retentionMs) }),
+    ...endingFields(ctx, e, completion),
     ...(url && !ctx.status.webhook ? { webhook: newLedger(jobIdOf(ctx.pj), webhookEventFor(e.phase), completion) } : {}),
-    conditions: withCondition(
-      ctx.status.conditions,
-      { type: SUCCEEDED, status: e.phase === "Succeeded" ? "True" : "False", reason, message },
-      ctx.now,
-      ctx.generation,
-    ),
+    conditions: endingCondition(ctx, e),
   };
 }
 
@@ -435,23 +445,23 @@ function finalize(ctx: Ctx, job: V1Job | null): Action[] {
     status = terminalStatus(ctx, canceled);
     actions.push(endEvent(ctx, canceled));
   }
-  if (job && ownedBy(job, ctx.pj) && !jobFinished(job)) {
-    const name = job.metadata?.name ?? childJobName(ctx.pj);
-    const stop: Action[] = job.metadata?.deletionTimestamp ? [] : [{ action: "deleteJob", name }];
-    return [...updateIfChanged(ctx, status), ...actions, ...stop, { action: "requeueAfter", ms: JOB_GONE_POLL_MS }];
-  }
+  if (job && ownedBy(job, ctx.pj) && !jobFinished(job)) return [...updateIfChanged(ctx, status), ...actions, ...stopJob(ctx, job)];
   const storage: Action[] = [];
   if (!status.storageDeletedTime) {
     storage.push(allStorage(ctx));
     status = { ...status, storageDeletedTime: rfc3339(ctx.now) };
   }
-  if (!status.webhook || settled(status.webhook)) {
-    const held = hold(ctx, status);
-    if (held) return [...storage, ...actions, ...held];
-    return [...storage, ...actions, { action: "removeFinalizer" }];
-  }
+  if (!status.webhook || settled(status.webhook))
+    return [...storage, ...actions, ...(hold(ctx, status) ?? [{ action: "removeFinalizer" }])];
   // Attempts go out only from a persisted ledger; a new one is written first (its write wakes us).
   const delivery = deliver(ctx);
   const wait = delivery ? [delivery] : requeueAt(ctx, [nextAttemptMs(status.webhook)]);
   return [...storage, ...updateIfChanged(ctx, status), ...actions, ...wait];
+}
+
+/** A runner Job still running under a PdfJob being deleted: delete it (once) and look again soon. */
+function stopJob(ctx: Ctx, job: V1Job): Action[] {
+  const name = job.metadata?.name ?? childJobName(ctx.pj);
+  const stop: Action[] = job.metadata?.deletionTimestamp ? [] : [{ action: "deleteJob", name }];
+  return [...stop, { action: "requeueAfter", ms: JOB_GONE_POLL_MS }];
 }
