@@ -20,7 +20,6 @@ import path from "node:path";
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildJob, RUNNER_CONTAINER } from "../../controller/job-template.ts";
-import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
 import {
   PDFJOB_API_VERSION,
@@ -37,6 +36,10 @@ import {
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { buildOfficeFixtures } from "../fixtures/office-fixtures.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
+import { freePort } from "../api/harness.ts";
+import type { FolioContainer } from "../k8s/folio-container.ts";
+import { runnerImage } from "../k8s/images.ts";
+import { startControllerContainer } from "./containers.ts";
 import { endpointOf, type Platform } from "../k8s/platform.ts";
 import type { S3Server } from "../s3/server.ts";
 import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
@@ -52,7 +55,7 @@ let kc: KubeConfig;
 let dir: string;
 let world: E2eWorld;
 let other: Server;
-let controller: Controller | undefined;
+let controller: FolioContainer | undefined;
 
 /**
  * What the probe finds, as JSON in its termination message. PROBE_TARGETS (JSON) names what to
@@ -112,6 +115,7 @@ describe("a runner pod, from inside", () => {
 
   afterAll(async () => {
     await controller?.stop();
+    await controller?.cleanup();
     other?.close();
     await world?.stop();
   });
@@ -175,16 +179,24 @@ describe("a runner pod, from inside", () => {
   it("ends a job whose document exceeds the runner's memory limit with limit_exceeded, not a hang or internal_error", async () => {
     const fx = await buildOfficeFixtures(path.join(dir, "office"));
     const input = { ...(await uploadPdf(store, TENANT, fx.smallDocx)), filename: "report.docx", contentType: "application/octet-stream" };
-    controller = startController({
-      kubeConfig: kc,
-      store,
-      namespace: NS,
-      workers: 1,
+    // `folio controller` in a container of the API image, its runners limited to 200 MiB.
+    const metricsPort = await freePort();
+    controller = await startControllerContainer(world.platform, "folio-controller", {
+      ...s3.env,
+      FOLIO_RUNNER_IMAGE: runnerImage(),
+      FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
+      FOLIO_CONTROLLER_NAMESPACE: NS,
+      FOLIO_CONTROLLER_WORKERS: "1",
+      FOLIO_METRICS_PORT: String(metricsPort),
       // LibreOffice alone needs more than this to start.
-      template: { ...runnerTemplate(s3), resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "200Mi" } } },
-      prepareJob: runnerAccess(kc, s3),
+      FOLIO_RUNNER_RESOURCES: JSON.stringify({ requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "200Mi" } }),
     });
-    await controller.synced();
+    await until("the controller to be ready", async () =>
+      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
+        (r) => (r.status === 200 ? true : undefined),
+        () => undefined,
+      ),
+    );
     const name = pdfJobName(newId("job"));
     const custom = kc.makeApiClient(CustomObjectsApi);
     await custom.createNamespacedCustomObject({
