@@ -11,6 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import type { Logger } from "../../core/logger.ts";
 import type { SsrfGuard } from "../../core/net/ssrf.ts";
@@ -102,8 +103,8 @@ export class ChromiumPool implements BrowserProvider {
   private proxyOf(slot: Slot): Promise<FetchProxy> {
     slot.proxy ??= (async () => {
       if (!this.opts.sandbox) return startFetchProxy(this.opts.guard);
-      // Short: a socket path is at most 107 bytes.
-      const dir = path.join(this.opts.tmpDir, `folio-cdp-${randomBytes(4).toString("hex")}`);
+      // In the system's temporary directory, not FOLIO_TMP_DIR: a socket path is at most 107 bytes.
+      const dir = path.join(os.tmpdir(), `folio-cdp-${randomBytes(4).toString("hex")}`);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       slot.socketDir = dir;
       return startFetchProxy(this.opts.guard, { socket: path.join(dir, "proxy.sock") });
