@@ -7,19 +7,29 @@
  *   2. one job: a merge of two small PDFs through runSpec (5 qpdf processes: inspections, the
  *      merge, the page count), FOLIO_SANDBOX=none vs bwrap;
  *   3. one Office conversion on a warm office: the pool unsandboxed vs sandboxed (the input copied
- *      into the slot's exchange and the PDF moved out).
+ *      into the slot's exchange and the PDF moved out);
+ *   4. one job through a runner worker (api/jobs/worker-pool.ts): the worker bare vs in bubblewrap
+ *      with its stage (inputs staged, outputs taken back and checked, the stage emptied), the
+ *      engines sandboxed in both; and what starting a worker's sandbox costs (once per worker);
+ *   5. Chromium (docs/adr/0021): a browser's start, and one page on a warm browser, bare vs in
+ *      bubblewrap behind its relay.
  *
  *   node bench/sandbox.ts [runs]
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { bwrapArgv, sandboxPolicy } from "../core/sandbox.ts";
 import { SofficePool } from "../runner/engines/soffice-pool.ts";
+import { WorkerPool } from "../api/jobs/worker-pool.ts";
+import { Stage, workerSandbox } from "../api/jobs/worker-sandbox.ts";
+import { ChromiumPool } from "../runner/engines/chromium-pool.ts";
+import { SITE_HOST } from "../runner/engines/fetch-proxy.ts";
+import { SsrfGuard } from "../core/net/ssrf.ts";
 import { runSpec } from "../runner/run.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
 
@@ -119,10 +129,107 @@ async function main(): Promise<void> {
     const warmPlain = await office(false);
     const warmBoxed = await office(true);
     console.log("one conversion on a warm LibreOffice (a one-paragraph document)");
-    console.log(`  unsandboxed ${ms(warmPlain)}   sandboxed (exchange directory) ${ms(warmBoxed)}   cost ${ms(warmBoxed - warmPlain)}`);
+    console.log(`  unsandboxed ${ms(warmPlain)}   sandboxed (exchange directory) ${ms(warmBoxed)}   cost ${ms(warmBoxed - warmPlain)}\n`);
+
+    await workerJobs(dir, a, b, log);
+    await browsers(dir, log);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** 4. A job through a runner worker, the worker bare or in bubblewrap (the engines sandboxed in both). */
+async function workerJobs(dir: string, a: string, b: string, log: ReturnType<typeof createLogger>): Promise<void> {
+  const dataDir = path.join(dir, "data");
+  await mkdir(dataDir, { recursive: true });
+  // Under root the sandboxed worker runs as nobody and stages below FOLIO_TMP_DIR: it must reach it.
+  await chmod(dir, 0o711);
+  const env = { ...process.env, FOLIO_SANDBOX: "bwrap", FOLIO_LOG_LEVEL: "warn", FOLIO_TMP_DIR: dir };
+  const perJob = async (sandboxed: boolean): Promise<number> => {
+    const pool = new WorkerPool({ size: 1, env: sandboxed ? { ...env, FOLIO_DATA_DIR: dataDir } : env, log });
+    let n = 0;
+    const job = async (): Promise<void> => {
+      const out = path.join(dir, `worker-out-${sandboxed}-${n++}`);
+      await mkdir(out, { recursive: true });
+      const inputs = [
+        { path: a, filename: "a.pdf" },
+        { path: b, filename: "b.pdf" },
+      ];
+      const answer = await pool.run(`job_${n}`, { operation: "merge", inputs, options: {}, output_dir: out });
+      if (!("result" in answer)) throw new Error(`merge failed: ${answer.error.message}`);
+    };
+    try {
+      await job(); // the worker's start and first job
+      return await timed(RUNS, job);
+    } finally {
+      await pool.close();
+    }
+  };
+  const bare = await perJob(false);
+  const boxed = await perJob(true);
+  console.log("one job through a runner worker (merge of 2 small PDFs; its engines sandboxed either way)");
+  console.log(`  worker bare ${ms(bare)}   worker in bubblewrap (staged in and out) ${ms(boxed)}   cost per job ${ms(boxed - bare)}`);
+  // Starting a worker's sandbox: once per worker, not per job.
+  const box = workerSandbox({ ...env, FOLIO_DATA_DIR: dataDir })!;
+  const node = [process.execPath, "-e", "0"];
+  const plainStart = await timed(RUNS, () => execFileSync(node[0]!, node.slice(1)));
+  const stage = new Stage(box);
+  const [file, ...args] = stage.argv(node);
+  const user = box.user ?? {};
+  const boxedStart = await timed(RUNS, () => execFileSync(file!, args, { ...user }));
+  await stage.remove();
+  console.log(
+    `  starting Node bare ${ms(plainStart)}   in a worker's bubblewrap ${ms(boxedStart)}   cost per worker start ${ms(boxedStart - plainStart)}\n`,
+  );
+}
+
+/** 5. Chromium: start, and one small page on a warm browser, bare vs in bubblewrap. */
+async function browsers(dir: string, log: ReturnType<typeof createLogger>): Promise<void> {
+  const config = loadConfig({ FOLIO_SANDBOX: "bwrap", FOLIO_TMP_DIR: dir });
+  const site = path.join(dir, "site");
+  await mkdir(site, { recursive: true });
+  await writeFile(path.join(site, "index.html"), "<!DOCTYPE html><h1>Folio</h1><p>One page.</p>");
+  const measure = async (sandboxed: boolean): Promise<{ start: number; page: number }> => {
+    const pool = new ChromiumPool({
+      chromium: config.FOLIO_CHROMIUM,
+      tmpDir: dir,
+      size: 1,
+      warm: true,
+      maxJobs: 1e9,
+      recycleMb: 1e9,
+      jobMaxMb: config.FOLIO_CHROMIUM_JOB_MAX_MB,
+      jobTimeoutMs: 60_000,
+      heapMb: config.FOLIO_CHROMIUM_HEAP_MB,
+      guard: new SsrfGuard([]),
+      log,
+      ...(sandboxed ? { sandbox: sandboxPolicy(config) } : {}),
+    });
+    let n = 0;
+    const render = (): Promise<unknown> =>
+      pool.render({
+        url: `http://${SITE_HOST}/index.html`,
+        site,
+        output: path.join(dir, `page-${sandboxed}-${n++}.pdf`),
+        print: {},
+        media: "print",
+        waitForNetworkIdle: false,
+        waitTimeoutMs: 10_000,
+        signal: AbortSignal.timeout(60_000),
+      });
+    try {
+      const t = performance.now();
+      await render(); // the browser's start (and its first page)
+      const start = performance.now() - t;
+      return { start, page: await timed(Math.max(5, Math.round(RUNS / 2)), render) };
+    } finally {
+      await pool.close();
+    }
+  };
+  const bare = await measure(false);
+  const boxed = await measure(true);
+  console.log("Chromium (one small page)");
+  console.log(`  first page (browser start included) bare ${ms(bare.start)}   in bubblewrap ${ms(boxed.start)}`);
+  console.log(`  on a warm browser bare ${ms(bare.page)}   in bubblewrap ${ms(boxed.page)}   cost per job ${ms(boxed.page - bare.page)}`);
 }
 
 await main();

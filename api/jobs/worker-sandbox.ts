@@ -26,7 +26,7 @@
  * holds more than the job at hand. The API wipes `in/` and `out/` after every job, and trusts
  * nothing the worker reports: an output must be a regular file inside `out/`.
  */
-import { chownSync, lstatSync, mkdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { chown, copyFile, link, lstat, mkdir, readdir, realpath, rename, rm } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
@@ -69,12 +69,21 @@ export function workerSandbox(env: NodeJS.ProcessEnv): WorkerSandbox | null {
   // Staged inputs are hard links where they can be: beside the stored files, in the data
   // directory. A worker started as nobody could not reach that (0700, root's): it stages in
   // FOLIO_TMP_DIR instead, by copy.
-  const root = user
-    ? path.join(path.resolve(config.FOLIO_TMP_DIR), `folio-workers-${process.pid}`)
-    : path.join(path.resolve(env.FOLIO_DATA_DIR), "work", "workers");
+  const tmp = path.resolve(config.FOLIO_TMP_DIR);
+  const root = user ? path.join(tmp, `folio-workers-${process.pid}`) : path.join(path.resolve(env.FOLIO_DATA_DIR), "work", "workers");
   rmSync(root, { recursive: true, force: true }); // a previous run's
   mkdirSync(root, { recursive: true, mode: user ? 0o711 : 0o700 });
+  if (user) removeOrphans(tmp);
   return { policy: sandboxPolicy(config), root, user };
+}
+
+/** Stages left in `tmp` by Folio processes that are gone (killed: they could not clean up). */
+function removeOrphans(tmp: string): void {
+  for (const name of readdirSync(tmp, { withFileTypes: true })) {
+    const pid = /^folio-workers-(\d+)$/.exec(name.name)?.[1];
+    if (!name.isDirectory() || pid === undefined || existsSync(`/proc/${pid}`)) continue;
+    rmSync(path.join(tmp, name.name), { recursive: true, force: true });
+  }
 }
 
 /** One worker's staging directory: `in/` (read-only to it), `out/`, `tmp/`. */
