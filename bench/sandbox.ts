@@ -13,6 +13,7 @@
  *      engines sandboxed in both; and what starting a worker's sandbox costs (once per worker);
  *   5. Chromium (docs/adr/0021): a browser's start, and one page on a warm browser, bare vs in
  *      bubblewrap behind its relay.
+ * 4 and 5 alternate their two series job by job (see `interleaved`).
  *
  *   node bench/sandbox.ts [runs]
  */
@@ -50,6 +51,26 @@ async function timed(runs: number, fn: () => unknown): Promise<number> {
     t.push(performance.now() - start);
   }
   return median(t);
+}
+
+/**
+ * Medians of `fa` and `fb`, run in turn (a, b, a, b…): on a shared, loaded machine the load drifts
+ * between two series run one after the other; alternating shares it out between them.
+ */
+async function interleaved(runs: number, fa: () => Promise<unknown>, fb: () => Promise<unknown>): Promise<[number, number]> {
+  const ta: number[] = [];
+  const tb: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    for (const [fn, t] of [
+      [fa, ta],
+      [fb, tb],
+    ] as const) {
+      const start = performance.now();
+      await fn();
+      t.push(performance.now() - start);
+    }
+  }
+  return [median(ta), median(tb)];
 }
 
 async function main(): Promise<void> {
@@ -145,32 +166,58 @@ async function workerJobs(dir: string, a: string, b: string, log: ReturnType<typ
   // Under root the sandboxed worker runs as nobody and stages below FOLIO_TMP_DIR: it must reach it.
   await chmod(dir, 0o711);
   const env = { ...process.env, FOLIO_SANDBOX: "bwrap", FOLIO_LOG_LEVEL: "warn", FOLIO_TMP_DIR: dir };
-  const perJob = async (sandboxed: boolean): Promise<number> => {
-    const pool = new WorkerPool({ size: 1, env: sandboxed ? { ...env, FOLIO_DATA_DIR: dataDir } : env, log });
+  const jobOn = (pool: WorkerPool, tag: string): (() => Promise<void>) => {
     let n = 0;
-    const job = async (): Promise<void> => {
-      const out = path.join(dir, `worker-out-${sandboxed}-${n++}`);
+    return async () => {
+      const out = path.join(dir, `worker-out-${tag}-${n++}`);
       await mkdir(out, { recursive: true });
       const inputs = [
         { path: a, filename: "a.pdf" },
         { path: b, filename: "b.pdf" },
       ];
-      const answer = await pool.run(`job_${n}`, { operation: "merge", inputs, options: {}, output_dir: out });
+      const answer = await pool.run(`job_${tag}_${n}`, { operation: "merge", inputs, options: {}, output_dir: out });
       if (!("result" in answer)) throw new Error(`merge failed: ${answer.error.message}`);
     };
-    try {
-      await job(); // the worker's start and first job
-      return await timed(RUNS, job);
-    } finally {
-      await pool.close();
-    }
   };
-  const bare = await perJob(false);
-  const boxed = await perJob(true);
+  const plainPool = new WorkerPool({ size: 1, env, log });
+  const boxedPool = new WorkerPool({ size: 1, env: { ...env, FOLIO_DATA_DIR: dataDir }, log });
+  let bare: number;
+  let boxed: number;
+  try {
+    const [plainJob, boxedJob] = [jobOn(plainPool, "bare"), jobOn(boxedPool, "boxed")];
+    await Promise.all([plainJob(), boxedJob()]); // the workers' start and first job
+    [bare, boxed] = await interleaved(RUNS, plainJob, boxedJob);
+  } finally {
+    await Promise.all([plainPool.close(), boxedPool.close()]);
+  }
   console.log("one job through a runner worker (merge of 2 small PDFs; its engines sandboxed either way)");
   console.log(`  worker bare ${ms(bare)}   worker in bubblewrap (staged in and out) ${ms(boxed)}   cost per job ${ms(boxed - bare)}`);
-  // Starting a worker's sandbox: once per worker, not per job.
+  // The API's part of it alone: stage the inputs, take an output back, empty the stage.
   const box = workerSandbox({ ...env, FOLIO_DATA_DIR: dataDir })!;
+  const staging = new Stage(box);
+  let k = 0;
+  const stagedJob = async (): Promise<void> => {
+    const spec = await staging.stageSpec({
+      operation: "merge",
+      inputs: [
+        { path: a, filename: "a.pdf" },
+        { path: b, filename: "b.pdf" },
+      ],
+      options: {},
+      output_dir: dir,
+    });
+    const made = path.join(staging.out, "a.pdf");
+    await writeFile(made, "%PDF-1.7");
+    const back = path.join(dir, `collected-${k++}`);
+    await mkdir(back);
+    const output = { filename: "a.pdf", path: made, content_type: "application/pdf", size: 8, sha256: "", pages: 1 };
+    await staging.collect({ operation: spec.operation, outputs: [output], figures: {}, duration_ms: 0 }, back);
+    await staging.wipe();
+  };
+  const stageCost = await timed(RUNS, stagedJob);
+  await staging.remove();
+  console.log(`  of which staging (2 inputs ${box.user ? "copied" : "linked"} in, 1 output moved out, stage emptied) ${ms(stageCost)}`);
+  // Starting a worker's sandbox: once per worker, not per job.
   const node = [process.execPath, "-e", "0"];
   const plainStart = await timed(RUNS, () => execFileSync(node[0]!, node.slice(1)));
   const stage = new Stage(box);
@@ -189,7 +236,7 @@ async function browsers(dir: string, log: ReturnType<typeof createLogger>): Prom
   const site = path.join(dir, "site");
   await mkdir(site, { recursive: true });
   await writeFile(path.join(site, "index.html"), "<!DOCTYPE html><h1>Folio</h1><p>One page.</p>");
-  const measure = async (sandboxed: boolean): Promise<{ start: number; page: number }> => {
+  const start = async (sandboxed: boolean): Promise<{ pool: ChromiumPool; render: () => Promise<unknown>; start: number }> => {
     const pool = new ChromiumPool({
       chromium: config.FOLIO_CHROMIUM,
       tmpDir: dir,
@@ -216,20 +263,21 @@ async function browsers(dir: string, log: ReturnType<typeof createLogger>): Prom
         waitTimeoutMs: 10_000,
         signal: AbortSignal.timeout(60_000),
       });
-    try {
-      const t = performance.now();
-      await render(); // the browser's start (and its first page)
-      const start = performance.now() - t;
-      return { start, page: await timed(Math.max(5, Math.round(RUNS / 2)), render) };
-    } finally {
-      await pool.close();
-    }
+    const t = performance.now();
+    await render(); // the browser's start (and its first page)
+    return { pool, render, start: performance.now() - t };
   };
-  const bare = await measure(false);
-  const boxed = await measure(true);
+  const bare = await start(false);
+  const boxed = await start(true);
+  let pages: [number, number];
+  try {
+    pages = await interleaved(Math.max(5, Math.round(RUNS / 2)), bare.render, boxed.render);
+  } finally {
+    await Promise.all([bare.pool.close(), boxed.pool.close()]);
+  }
   console.log("Chromium (one small page)");
   console.log(`  first page (browser start included) bare ${ms(bare.start)}   in bubblewrap ${ms(boxed.start)}`);
-  console.log(`  on a warm browser bare ${ms(bare.page)}   in bubblewrap ${ms(boxed.page)}   cost per job ${ms(boxed.page - bare.page)}`);
+  console.log(`  on a warm browser bare ${ms(pages[0])}   in bubblewrap ${ms(pages[1])}   cost per job ${ms(pages[1] - pages[0])}`);
 }
 
 await main();
