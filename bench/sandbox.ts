@@ -15,7 +15,7 @@
  *      bubblewrap behind its relay.
  * 4 and 5 alternate their two series job by job (see `interleaved`).
  *
- *   node bench/sandbox.ts [runs]
+ *   node bench/sandbox.ts [runs] [sections, e.g. 4,5]
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, statSync } from "node:fs";
@@ -35,6 +35,8 @@ import { runSpec } from "../runner/run.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
 
 const RUNS = Number(process.argv[2] ?? 30);
+/** Which sections to run ("4,5"); all by default. */
+const ONLY = (process.argv[3] ?? "1,2,3,4,5").split(",");
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (n: number): string => `${n.toFixed(1)} ms`;
 const hostFs = {
@@ -57,7 +59,7 @@ async function timed(runs: number, fn: () => unknown): Promise<number> {
  * Medians of `fa` and `fb`, run in turn (a, b, a, b…): on a shared, loaded machine the load drifts
  * between two series run one after the other; alternating shares it out between them.
  */
-async function interleaved(runs: number, fa: () => Promise<unknown>, fb: () => Promise<unknown>): Promise<[number, number]> {
+async function interleaved(runs: number, fa: () => Promise<unknown>, fb: () => Promise<unknown>, gapMs = 0): Promise<[number, number]> {
   const ta: number[] = [];
   const tb: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -68,9 +70,86 @@ async function interleaved(runs: number, fa: () => Promise<unknown>, fb: () => P
       const start = performance.now();
       await fn();
       t.push(performance.now() - start);
+      // Untimed: what a pool does after a job (a browser prepares the next page) must not land in the other's time.
+      if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
     }
   }
   return [median(ta), median(tb)];
+}
+
+type Log = ReturnType<typeof createLogger>;
+
+/** 1. One engine process, bare vs in bubblewrap. */
+async function oneProcess(dir: string, a: string): Promise<void> {
+  const policy = sandboxPolicy(loadConfig({ FOLIO_SANDBOX: "bwrap" }));
+  const args = ["--show-npages", a];
+  const bare = await timed(RUNS, () => execFileSync("qpdf", args));
+  const [file, ...rest] = bwrapArgv({ ...policy, readable: [a], writable: [dir] }, "qpdf", args, undefined, hostFs);
+  const boxed = await timed(RUNS, () => execFileSync(file!, rest));
+  console.log("one engine process (qpdf --show-npages)");
+  console.log(`  bare ${ms(bare)}   in bubblewrap ${ms(boxed)}   cost ${ms(boxed - bare)}\n`);
+}
+
+/** 2. One job through runSpec, FOLIO_SANDBOX=none vs bwrap. */
+async function oneJob(dir: string, a: string, b: string, log: Log): Promise<void> {
+  const job = async (mode: "none" | "bwrap", n: number): Promise<void> => {
+    const out = path.join(dir, `out-${mode}-${n}`);
+    await mkdir(out, { recursive: true });
+    const config = loadConfig({ FOLIO_SANDBOX: mode, FOLIO_TMP_DIR: dir, FOLIO_LOG_LEVEL: "warn" });
+    const soffice = { engine: "cold" as const, toPdf: () => Promise.reject(new Error("unused")), close: () => Promise.resolve() };
+    await runSpec(
+      {
+        operation: "merge",
+        inputs: [
+          { path: a, filename: "a.pdf" },
+          { path: b, filename: "b.pdf" },
+        ],
+        options: {},
+        output_dir: out,
+      },
+      { config, log, soffice },
+    );
+  };
+  let n = 0;
+  await job("none", n++);
+  const plain = await timed(RUNS, () => job("none", n++));
+  const sandboxed = await timed(RUNS, () => job("bwrap", n++));
+  console.log("one job (merge of 2 small PDFs: 5 qpdf processes)");
+  console.log(`  FOLIO_SANDBOX=none ${ms(plain)}   bwrap ${ms(sandboxed)}   cost per job ${ms(sandboxed - plain)}\n`);
+}
+
+/** 3. One conversion on a warm office, unsandboxed vs sandboxed. */
+async function warmOffice(dir: string, log: Log): Promise<void> {
+  const policy = sandboxPolicy(loadConfig({ FOLIO_SANDBOX: "bwrap" }));
+  const fodt = path.join(dir, "doc.fodt");
+  await writeFile(
+    fodt,
+    '<?xml version="1.0"?><office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.text"><office:body><office:text><text:p>Folio</text:p></office:text></office:body></office:document>',
+  );
+  const office = async (sandboxedPool: boolean): Promise<number> => {
+    const pool = new SofficePool({
+      soffice: "soffice",
+      size: 1,
+      tmpDir: dir,
+      jobTimeoutMs: 60_000,
+      maxJobs: 1000,
+      maxRssMb: 4096,
+      log,
+      ...(sandboxedPool ? { sandbox: policy } : {}),
+    });
+    try {
+      const work = path.join(dir, `office-${sandboxedPool}`);
+      await mkdir(work, { recursive: true });
+      await pool.toPdf(fodt, { work, signal: AbortSignal.timeout(120_000) }); // warm
+      return await timed(Math.max(5, Math.round(RUNS / 3)), () => pool.toPdf(fodt, { work, signal: AbortSignal.timeout(60_000) }));
+    } finally {
+      await pool.close();
+    }
+  };
+  const warmPlain = await office(false);
+  const warmBoxed = await office(true);
+  console.log("one conversion on a warm LibreOffice (a one-paragraph document)");
+  console.log(`  unsandboxed ${ms(warmPlain)}   sandboxed (exchange directory) ${ms(warmBoxed)}   cost ${ms(warmBoxed - warmPlain)}\n`);
 }
 
 async function main(): Promise<void> {
@@ -86,81 +165,21 @@ async function main(): Promise<void> {
     const a = await textPdf(path.join(dir, "a.pdf"), 2, "alpha");
     const b = await textPdf(path.join(dir, "b.pdf"), 3, "beta");
 
-    // 1. One process.
-    const policy = sandboxPolicy(loadConfig({ FOLIO_SANDBOX: "bwrap" }));
-    const args = ["--show-npages", a];
-    const bare = await timed(RUNS, () => execFileSync("qpdf", args));
-    const [file, ...rest] = bwrapArgv({ ...policy, readable: [a], writable: [dir] }, "qpdf", args, undefined, hostFs);
-    const boxed = await timed(RUNS, () => execFileSync(file!, rest));
-    console.log("one engine process (qpdf --show-npages)");
-    console.log(`  bare ${ms(bare)}   in bubblewrap ${ms(boxed)}   cost ${ms(boxed - bare)}\n`);
-
-    // 2. One job.
-    const job = async (mode: "none" | "bwrap", n: number): Promise<void> => {
-      const out = path.join(dir, `out-${mode}-${n}`);
-      await mkdir(out, { recursive: true });
-      const config = loadConfig({ FOLIO_SANDBOX: mode, FOLIO_TMP_DIR: dir, FOLIO_LOG_LEVEL: "warn" });
-      const soffice = { engine: "cold" as const, toPdf: () => Promise.reject(new Error("unused")), close: () => Promise.resolve() };
-      await runSpec(
-        {
-          operation: "merge",
-          inputs: [
-            { path: a, filename: "a.pdf" },
-            { path: b, filename: "b.pdf" },
-          ],
-          options: {},
-          output_dir: out,
-        },
-        { config, log, soffice },
-      );
+    const sections: Record<string, () => Promise<void>> = {
+      "1": () => oneProcess(dir, a),
+      "2": () => oneJob(dir, a, b, log),
+      "3": () => warmOffice(dir, log),
+      "4": () => workerJobs(dir, a, b, log),
+      "5": () => browsers(dir, log),
     };
-    let n = 0;
-    await job("none", n++);
-    const plain = await timed(RUNS, () => job("none", n++));
-    const sandboxed = await timed(RUNS, () => job("bwrap", n++));
-    console.log("one job (merge of 2 small PDFs: 5 qpdf processes)");
-    console.log(`  FOLIO_SANDBOX=none ${ms(plain)}   bwrap ${ms(sandboxed)}   cost per job ${ms(sandboxed - plain)}\n`);
-
-    // 3. A warm office.
-    const fodt = path.join(dir, "doc.fodt");
-    await writeFile(
-      fodt,
-      '<?xml version="1.0"?><office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.text"><office:body><office:text><text:p>Folio</text:p></office:text></office:body></office:document>',
-    );
-    const office = async (sandboxedPool: boolean): Promise<number> => {
-      const pool = new SofficePool({
-        soffice: "soffice",
-        size: 1,
-        tmpDir: dir,
-        jobTimeoutMs: 60_000,
-        maxJobs: 1000,
-        maxRssMb: 4096,
-        log,
-        ...(sandboxedPool ? { sandbox: policy } : {}),
-      });
-      try {
-        const work = path.join(dir, `office-${sandboxedPool}`);
-        await mkdir(work, { recursive: true });
-        await pool.toPdf(fodt, { work, signal: AbortSignal.timeout(120_000) }); // warm
-        return await timed(Math.max(5, Math.round(RUNS / 3)), () => pool.toPdf(fodt, { work, signal: AbortSignal.timeout(60_000) }));
-      } finally {
-        await pool.close();
-      }
-    };
-    const warmPlain = await office(false);
-    const warmBoxed = await office(true);
-    console.log("one conversion on a warm LibreOffice (a one-paragraph document)");
-    console.log(`  unsandboxed ${ms(warmPlain)}   sandboxed (exchange directory) ${ms(warmBoxed)}   cost ${ms(warmBoxed - warmPlain)}\n`);
-
-    await workerJobs(dir, a, b, log);
-    await browsers(dir, log);
+    for (const [name, run] of Object.entries(sections)) if (ONLY.includes(name)) await run();
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
 /** 4. A job through a runner worker, the worker bare or in bubblewrap (the engines sandboxed in both). */
-async function workerJobs(dir: string, a: string, b: string, log: ReturnType<typeof createLogger>): Promise<void> {
+async function workerJobs(dir: string, a: string, b: string, log: Log): Promise<void> {
   const dataDir = path.join(dir, "data");
   await mkdir(dataDir, { recursive: true });
   // Under root the sandboxed worker runs as nobody and stages below FOLIO_TMP_DIR: it must reach it.
@@ -231,7 +250,7 @@ async function workerJobs(dir: string, a: string, b: string, log: ReturnType<typ
 }
 
 /** 5. Chromium: start, and one small page on a warm browser, bare vs in bubblewrap. */
-async function browsers(dir: string, log: ReturnType<typeof createLogger>): Promise<void> {
+async function browsers(dir: string, log: Log): Promise<void> {
   const config = loadConfig({ FOLIO_SANDBOX: "bwrap", FOLIO_TMP_DIR: dir });
   const site = path.join(dir, "site");
   await mkdir(site, { recursive: true });
@@ -271,7 +290,7 @@ async function browsers(dir: string, log: ReturnType<typeof createLogger>): Prom
   const boxed = await start(true);
   let pages: [number, number];
   try {
-    pages = await interleaved(Math.max(5, Math.round(RUNS / 2)), bare.render, boxed.render);
+    pages = await interleaved(Math.max(5, Math.round(RUNS / 2)), bare.render, boxed.render, 1000);
   } finally {
     await Promise.all([bare.pool.close(), boxed.pool.close()]);
   }

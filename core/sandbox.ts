@@ -120,6 +120,20 @@ function masks(scope: SandboxScope, fs: HostFs): string[] {
 }
 
 /**
+ * The scope's own paths, the outer ones first: a path inside another keeps its own mode whichever
+ * of the two is writable (a job's read-only inputs inside a worker's writable stage, a browser's
+ * writable profile below a read-only directory).
+ */
+function ownBinds(scope: SandboxScope, fs: HostFs): string[] {
+  const depth = (p: string): number => p.split("/").filter(Boolean).length;
+  const binds = [...scope.writable.map((p) => ["--bind", p] as const), ...scope.readable.map((p) => ["--ro-bind", p] as const)];
+  return binds
+    .filter(([, p]) => fs.exists(p))
+    .sort((x, y) => depth(x[1]) - depth(y[1]))
+    .flatMap(([how, p]) => [how, p, p]);
+}
+
+/**
  * The bwrap command line that runs `command args` under `scope` (pure). Every path inside the
  * sandbox is the same as outside, so arguments need no rewriting. `exists` says whether a host
  * path exists (mount points for masks must), `isDir` whether it is a directory.
@@ -130,11 +144,9 @@ export function bwrapArgv(scope: SandboxScope, command: string, args: readonly s
   // …then an engine installed outside /usr (FOLIO_QPDF=/opt/qpdf/bin/qpdf: its directory,
   // read-only), and the job's own paths, which stay visible even inside a masked directory
   // (embedded inputs live in the data directory: each is bound on its own, the rest is not there).
-  // Writable before readable: a read-only path inside a writable directory stays read-only.
   const exes = [...(path.isAbsolute(command) ? [path.dirname(command)] : []), ...(scope.engineDirs ?? [])];
   for (const exe of new Set(exes)) if (!SYSTEM_RO.some((d) => within(exe, d)) && fs.exists(exe)) argv.push("--ro-bind", exe, exe);
-  for (const p of scope.writable) if (fs.exists(p)) argv.push("--bind", p, p);
-  for (const p of scope.readable) if (fs.exists(p)) argv.push("--ro-bind", p, p);
+  argv.push(...ownBinds(scope, fs));
   argv.push(
     "--unshare-all", // user, ipc, pid, net, uts, cgroup namespaces: no network, nothing to signal
     ...(scope.network === "host" ? ["--share-net"] : []),

@@ -98,8 +98,11 @@ describe("bwrapArgv", () => {
     expect(at("--ro-bind", "/dev/null", "/srv/folio/tls.key")).toBeGreaterThan(0);
   });
 
-  it("binds a read-only path inside a writable one after it, so it stays read-only", () => {
+  it("binds a read-only path inside a writable one after it, so it stays read-only, and the other way round", () => {
     expect(at("--ro-bind", "/stage/in", "/stage/in")).toBeGreaterThan(at("--bind", "/stage", "/stage"));
+    const browser = bwrapArgv({ ...scope, readable: ["/tmp/s"], writable: ["/tmp/s/profile"] }, "/usr/bin/node", [], undefined, fs);
+    const find = (...w: string[]): number => browser.findIndex((_, i) => w.every((x, j) => browser[i + j] === x));
+    expect(find("--bind", "/tmp/s/profile", "/tmp/s/profile")).toBeGreaterThan(find("--ro-bind", "/tmp/s", "/tmp/s"));
   });
 
   it("keeps the host's network only when asked", () => {
