@@ -26,14 +26,14 @@
  * holds more than the job at hand. The API wipes `in/` and `out/` after every job, and trusts
  * nothing the worker reports: an output must be a regular file inside `out/`.
  */
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { chown, copyFile, link, lstat, mkdir, readdir, realpath, rename, rm } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../../core/config.ts";
 import type { RunnerResult, RunnerSpec } from "../../core/schemas/job.ts";
-import { bwrapArgv, sandboxPolicy, type SandboxScope } from "../../core/sandbox.ts";
+import { bwrapArgv, sandboxPolicy, SandboxUnavailable, type SandboxScope } from "../../core/sandbox.ts";
 
 /** The user a root Folio runs its workers as (nobody): see above. */
 export const WORKER_UID = 65534;
@@ -70,11 +70,32 @@ export function workerSandbox(env: NodeJS.ProcessEnv): WorkerSandbox | null {
   // directory. A worker started as nobody could not reach that (0700, root's): it stages in
   // FOLIO_TMP_DIR instead, by copy.
   const tmp = path.resolve(config.FOLIO_TMP_DIR);
+  if (user) checkReachable([tmp, ...CODE.map((c) => path.join(ROOT, c)), process.execPath]);
   const root = user ? path.join(tmp, `folio-workers-${process.pid}`) : path.join(path.resolve(env.FOLIO_DATA_DIR), "work", "workers");
   rmSync(root, { recursive: true, force: true }); // a previous run's
   mkdirSync(root, { recursive: true, mode: user ? 0o711 : 0o700 });
   if (user) removeOrphans(tmp);
   return { policy: sandboxPolicy(config), root, user };
+}
+
+/**
+ * Under root the workers run as nobody: every directory above their code, Node and FOLIO_TMP_DIR
+ * must let others through (o+x), or each worker would die at start (a checkout in /root, 0700).
+ * Refuses to start with the path to fix instead.
+ */
+export function checkReachable(paths: readonly string[]): void {
+  for (const p of paths) {
+    for (let dir = path.dirname(p); ; dir = path.dirname(dir)) {
+      const st = statSync(dir, { throwIfNoEntry: false });
+      if (st && (st.mode & 0o001) === 0) {
+        throw new SandboxUnavailable(
+          `Folio runs as root, so its runner workers run as nobody (uid ${WORKER_UID}) in their sandbox, and nobody cannot reach ${p}: ` +
+            `${dir} is not searchable by others. Run Folio as an unprivileged user (recommended), or chmod o+x ${dir}.`,
+        );
+      }
+      if (dir === path.dirname(dir)) break;
+    }
+  }
 }
 
 /** Stages left in `tmp` by Folio processes that are gone (killed: they could not clean up). */

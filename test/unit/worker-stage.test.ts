@@ -4,12 +4,12 @@
  * inputs for the worker, takes back only regular files from its `out/`, and empties the stage
  * after the job. The worker is not trusted: what it reports as outputs is checked.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Stage, type WorkerSandbox } from "../../api/jobs/worker-sandbox.ts";
+import { checkReachable, Stage, type WorkerSandbox } from "../../api/jobs/worker-sandbox.ts";
 import { bwrapArgv, type SandboxScope } from "../../core/sandbox.ts";
 import type { RunnerResult } from "../../core/schemas/job.ts";
 
@@ -75,6 +75,18 @@ describe("a worker's stage", () => {
     if (kind === "link") symlinkSync(secret, paths.link!);
     await expect(stage.collect(result(paths[kind]!), path.join(dir, `api-out-${kind}`))).rejects.toThrow(/not a file in its out directory/);
     await stage.remove();
+  });
+});
+
+describe("a root Folio's workers, run as nobody", () => {
+  it("refuse to start when their code or scratch space sits below a directory others cannot enter, naming it", () => {
+    chmodSync(dir, 0o711); // mkdtemp's 0700
+    const closed = path.join(dir, "closed");
+    mkdirSync(path.join(closed, "folio"), { recursive: true });
+    chmodSync(closed, 0o700);
+    expect(() => checkReachable([path.join(closed, "folio", "core")])).toThrow(`${closed} is not searchable by others`);
+    chmodSync(closed, 0o711);
+    expect(() => checkReachable([path.join(closed, "folio", "core")])).not.toThrow();
   });
 });
 
