@@ -142,11 +142,27 @@ export async function treeRssMb(pid: number): Promise<number> {
   return kb / 1024;
 }
 
+/** The first process named chromium at or below `pid` (breadth first), or undefined. */
+async function browserProcess(pid: number): Promise<number | undefined> {
+  const queue = [pid];
+  for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+    const comm = await readFile(`/proc/${p}/comm`, "utf8").catch(() => "");
+    if (comm.startsWith("chromium")) return p;
+    for (const task of await readdir(`/proc/${p}/task`).catch(() => [] as string[])) {
+      const kids = await readFile(`/proc/${p}/task/${task}/children`, "utf8").catch(() => "");
+      queue.push(...kids.split(" ").filter(Boolean).map(Number));
+    }
+  }
+  return undefined;
+}
+
 export class ChromiumInstance {
   readonly cdp: CdpConnection;
   readonly pid: number;
   /** The loopback port the browser reaches its fetch proxy on when sandboxed (RELAY_PORT), else null. */
   readonly proxyPort: number | null;
+  /** The browser's first process, when it runs below bubblewrap and the relay (found on first use). */
+  private memoryRoot: number | undefined;
   jobs = 0;
   private readonly child: ChildProcess;
   private readonly profile: string;
@@ -205,8 +221,14 @@ export class ChromiumInstance {
     return !this.exited && !this.cdp.closed;
   }
 
-  rssMb(): Promise<number> {
-    return treeRssMb(this.pid);
+  /**
+   * The memory of the browser's process tree. Sandboxed, the tree is measured from the browser's
+   * own first process, below bubblewrap and the relay: the same processes as a bare browser's, so
+   * the same caps apply and the walk costs the same (smaps_rollup of a Node relay is not cheap).
+   */
+  async rssMb(): Promise<number> {
+    if (this.proxyPort !== null) this.memoryRoot ??= await browserProcess(this.pid);
+    return treeRssMb(this.memoryRoot ?? this.pid);
   }
 
   /** Kills the whole process group at once. */
