@@ -44,6 +44,14 @@ export interface SandboxScope {
   readonly tmpDir?: string;
   /** Directories of engines installed outside the system (FOLIO_QPDF=/opt/qpdf/bin/qpdf), bound read-only. */
   readonly engineDirs?: readonly string[];
+  /**
+   * More read-only directories shown like the system, `hidden` masked inside them (a runner
+   * worker's code: the checkout's bin, core, runner, node_modules — the data directory may sit in
+   * the checkout, `.data`).
+   */
+  readonly system?: readonly string[];
+  /** `none` (the default): a network namespace with loopback only; `host`: the host's (a runner worker's fetch proxy). */
+  readonly network?: "none" | "host";
 }
 
 /** The environment every engine starts with: nothing else of ours (no FOLIO_*, AWS_*, secrets). */
@@ -86,38 +94,62 @@ const USR_LINKS = ["bin", "sbin", "lib", "lib64", "lib32", "libx32"];
 
 const within = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 
+type HostFs = { exists: (p: string) => boolean; isDir: (p: string) => boolean; isLink: (p: string) => boolean };
+
+/** The system, read-only, and the scope's other read-only directories (a runner worker's code); /proc, /dev, /tmp. */
+function systemBinds(scope: SandboxScope, fs: HostFs): string[] {
+  const argv: string[] = [];
+  for (const dir of SYSTEM_RO) argv.push("--ro-bind", dir, dir);
+  for (const dir of SYSTEM_DATA_RO) if (fs.exists(dir)) argv.push("--ro-bind", dir, dir);
+  for (const l of USR_LINKS) if (fs.isLink(`/${l}`)) argv.push("--symlink", `usr/${l}`, `/${l}`);
+  for (const dir of scope.system ?? []) if (fs.exists(dir)) argv.push("--ro-bind", dir, dir);
+  argv.push("--proc", "/proc", "--dev", "/dev", ...(scope.tmpDir ? ["--bind", scope.tmpDir, "/tmp"] : ["--tmpfs", "/tmp"]));
+  return argv;
+}
+
+/** Masks over what the read-only directories would show: the machine's secrets, and Folio's (`hidden`). */
+function masks(scope: SandboxScope, fs: HostFs): string[] {
+  const argv: string[] = [];
+  const shown = [...SYSTEM_RO, ...(scope.system ?? [])];
+  for (const p of [...MASKED_SYSTEM_PATHS, ...scope.hidden]) {
+    if (!fs.exists(p) || !shown.some((v) => within(p, v))) continue;
+    if (fs.isDir(p)) argv.push("--tmpfs", p);
+    else argv.push("--ro-bind", "/dev/null", p);
+  }
+  return argv;
+}
+
+/**
+ * The scope's own paths, the outer ones first: a path inside another keeps its own mode whichever
+ * of the two is writable (a job's read-only inputs inside a worker's writable stage, a browser's
+ * writable profile below a read-only directory).
+ */
+function ownBinds(scope: SandboxScope, fs: HostFs): string[] {
+  const depth = (p: string): number => p.split("/").filter(Boolean).length;
+  const binds = [...scope.writable.map((p) => ["--bind", p] as const), ...scope.readable.map((p) => ["--ro-bind", p] as const)];
+  return binds
+    .filter(([, p]) => fs.exists(p))
+    .sort((x, y) => depth(x[1]) - depth(y[1]))
+    .flatMap(([how, p]) => [how, p, p]);
+}
+
 /**
  * The bwrap command line that runs `command args` under `scope` (pure). Every path inside the
  * sandbox is the same as outside, so arguments need no rewriting. `exists` says whether a host
  * path exists (mount points for masks must), `isDir` whether it is a directory.
  */
-export function bwrapArgv(
-  scope: SandboxScope,
-  command: string,
-  args: readonly string[],
-  cwd: string | undefined,
-  fs: { exists: (p: string) => boolean; isDir: (p: string) => boolean; isLink: (p: string) => boolean },
-): string[] {
-  const argv = ["prlimit", `--as=${scope.memoryBytes}`, "--", "bwrap"];
-  for (const dir of SYSTEM_RO) argv.push("--ro-bind", dir, dir);
-  for (const dir of SYSTEM_DATA_RO) if (fs.exists(dir)) argv.push("--ro-bind", dir, dir);
-  for (const l of USR_LINKS) if (fs.isLink(`/${l}`)) argv.push("--symlink", `usr/${l}`, `/${l}`);
-  argv.push("--proc", "/proc", "--dev", "/dev", ...(scope.tmpDir ? ["--bind", scope.tmpDir, "/tmp"] : ["--tmpfs", "/tmp"]));
-  // Masks over what the system directories would show (a later mount over an earlier one wins)…
-  for (const p of [...MASKED_SYSTEM_PATHS, ...scope.hidden]) {
-    if (!fs.exists(p) || !SYSTEM_RO.some((v) => within(p, v))) continue;
-    if (fs.isDir(p)) argv.push("--tmpfs", p);
-    else argv.push("--ro-bind", "/dev/null", p);
-  }
+export function bwrapArgv(scope: SandboxScope, command: string, args: readonly string[], cwd: string | undefined, fs: HostFs): string[] {
+  // A later mount over an earlier one wins: the system, then the masks over it…
+  const argv = ["prlimit", `--as=${scope.memoryBytes}`, "--", "bwrap", ...systemBinds(scope, fs), ...masks(scope, fs)];
   // …then an engine installed outside /usr (FOLIO_QPDF=/opt/qpdf/bin/qpdf: its directory,
   // read-only), and the job's own paths, which stay visible even inside a masked directory
   // (embedded inputs live in the data directory: each is bound on its own, the rest is not there).
   const exes = [...(path.isAbsolute(command) ? [path.dirname(command)] : []), ...(scope.engineDirs ?? [])];
   for (const exe of new Set(exes)) if (!SYSTEM_RO.some((d) => within(exe, d)) && fs.exists(exe)) argv.push("--ro-bind", exe, exe);
-  for (const p of scope.readable) if (fs.exists(p)) argv.push("--ro-bind", p, p);
-  for (const p of scope.writable) if (fs.exists(p)) argv.push("--bind", p, p);
+  argv.push(...ownBinds(scope, fs));
   argv.push(
     "--unshare-all", // user, ipc, pid, net, uts, cgroup namespaces: no network, nothing to signal
+    ...(scope.network === "host" ? ["--share-net"] : []),
     "--die-with-parent",
     "--cap-drop",
     "ALL",

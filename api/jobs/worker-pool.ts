@@ -3,8 +3,13 @@
  * time as a line of JSON on stdin and answering with a line on stdout. A crashing or runaway
  * engine never takes the API down: a worker that dies fails only its own job and is replaced;
  * cancelling a job kills its worker. The API imports nothing of runner/ but this contract.
+ *
+ * With FOLIO_SANDBOX=bwrap each worker runs in bubblewrap and sees only its staging directory
+ * (worker-sandbox.ts): the pool stages each job's inputs there, takes the outputs out, and
+ * empties it before the worker's next job.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
@@ -12,6 +17,7 @@ import { jsonLine } from "../../core/json-line.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { RunnerResult, RunnerSpec } from "../../core/schemas/job.ts";
 import { engineEnv } from "../../core/sandbox.ts";
+import { Stage, workerSandbox, type WorkerSandbox } from "./worker-sandbox.ts";
 
 export type WorkerAnswer = { result: RunnerResult } | { error: { code: string; message: string } };
 
@@ -23,8 +29,13 @@ export class WorkerLost extends Error {
 interface Slot {
   child: ChildProcess;
   startedAt: number;
-  busy: { jobId: string; resolve: (a: WorkerAnswer) => void; reject: (e: Error) => void } | null;
+  /** The job the slot holds, from staging its inputs until its stage is emptied again. */
+  busy: { jobId: string } | null;
+  /** The answer awaited from the worker (set while the job's line is out). */
+  waiting: { resolve: (a: WorkerAnswer) => void; reject: (e: Error) => void } | null;
   jobs: number;
+  /** The worker's staging directory when it is sandboxed. */
+  stage: Stage | null;
 }
 
 /**
@@ -58,6 +69,7 @@ export class WorkerPool {
   private readonly command: string[];
   private readonly env: NodeJS.ProcessEnv;
   private readonly log: Logger;
+  private readonly sandbox: WorkerSandbox | null;
   readonly size: number;
 
   constructor(opts: { size: number; command?: string[]; env: NodeJS.ProcessEnv; log: Logger }) {
@@ -65,29 +77,38 @@ export class WorkerPool {
     this.command = opts.command ?? defaultWorkerCommand();
     this.env = workerEnv(opts.env);
     this.log = opts.log;
+    this.sandbox = opts.size > 0 ? workerSandbox(this.env) : null;
     for (let i = 0; i < opts.size; i++) this.slots.push(this.spawnSlot());
   }
 
+  /** Starts a worker: in bubblewrap with a stage of its own when sandboxed (as nobody under root). */
+  private startWorker(): { child: ChildProcessByStdio<Writable, Readable, null>; stage: Stage | null } {
+    const stage = this.sandbox ? new Stage(this.sandbox) : null;
+    const [cmd, ...args] = stage ? stage.argv(this.command) : this.command;
+    const user = this.sandbox?.user ?? {};
+    const child = spawn(cmd!, args, { stdio: ["pipe", "pipe", "inherit"], env: stage ? stage.env(this.env) : this.env, ...user });
+    return { child, stage };
+  }
+
   private spawnSlot(): Slot {
-    const [cmd, ...args] = this.command;
-    const child = spawn(cmd!, args, { stdio: ["pipe", "pipe", "inherit"], env: this.env });
-    const slot: Slot = { child, startedAt: Date.now(), busy: null, jobs: 0 };
+    const { child, stage } = this.startWorker();
+    const slot: Slot = { child, startedAt: Date.now(), busy: null, waiting: null, jobs: 0, stage };
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
-      const busy = slot.busy;
-      if (!busy) return;
-      slot.busy = null;
+      const waiting = slot.waiting;
+      if (!waiting) return;
+      slot.waiting = null;
       try {
-        busy.resolve(JSON.parse(line) as WorkerAnswer);
+        waiting.resolve(JSON.parse(line) as WorkerAnswer);
       } catch {
-        busy.reject(new WorkerLost("the worker answered with something that is not JSON"));
+        waiting.reject(new WorkerLost("the worker answered with something that is not JSON"));
       }
-      this.release();
     });
     child.on("exit", (code, signal) => {
-      const busy = slot.busy;
-      slot.busy = null;
-      if (busy) busy.reject(new WorkerLost(`the worker exited (${signal ?? code}) during the job`));
+      const waiting = slot.waiting;
+      slot.waiting = null;
+      if (waiting) waiting.reject(new WorkerLost(`the worker exited (${signal ?? code}) during the job`));
+      void stage?.remove().catch(() => undefined);
       if (this.closed) return;
       // A worker that dies within seconds of starting (a broken install) must not respawn in a
       // tight loop: back off exponentially up to 30 s, and reset once one lives long enough.
@@ -124,15 +145,33 @@ export class WorkerPool {
   async run(jobId: string, spec: RunnerSpec): Promise<WorkerAnswer> {
     for (;;) {
       if (this.closed) throw new WorkerLost("the pool is closed");
-      const slot = this.slots.find((s) => !s.busy && s.child.exitCode === null);
+      const slot = this.slots.find((s) => !s.busy && !s.child.killed && s.child.exitCode === null);
       if (slot) {
-        return new Promise<WorkerAnswer>((resolve, reject) => {
-          slot.busy = { jobId, resolve, reject };
-          slot.jobs++;
-          slot.child.stdin!.write(jsonLine({ id: jobId, spec }));
-        });
+        slot.busy = { jobId };
+        slot.jobs++;
+        return this.runOn(slot, jobId, spec);
       }
       await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+
+  /** The job on `slot`: staged in, sent, answered, its outputs taken out, the stage emptied. */
+  private async runOn(slot: Slot, jobId: string, spec: RunnerSpec): Promise<WorkerAnswer> {
+    const stage = slot.stage;
+    try {
+      const sent = stage ? await stage.stageSpec(spec) : spec;
+      const answer = await new Promise<WorkerAnswer>((resolve, reject) => {
+        // Killed (cancel) or dead while its inputs were staged: nothing will answer.
+        if (slot.child.killed || slot.child.exitCode !== null || slot.child.signalCode !== null)
+          return reject(new WorkerLost("the worker exited before the job"));
+        slot.waiting = { resolve, reject };
+        slot.child.stdin!.write(jsonLine({ id: jobId, spec: sent }));
+      });
+      return stage && "result" in answer ? { result: await stage.collect(answer.result, spec.output_dir) } : answer;
+    } finally {
+      await stage?.wipe();
+      slot.busy = null;
+      this.release();
     }
   }
 

@@ -6,13 +6,18 @@
 import type { Config } from "../../core/config.ts";
 import type { Logger } from "../../core/logger.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
+import { sandboxPolicy } from "../../core/sandbox.ts";
 import type { BrowserProvider, ChromiumPool } from "./chromium-pool.ts";
 
 export type { BrowserProvider } from "./chromium-pool.ts";
 
-/** A provider of browsers: `warm` keeps FOLIO_CHROMIUM_POOL_SIZE browsers (started at once). */
+/**
+ * A provider of browsers: `warm` keeps FOLIO_CHROMIUM_POOL_SIZE browsers (started at once). With
+ * FOLIO_SANDBOX=bwrap each browser runs in bubblewrap (chromium.ts, docs/adr/0021).
+ */
 export function createBrowsers(config: Config, log: Logger, warm: boolean): BrowserProvider {
   const isWarm = warm && config.FOLIO_CHROMIUM_POOL_SIZE > 0;
+  const policy = sandboxPolicy(config);
   let pool: Promise<ChromiumPool> | null = null;
   const get = (): Promise<ChromiumPool> =>
     (pool ??= import("./chromium-pool.ts").then(
@@ -29,6 +34,7 @@ export function createBrowsers(config: Config, log: Logger, warm: boolean): Brow
           heapMb: config.FOLIO_CHROMIUM_HEAP_MB,
           guard: new SsrfGuard(config.FOLIO_FETCH_ALLOWED_HOSTS),
           log,
+          ...(policy.mode === "bwrap" ? { sandbox: policy } : {}),
         }),
     ));
   if (isWarm) void get().then((p) => p.warmUp());

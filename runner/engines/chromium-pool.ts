@@ -9,9 +9,13 @@
  * next job's fresh context and page (chromium-render.ts preparePage). With `warm: false`
  * (a one-shot CLI run, a Kubernetes pod) the browser is closed after its job.
  */
+import { randomBytes } from "node:crypto";
+import { mkdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import type { Logger } from "../../core/logger.ts";
 import type { SsrfGuard } from "../../core/net/ssrf.ts";
-import { ChromiumInstance } from "./chromium.ts";
+import { ChromiumInstance, type ChromiumSandbox } from "./chromium.ts";
 import {
   discardPage,
   preparePage,
@@ -45,6 +49,8 @@ export interface ChromiumPoolOptions {
   heapMb: number;
   guard: SsrfGuard;
   log: Logger;
+  /** Each browser in bubblewrap, reaching its slot's proxy over a Unix socket (chromium.ts); else bare. */
+  sandbox?: ChromiumSandbox["policy"];
 }
 
 export interface ChromiumPoolStats {
@@ -61,6 +67,8 @@ interface Slot {
   browser: Promise<ChromiumInstance> | null;
   /** The slot's fetch proxy: every context of this slot's browser goes out through it. */
   proxy: Promise<FetchProxy> | null;
+  /** The directory of the proxy's Unix socket, when the browser is sandboxed. */
+  socketDir: string | null;
   /** A fresh context and page made for the next job. */
   spare: Promise<PreparedPage> | null;
 }
@@ -76,7 +84,13 @@ export class ChromiumPool implements BrowserProvider {
   constructor(opts: ChromiumPoolOptions) {
     this.opts = opts;
     this.engine = opts.warm ? "warm" : "cold";
-    this.slots = Array.from({ length: Math.max(1, opts.size) }, () => ({ busy: false, browser: null, proxy: null, spare: null }));
+    this.slots = Array.from({ length: Math.max(1, opts.size) }, () => ({
+      busy: false,
+      browser: null,
+      proxy: null,
+      socketDir: null,
+      spare: null,
+    }));
   }
 
   /** Starts every slot's browser now (a worker is warm before its first job). */
@@ -85,9 +99,30 @@ export class ChromiumPool implements BrowserProvider {
     for (const slot of this.slots) if (!slot.browser) void this.launch(slot).catch(() => undefined);
   }
 
+  /** The slot's fetch proxy, started on first use: on a Unix socket of its own for a sandboxed browser. */
+  private proxyOf(slot: Slot): Promise<FetchProxy> {
+    slot.proxy ??= (async () => {
+      if (!this.opts.sandbox) return startFetchProxy(this.opts.guard);
+      // In the system's temporary directory, not FOLIO_TMP_DIR: a socket path is at most 107 bytes.
+      const dir = path.join(os.tmpdir(), `folio-cdp-${randomBytes(4).toString("hex")}`);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      slot.socketDir = dir;
+      return startFetchProxy(this.opts.guard, { socket: path.join(dir, "proxy.sock") });
+    })();
+    return slot.proxy;
+  }
+
   private launch(slot: Slot): Promise<ChromiumInstance> {
     this.counts.starts++;
-    const started = ChromiumInstance.launch({ chromium: this.opts.chromium, tmpDir: this.opts.tmpDir, heapMb: this.opts.heapMb });
+    const policy = this.opts.sandbox;
+    const started = this.proxyOf(slot).then((proxy) =>
+      ChromiumInstance.launch({
+        chromium: this.opts.chromium,
+        tmpDir: this.opts.tmpDir,
+        heapMb: this.opts.heapMb,
+        ...(policy && proxy.socket ? { sandbox: { policy, proxySocket: proxy.socket } } : {}),
+      }),
+    );
     slot.browser = started;
     slot.spare = null;
     started.then(
@@ -102,7 +137,7 @@ export class ChromiumPool implements BrowserProvider {
 
   /** Makes the next job's context and page on `browser` (in the background). */
   private prepare(slot: Slot, browser: ChromiumInstance): void {
-    const spare = (slot.proxy ??= startFetchProxy(this.opts.guard)).then((proxy) => preparePage(browser, proxy.port));
+    const spare = this.proxyOf(slot).then((proxy) => preparePage(browser, browser.proxyPort ?? proxy.port));
     spare.catch(() => undefined);
     slot.spare = spare;
   }
@@ -113,8 +148,8 @@ export class ChromiumPool implements BrowserProvider {
     slot.spare = null;
     const ready = spare ? await spare.catch(() => null) : null;
     if (ready) return ready;
-    const proxy = await (slot.proxy ??= startFetchProxy(this.opts.guard));
-    return preparePage(browser, proxy.port);
+    const proxy = await this.proxyOf(slot);
+    return preparePage(browser, browser.proxyPort ?? proxy.port);
   }
 
   private acquire(): Promise<Slot> {
@@ -197,6 +232,7 @@ export class ChromiumPool implements BrowserProvider {
         const proxy = s.proxy ? await s.proxy.catch(() => null) : null;
         s.proxy = null;
         await proxy?.close();
+        if (s.socketDir) await rm(s.socketDir, { recursive: true, force: true });
       }),
     );
   }

@@ -2,8 +2,9 @@
  * Headless Chromium (Debian's `chromium` package), one browser process tree driven over its
  * DevTools pipe (cdp.ts). Flags, and why:
  *  - --headless --no-sandbox --disable-gpu: a server without a display or GPU. Chromium's own
- *    sandbox needs user namespaces it is not given in a container; the job's sandbox is the
- *    runner's (a pod, or bubblewrap in embedded mode), and each job gets a fresh browser context.
+ *    sandbox needs user namespaces it is not given in a container (nor inside bubblewrap, whose
+ *    user namespace has no capabilities to nest it); the browser's sandbox is the runner's pod in
+ *    Kubernetes, and its own bubblewrap in embedded mode (below). Each job gets a fresh context.
  *  - --disable-background-networking --disable-component-update --disable-sync --no-first-run
  *    --disable-quic: no traffic of the browser's own (on this network it is refused outright).
  *  - --proxy-server to a port nothing serves, bypass list "<-loopback>": a context without the
@@ -12,6 +13,15 @@
  *    the proxy, so a page cannot use it to reach an address.
  *  - --js-flags=--max-old-space-size: a script that allocates without bound crashes its renderer
  *    instead of the machine; the pool also watches the tree's memory.
+ *
+ * In embedded mode (FOLIO_SANDBOX=bwrap, docs/adr/0021) the whole browser runs in bubblewrap
+ * (core/sandbox.ts): the system read-only, its profile directory its only writable place, a
+ * private /tmp, its own PID, user and network namespaces, the allow-listed environment; the data
+ * directory, the database, the keys, the checkout and every job's files are not there — it gets
+ * a job's pages only through the fetch proxy. Its network namespace holds only loopback, where
+ * a small relay (RELAY) listens on RELAY_PORT and hands each connection to the slot's fetch proxy
+ * over a Unix socket bound into the sandbox: the proxy is the browser's only way out. No RLIMIT_AS
+ * (V8 reserves far more address space than it uses); the pool's memory watch is the cap.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -19,7 +29,15 @@ import { mkdir, readFile, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CdpConnection } from "./cdp.ts";
-import { engineEnv } from "../../core/sandbox.ts";
+import { bwrapArgv, engineEnv, type SandboxScope } from "../../core/sandbox.ts";
+import { hostFs } from "./job-sandbox.ts";
+
+/** What a sandboxed browser gets: the policy (core/sandbox.ts sandboxPolicy) and its fetch proxy's socket. */
+export interface ChromiumSandbox {
+  policy: Pick<SandboxScope, "mode" | "memoryBytes" | "hidden" | "engineDirs">;
+  /** The Unix socket of the slot's fetch proxy (fetch-proxy.ts). */
+  proxySocket: string;
+}
 
 export interface ChromiumOptions {
   chromium: string;
@@ -28,6 +46,48 @@ export interface ChromiumOptions {
   /** V8 heap limit of a renderer, in MB. */
   heapMb: number;
   startTimeoutMs?: number;
+  /** Run the browser in bubblewrap (embedded mode); else as a plain child. */
+  sandbox?: ChromiumSandbox;
+}
+
+/** The port the relay listens on inside a sandboxed browser's network namespace (its own loopback). */
+export const RELAY_PORT = 3128;
+
+/**
+ * The relay, run by Node as the sandbox's first process: listens on the sandbox's loopback, pipes
+ * each connection to the fetch proxy's Unix socket, then starts the browser with the DevTools pipe
+ * (fds 3 and 4) handed down, and ends with it. Without noDelay, Nagle's algorithm holds small
+ * writes back for the peer's delayed ACK: ~40 ms per request and answer (measured: 130 ms a page).
+ */
+const RELAY = `const net = require("node:net");
+const { spawn } = require("node:child_process");
+const [sock, port, cmd, ...args] = process.argv.slice(1);
+const server = net.createServer({ noDelay: true }, (c) => {
+  const u = net.connect(sock);
+  c.pipe(u).pipe(c);
+  c.on("error", () => u.destroy());
+  u.on("error", () => c.destroy());
+});
+server.listen(Number(port), "127.0.0.1", () => {
+  const b = spawn(cmd, args, { stdio: ["ignore", "ignore", "inherit", 3, 4] });
+  b.on("exit", (code) => process.exit(code ?? 1));
+});`;
+
+/** The command that starts the browser: bare, or in bubblewrap behind the relay. */
+function browserCommand(opts: ChromiumOptions, profile: string, args: string[]): { file: string; args: string[] } {
+  if (!opts.sandbox) return { file: opts.chromium, args };
+  const { policy, proxySocket } = opts.sandbox;
+  const scope: SandboxScope = {
+    ...policy,
+    engineDirs: [...(policy.engineDirs ?? []), ...(path.isAbsolute(opts.chromium) ? [path.dirname(opts.chromium)] : [])],
+    readable: [path.dirname(proxySocket)],
+    writable: [profile],
+  };
+  const relayArgs = ["--max-old-space-size=16", "-e", RELAY, proxySocket, String(RELAY_PORT), opts.chromium, ...args];
+  const argv = bwrapArgv(scope, process.execPath, relayArgs, undefined, hostFs);
+  // No RLIMIT_AS: V8 reserves address space by the gigabyte (the pool watches real memory).
+  const bare = argv[0] === "prlimit" ? argv.slice(argv.indexOf("--") + 1) : argv;
+  return { file: bare[0]!, args: bare.slice(1) };
 }
 
 const BASE_FLAGS = [
@@ -82,9 +142,27 @@ export async function treeRssMb(pid: number): Promise<number> {
   return kb / 1024;
 }
 
+/** The first process named chromium at or below `pid` (breadth first), or undefined. */
+async function browserProcess(pid: number): Promise<number | undefined> {
+  const queue = [pid];
+  for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+    const comm = await readFile(`/proc/${p}/comm`, "utf8").catch(() => "");
+    if (comm.startsWith("chromium")) return p;
+    for (const task of await readdir(`/proc/${p}/task`).catch(() => [] as string[])) {
+      const kids = await readFile(`/proc/${p}/task/${task}/children`, "utf8").catch(() => "");
+      queue.push(...kids.split(" ").filter(Boolean).map(Number));
+    }
+  }
+  return undefined;
+}
+
 export class ChromiumInstance {
   readonly cdp: CdpConnection;
   readonly pid: number;
+  /** The loopback port the browser reaches its fetch proxy on when sandboxed (RELAY_PORT), else null. */
+  readonly proxyPort: number | null;
+  /** The browser's first process, when it runs below bubblewrap and the relay (found on first use). */
+  private memoryRoot: number | undefined;
   jobs = 0;
   private readonly child: ChildProcess;
   private readonly profile: string;
@@ -92,10 +170,11 @@ export class ChromiumInstance {
   /** The last lines Chromium printed on stderr, for logs when it fails. */
   readonly stderrTail: string[] = [];
 
-  private constructor(child: ChildProcess, profile: string) {
+  private constructor(child: ChildProcess, profile: string, sandboxed: boolean) {
     this.child = child;
     this.profile = profile;
     this.pid = child.pid!;
+    this.proxyPort = sandboxed ? RELAY_PORT : null;
     this.cdp = new CdpConnection(child.stdio[4] as Readable, child.stdio[3] as Writable);
     child.on("exit", () => {
       this.exited = true;
@@ -113,8 +192,10 @@ export class ChromiumInstance {
     const args = [...BASE_FLAGS, `--user-data-dir=${profile}`, `--js-flags=--max-old-space-size=${opts.heapMb}`, "about:blank"];
     // Its own process group, so that a kill reaches the renderers and the GPU/utility processes too.
     // The engines' allow-listed environment (core/sandbox.ts): nothing of the runner's own.
-    const child = spawn(opts.chromium, args, { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true, env: engineEnv() });
-    const instance = new ChromiumInstance(child, profile);
+    const env = opts.sandbox ? engineEnv(process.env, { HOME: profile, TMPDIR: "/tmp" }) : engineEnv();
+    const cmd = browserCommand(opts, profile, args);
+    const child = spawn(cmd.file, cmd.args, { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true, env });
+    const instance = new ChromiumInstance(child, profile, opts.sandbox !== undefined);
     const failed = new Promise<never>((_, reject) => {
       child.once("error", (e) => reject(e));
       child.once("exit", (code) =>
@@ -140,8 +221,14 @@ export class ChromiumInstance {
     return !this.exited && !this.cdp.closed;
   }
 
-  rssMb(): Promise<number> {
-    return treeRssMb(this.pid);
+  /**
+   * The memory of the browser's process tree. Sandboxed, the tree is measured from the browser's
+   * own first process, below bubblewrap and the relay: the same processes as a bare browser's, so
+   * the same caps apply and the walk costs the same (smaps_rollup of a Node relay is not cheap).
+   */
+  async rssMb(): Promise<number> {
+    if (this.proxyPort !== null) this.memoryRoot ??= await browserProcess(this.pid);
+    return treeRssMb(this.memoryRoot ?? this.pid);
   }
 
   /** Kills the whole process group at once. */

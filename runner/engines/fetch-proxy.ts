@@ -13,6 +13,10 @@
  *  - refuses what it cannot check (WebSocket upgrades, CONNECT to the virtual host) with 403.
  * Redirects are new requests from the browser, so each hop is checked again. Counters say what
  * was refused (for the job's figures and tests), never the URLs of other tenants.
+ *
+ * A browser in bubblewrap (chromium.ts) has a network namespace of its own with nothing in it: it
+ * reaches the proxy through a Unix socket (`socket`), which a file system bind carries across
+ * network namespaces, and a relay on the sandbox's own loopback.
  */
 import { createReadStream } from "node:fs";
 import { realpath, stat } from "node:fs/promises";
@@ -56,7 +60,10 @@ export interface ProxyStats {
 }
 
 export interface FetchProxy {
+  /** The loopback port it listens on (0 when it listens on a Unix socket). */
   port: number;
+  /** The Unix socket it listens on instead, if asked for one. */
+  socket: string | null;
   /** Serves `site` (null: nothing) as http://SITE_HOST/ from now on, with fresh counters. */
   startJob(site: string | null): Promise<ProxyStats>;
   close(): Promise<void>;
@@ -97,8 +104,8 @@ async function serveFile(root: string, req: http.IncomingMessage, res: http.Serv
       .pipe(res);
 }
 
-/** Starts a proxy on a free loopback port. */
-export async function startFetchProxy(guard: SsrfGuard): Promise<FetchProxy> {
+/** Starts a proxy on a free loopback port, or on the Unix socket `opts.socket`. */
+export async function startFetchProxy(guard: SsrfGuard, opts: { socket?: string } = {}): Promise<FetchProxy> {
   let root: string | null = null;
   let stats: ProxyStats = { requests: 0, blocked: 0, reasons: [] };
   const sockets = new Set<net.Socket>();
@@ -195,11 +202,13 @@ export async function startFetchProxy(guard: SsrfGuard): Promise<FetchProxy> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    if (opts.socket) server.listen(opts.socket, () => resolve());
+    else server.listen(0, "127.0.0.1", () => resolve());
   });
-  const port = (server.address() as net.AddressInfo).port;
+  const port = opts.socket ? 0 : (server.address() as net.AddressInfo).port;
   return {
     port,
+    socket: opts.socket ?? null,
     startJob: async (site) => {
       root = site ? await realpath(site) : null;
       stats = { requests: 0, blocked: 0, reasons: [] };

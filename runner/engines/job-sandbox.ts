@@ -35,7 +35,8 @@ export class SandboxAborted extends Error {
   override readonly name = "SandboxAborted";
 }
 
-const hostFs = {
+/** The host's file system as bwrapArgv asks about it. */
+export const hostFs = {
   exists: (p: string): boolean => existsSync(p),
   isDir: (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
   isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,

@@ -4,7 +4,9 @@
  * through /proc — its environment, its own view of the file system (/proc/PID/root: what *it*
  * sees at each path), its network and PID namespaces, its limits — the way the engine itself
  * would find them. qpdf is a wrapper that waits a moment before running the real qpdf (so that
- * it can be caught running); LibreOffice is the warm pool's real soffice.bin.
+ * it can be caught running); LibreOffice is the warm pool's real soffice.bin; the runner worker
+ * (pdfjs, pdf-lib and sharp run in its process) is the real `folio runner --worker`, and
+ * Chromium the warm pool's real browser (docs/adr/0021).
  *
  * Each engine: the allow-listed environment only (none of the server's FOLIO_* or AWS_*
  * variables, whose secret values it was given); the data directory — the database, the seal
@@ -99,15 +101,21 @@ function view(pid: number): View | undefined {
   }
 }
 
-/** Live processes whose command line contains `needle` (the engine: not bwrap or prlimit around it). */
-function processes(needle: string, comm?: string): number[] {
+/**
+ * Live processes whose command line contains one of `needles` (the engine: not bwrap or prlimit
+ * around it). The worker's FOLIO_TMP_DIR — where the warm offices live — is below the server's
+ * FOLIO_TMP_DIR when the server runs as root (its workers then run as nobody), else below its
+ * data directory (api/jobs/worker-sandbox.ts).
+ */
+function processes(needles: string | string[], comm?: string): number[] {
   const out: number[] = [];
   for (const e of readdirSync("/proc")) {
     if (!/^\d+$/.test(e)) continue;
     try {
       const cmd = readFileSync(`/proc/${e}/cmdline`, "utf8");
       const name = readFileSync(`/proc/${e}/comm`, "utf8").trim();
-      if (cmd.includes(needle) && !cmd.startsWith("bwrap") && !cmd.startsWith("prlimit") && (!comm || name === comm)) out.push(Number(e));
+      const hit = [needles].flat().some((n) => cmd.includes(n));
+      if (hit && !cmd.startsWith("bwrap") && !cmd.startsWith("prlimit") && (!comm || name === comm)) out.push(Number(e));
     } catch {
       // gone
     }
@@ -116,7 +124,7 @@ function processes(needle: string, comm?: string): number[] {
 }
 
 /** Samples views of matching processes until `done` settles. */
-async function sample(needle: string, done: Promise<unknown>, comm?: string): Promise<View[]> {
+async function sample(needle: string | string[], done: Promise<unknown>, comm?: string): Promise<View[]> {
   const seen = new Map<number, View>();
   let finished = false;
   void done.finally(() => (finished = true));
@@ -161,12 +169,97 @@ function expectSandboxed(v: View, dataDir: string): void {
   expect(v.writable["/etc"]).toBe(false);
   expect(v.interfaces).toEqual(["lo"]);
   expect(v.netns).toBe("own");
-  expect(v.pidNamespaces).toBe(2);
+  // Its own PID namespace: inside its worker's, which is inside the host's (when the worker is sandboxed).
+  expect(v.pidNamespaces).toBeGreaterThanOrEqual(2);
   expect(v.addressSpace).toBe(String(1536 * 1024 * 1024));
+}
+
+/** What /proc says about a runner worker while it runs a job. */
+interface WorkerView {
+  pid: number;
+  env: string[];
+  envValues: string;
+  /** Its staging directory (its FOLIO_TMP_DIR's parent), and what it sees of its `in/` now. */
+  stage: string;
+  staged: string[];
+  /** Which of the data directory's entries it sees. */
+  sees: Record<string, boolean>;
+  storedFiles: string[];
+  checkout: { git: boolean; api: boolean; code: boolean };
+  usrWritable: boolean;
+  inWritable: boolean;
+  pidNamespaces: number;
+  /** The process ids its /proc shows (its PID namespace's, as numbered in there). */
+  processes: number[];
+}
+
+/** The server's runner workers: `folio runner --worker` processes (Node, not the bwrap around them) given its data directory. */
+function workers(dataDir: string): number[] {
+  return processes("--worker").filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`FOLIO_DATA_DIR=${dataDir}`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function canWrite(p: string): boolean {
+  try {
+    accessSync(p, constants.W_OK);
+    writeFileSync(path.join(p, ".probe"), "x");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function workerView(pid: number, dataDir: string): WorkerView | undefined {
+  try {
+    const born = startTime(pid);
+    const environ = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
+    const root = `/proc/${pid}/root`;
+    const stage = path.dirname(environ.find((kv) => kv.startsWith("FOLIO_TMP_DIR="))!.slice("FOLIO_TMP_DIR=".length));
+    const at = (p: string): string => path.join(root, p);
+    let storedFiles: string[] = [];
+    try {
+      storedFiles = readdirSync(at(path.join(dataDir, "files")), { recursive: true, encoding: "utf8" });
+    } catch {
+      storedFiles = [];
+    }
+    const v: WorkerView = {
+      pid,
+      env: environ.map((kv) => kv.split("=")[0]!),
+      envValues: environ.join("\n"),
+      stage,
+      staged: readdirSync(at(path.join(stage, "in"))),
+      sees: Object.fromEntries(
+        ["folio.db", "seal.key", "tls-key.pem", "tls-cert.pem", "files"].map((f) => [f, existsSync(at(path.join(dataDir, f)))]),
+      ),
+      storedFiles,
+      checkout: {
+        git: existsSync(at(path.join(ROOT, ".git"))),
+        api: existsSync(at(path.join(ROOT, "api"))),
+        code: existsSync(at(path.join(ROOT, "runner/run.ts"))),
+      },
+      usrWritable: canWrite(at("/usr")),
+      inWritable: canWrite(at(path.join(stage, "in"))),
+      pidNamespaces: (/^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "").trim().split(/\s+/).length,
+      processes: readdirSync(at("/proc"))
+        .filter((e) => /^\d+$/.test(e))
+        .map(Number),
+    };
+    return startTime(pid) === born ? v : undefined;
+  } catch {
+    return undefined; // gone meanwhile, or between jobs
+  }
 }
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "folio-sandbox-test-"));
+  // Under root the workers run as nobody (api/jobs/worker-sandbox.ts): they must reach the
+  // engine (qpdf-probe) and FOLIO_TMP_DIR below this directory.
+  await chmod(dir, 0o711);
   tmp = path.join(dir, "tmp");
   await run("mkdir", ["-p", tmp]);
   // qpdf that lingers a little, so that the test can look at it while it runs.
@@ -184,7 +277,13 @@ beforeAll(async () => {
     FOLIO_S3_BUCKET: SECRET,
   });
   asked = {
-    see: [...["folio.db", "seal.key", "tls-key.pem", "tls-cert.pem", "work"].map((f) => path.join(s.dataDir, f)), ROOT, "/usr/bin"],
+    see: [
+      ...["folio.db", "seal.key", "tls-key.pem", "tls-cert.pem", "work", "files"].map((f) => path.join(s.dataDir, f)),
+      ROOT,
+      path.join(ROOT, "package.json"),
+      path.join(ROOT, "core"),
+      "/usr/bin",
+    ],
     write: ["/usr", "/etc"],
     files: path.join(s.dataDir, "files"),
   };
@@ -221,7 +320,7 @@ describe("engines in embedded mode run in a sandbox", () => {
       json: { inputs: [{ file_id: up.json.data[0].id }], to: "pdf" },
       headers: { Prefer: "wait=90" },
     });
-    const views = await sample(tmp, submitted, "soffice.bin");
+    const views = await sample([tmp, s.dataDir], submitted, "soffice.bin");
     const res = await submitted;
     expect(res.json.status, JSON.stringify(res.json.error)).toBe("succeeded");
     expect(views.length).toBeGreaterThan(0);
@@ -230,12 +329,95 @@ describe("engines in embedded mode run in a sandbox", () => {
       // Its slot is its one writable place; no job's work directory is visible to it.
       expect(v.sees[path.join(s.dataDir, "work")]).toBe(false);
     }
-    const exchanges = readdirSync(tmp)
-      .filter((d) => d.startsWith("folio-soffice-"))
-      .flatMap((d) => readdirSync(path.join(tmp, d)).map((slot) => path.join(tmp, d, slot, "exchange")))
-      .filter((d) => existsSync(d));
+    const exchanges = [tmp, s.dataDir].flatMap((top) =>
+      readdirSync(top, { recursive: true, encoding: "utf8" })
+        .filter((d) => /folio-soffice-[^/]+\/[^/]+\/exchange$/.test(d))
+        .map((d) => path.join(top, d)),
+    );
     expect(exchanges.length).toBeGreaterThan(0);
     for (const e of exchanges) expect(readdirSync(e)).toEqual([]);
+  });
+
+  it("the runner worker (pdfjs, pdf-lib, sharp in its process), during a PDF → Word conversion, sees only its stage: no data directory, no checkout but its code, the job's inputs read-only; its stage is emptied after the job", async () => {
+    const other = await s.request("POST", "/v1/files", {
+      form: formOf(await readFile(await textPdf(path.join(dir, "other2.pdf"), 1, "other2"))),
+    });
+    unseen.push(other.json.data[0].id as string);
+    const a = await readFile(await textPdf(path.join(dir, "w.pdf"), 2, "worker"));
+    const up = await s.request("POST", "/v1/files", { form: formOf(a) });
+    const input = up.json.data[0].id as string;
+    const submitted = s.request("POST", "/v1/pdf/convert", {
+      json: { inputs: [{ file_id: input }], to: "docx" },
+      headers: { Prefer: "wait=90" },
+    });
+    const views: WorkerView[] = [];
+    let finished = false;
+    void submitted.finally(() => (finished = true));
+    while (!finished) {
+      for (const pid of workers(s.dataDir)) {
+        const v = workerView(pid, s.dataDir);
+        if (v) views.push(v);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const res = await submitted;
+    expect(res.json.status, JSON.stringify(res.json.error)).toBe("succeeded");
+    expect(views.length).toBeGreaterThan(0);
+    for (const v of views) {
+      expect(v.envValues).not.toContain(SECRET);
+      expect(v.env.filter((n) => /^(AWS_|FOLIO_S3)/.test(n))).toEqual([]);
+      for (const f of ["folio.db", "seal.key", "tls-key.pem", "tls-cert.pem", "files"]) expect(v.sees[f], f).toBe(false);
+      expect(v.storedFiles).toEqual([]); // no stored file of any tenant, its own job's included: its inputs are staged
+      expect(v.checkout).toEqual({ git: false, api: false, code: true });
+      expect(v.usrWritable).toBe(false);
+      expect(v.inWritable).toBe(false); // its job's inputs are read-only to it
+      expect(v.pidNamespaces).toBe(2);
+      expect(v.processes).not.toContain(process.pid); // nothing of the host to signal or trace
+    }
+    // While the job ran, its input was staged for the worker (and nothing else was).
+    expect(Math.max(...views.map((v) => v.staged.length))).toBe(1);
+    // After it, the stage is empty again.
+    const stage = views[0]!.stage;
+    expect(readdirSync(path.join(stage, "in"))).toEqual([]);
+    expect(readdirSync(path.join(stage, "out"))).toEqual([]);
+  });
+
+  it("Chromium, during an HTML conversion, runs in bubblewrap: allow-listed environment, no data directory, no checkout, no job's files, loopback only (its fetch proxy), own PID namespace", async () => {
+    const form = new FormData();
+    form.append(
+      "file",
+      blob("<!DOCTYPE html><h1>Sandboxed page</h1><script>let t=Date.now();while(Date.now()-t<1500){}</script>"),
+      "page.html",
+    );
+    form.append("to", "pdf");
+    const submitted = s.request("POST", "/v1/pdf/convert", { form, headers: { Prefer: "wait=90" } });
+    // This server's browsers (their profiles are in its workers' stages), not another test's.
+    const views = await sample([`--user-data-dir=${tmp}`, `--user-data-dir=${s.dataDir}`], submitted, "chromium");
+    const res = await submitted;
+    expect(res.json.status, JSON.stringify(res.json.error)).toBe("succeeded");
+    expect(views.length).toBeGreaterThan(0);
+    for (const v of views) {
+      // What Debian's /usr/bin/chromium wrapper and Chromium itself add (CHROMIUM_FLAGS, CHROME_*,
+      // the public GOOGLE_* keys Debian ships in /etc/chromium.d/apikeys, a disabled D-Bus
+      // address, fontconfig's switch): none of it is Folio's.
+      const debian = (n: string): boolean =>
+        /^(CHROME_|CHROMIUM_FLAGS$|DBUS_SESSION_BUS_ADDRESS$|FC_FONTATIONS$|GOOGLE_(API_KEY|DEFAULT_CLIENT_ID|DEFAULT_CLIENT_SECRET)$)/.test(
+          n,
+        );
+      const extra = ["PWD", "OLDPWD", "SHLVL", "_"];
+      // Renderers write their process title over their environment's memory: only names count.
+      const names = v.env.filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+      expect(names.filter((n) => !ENGINE_ENV_NAMES.includes(n) && !n.startsWith("LC_") && !extra.includes(n) && !debian(n))).toEqual([]);
+      expect(v.envValues).not.toContain(SECRET);
+      for (const secret of ["folio.db", "seal.key", "tls-key.pem", "tls-cert.pem", "files", "work"])
+        expect(v.sees[path.join(s.dataDir, secret)], secret).toBe(false);
+      expect(v.sees[path.join(ROOT, "package.json")]).toBe(false); // of the checkout, only Node's binary (the relay)
+      expect(v.sees[path.join(ROOT, "core")]).toBe(false);
+      expect(v.writable["/usr"]).toBe(false);
+      expect(v.interfaces).toEqual(["lo"]);
+      expect(v.netns).toBe("own");
+      expect(v.pidNamespaces).toBeGreaterThanOrEqual(2);
+    }
   });
 
   it("refuses to start without bubblewrap, naming the package; FOLIO_SANDBOX=none starts and says so as an error", async () => {
