@@ -117,6 +117,90 @@ async function until(cond: () => boolean | Promise<boolean>, deadline: number, e
   return false;
 }
 
+type Race = <T>(p: Promise<T>) => Promise<T>;
+type Stop = "timeout" | "memory" | "crash";
+
+/**
+ * Waits for the page: its load, then network idle and/or the selector if asked, all under one cap
+ * (`req.waitTimeoutMs`). True when a wait ran out at the cap.
+ */
+async function waitForPage(
+  browser: ChromiumInstance,
+  page: PreparedPage,
+  req: RenderRequest,
+  loaderId: string,
+  race: Race,
+): Promise<boolean> {
+  const deadline = Date.now() + req.waitTimeoutMs;
+  const seen = (name: string): boolean => page.events.has(`${loaderId}:${name}`);
+  // Lifecycle events land in a Set: looking every 10 ms costs nothing and adds 5 ms on average.
+  let capped = !(await race(until(() => seen("load"), deadline, 10)));
+  if (req.waitForNetworkIdle) capped = !(await race(until(() => seen("networkIdle"), deadline, 10))) || capped;
+  if (req.waitForSelector) {
+    const expression = `document.querySelector(${JSON.stringify(req.waitForSelector)}) !== null`;
+    const found = (): Promise<boolean> =>
+      Promise.race([
+        browser.cdp
+          .send<{ result?: { value?: unknown } }>("Runtime.evaluate", { expression, returnByValue: true }, page.sessionId)
+          .then((r) => r.result?.value === true)
+          .catch(() => false),
+        sleep(Math.max(0, deadline - Date.now())).then(() => false),
+      ]);
+    capped = !(await race(until(found, deadline, 100))) || capped;
+  }
+  return capped;
+}
+
+/** Prints the page (Page.printToPDF) and streams the PDF to `req.output`. */
+async function printToFile(browser: ChromiumInstance, page: PreparedPage, req: RenderRequest, race: Race): Promise<void> {
+  const { cdp } = browser;
+  const { stream } = await race(
+    cdp.send<{ stream: string }>("Page.printToPDF", { ...req.print, transferMode: "ReturnAsStream" }, page.sessionId),
+  );
+  const fh = await open(req.output, "wx", 0o600);
+  try {
+    for (;;) {
+      const chunk = await race(
+        cdp.send<{ data: string; base64Encoded?: boolean; eof: boolean }>("IO.read", { handle: stream, size: 1 << 20 }, page.sessionId),
+      );
+      await fh.write(Buffer.from(chunk.data, chunk.base64Encoded ? "base64" : "utf8"));
+      if (chunk.eof) break;
+    }
+  } finally {
+    await fh.close();
+  }
+  await cdp.send("IO.close", { handle: stream }, page.sessionId).catch(() => undefined);
+}
+
+/**
+ * A render that failed, judged: a RenderFailure as it is; a deadline, memory cap or crash as the
+ * job's stable error (the browser killed); anything else rethrown.
+ *
+ * A renderer that runs out of its heap can take its session or the whole browser with it: the
+ * command fails before (or instead of) the crash event, so the event is given a moment to come.
+ * Under load the failure can also be the pipe to a browser that is going (EPIPE) or printing
+ * failing in a renderer out of memory: whatever failed, a browser that died or a target that went
+ * is the page's doing, not an internal error.
+ */
+async function judgeFailure(err: unknown, state: { stop: Stop | null }, browser: ChromiumInstance): Promise<never> {
+  if (err instanceof RenderFailure) throw err;
+  if (state.stop === null && err instanceof Error) {
+    await sleep(300);
+    const pipeGone = /EPIPE|ECONNRESET/.test(err.message);
+    const targetGone = err instanceof CdpError && /crash|closed|detached|not found|printing failed/i.test(err.message);
+    if (state.stop === null && (!browser.alive || pipeGone || targetGone)) state.stop = "crash";
+  }
+  if (state.stop === "timeout")
+    throw new RenderFailure(new JobError("timeout", "The page did not finish rendering in time (does a script run forever?)."), "kill");
+  if (state.stop === "memory" || state.stop === "crash") {
+    throw new RenderFailure(
+      new JobError("limit_exceeded", "The page used more memory than a rendering may (or crashed its renderer)."),
+      "kill",
+    );
+  }
+  throw err;
+}
+
 /**
  * Runs the job on a prepared page. `limits.hardMs` bounds the whole render; `limits.maxMb` the
  * browser tree's memory while it runs. Throws RenderFailure (with what to do with the browser).
@@ -129,12 +213,12 @@ export async function renderPdf(
   limits: { hardMs: number; maxMb: number },
 ): Promise<RenderFigures> {
   const { cdp } = browser;
-  const { sessionId, targetId, events } = page;
+  const { sessionId, targetId } = page;
   const stats = await proxy.startJob(req.site);
   // An object, not a variable: the callbacks below set it, and control-flow narrowing cannot see that.
-  const state: { stop: "timeout" | "memory" | "crash" | null } = { stop: null };
+  const state: { stop: Stop | null } = { stop: null };
   // The three ways a job is cut short, as one promise that rejects.
-  let cut!: (why: "timeout" | "memory" | "crash") => void;
+  let cut!: (why: Stop) => void;
   const cutShort = new Promise<never>((_, reject) => {
     cut = (why) => {
       state.stop ??= why;
@@ -149,68 +233,18 @@ export async function renderPdf(
     void browser.rssMb().then((mb) => mb > limits.maxMb && cut("memory"));
   }, 250);
   const offCrash = cdp.on("Target.targetCrashed", (p) => p.targetId === targetId && cut("crash"));
-  const race = <T>(p: Promise<T>): Promise<T> => Promise.race([p, cutShort]);
+  const race: Race = (p) => Promise.race([p, cutShort]);
   try {
     if (req.signal.aborted) cut("timeout");
     await race(cdp.send("Emulation.setEmulatedMedia", { media: req.media }, sessionId));
     const nav = await race(cdp.send<{ errorText?: string; loaderId?: string }>("Page.navigate", { url: req.url }, sessionId));
     if (nav.errorText)
       throw new RenderFailure(new JobError("conversion_failed", `The page could not be loaded (${nav.errorText}).`), "keep");
-    const deadline = Date.now() + req.waitTimeoutMs;
-    const seen = (name: string): boolean => events.has(`${String(nav.loaderId)}:${name}`);
-    let capped = !(await race(until(() => seen("load"), deadline)));
-    if (req.waitForNetworkIdle) capped = !(await race(until(() => seen("networkIdle"), deadline))) || capped;
-    if (req.waitForSelector) {
-      const expression = `document.querySelector(${JSON.stringify(req.waitForSelector)}) !== null`;
-      const found = (): Promise<boolean> =>
-        Promise.race([
-          cdp
-            .send<{ result?: { value?: unknown } }>("Runtime.evaluate", { expression, returnByValue: true }, sessionId)
-            .then((r) => r.result?.value === true)
-            .catch(() => false),
-          sleep(Math.max(0, deadline - Date.now())).then(() => false),
-        ]);
-      capped = !(await race(until(found, deadline, 100))) || capped;
-    }
-    const { stream } = await race(
-      cdp.send<{ stream: string }>("Page.printToPDF", { ...req.print, transferMode: "ReturnAsStream" }, sessionId),
-    );
-    const fh = await open(req.output, "wx", 0o600);
-    try {
-      for (;;) {
-        const chunk = await race(
-          cdp.send<{ data: string; base64Encoded?: boolean; eof: boolean }>("IO.read", { handle: stream, size: 1 << 20 }, sessionId),
-        );
-        await fh.write(Buffer.from(chunk.data, chunk.base64Encoded ? "base64" : "utf8"));
-        if (chunk.eof) break;
-      }
-    } finally {
-      await fh.close();
-    }
-    await cdp.send("IO.close", { handle: stream }, sessionId).catch(() => undefined);
+    const capped = await waitForPage(browser, page, req, String(nav.loaderId), race);
+    await printToFile(browser, page, req, race);
     return { requests: stats.requests, blocked: stats.blocked, blocked_reasons: stats.reasons, wait_capped: capped };
   } catch (err) {
-    if (err instanceof RenderFailure) throw err;
-    // A renderer that runs out of its heap can take its session or the whole browser with it:
-    // the command fails before (or instead of) the crash event. Give the event a moment to come.
-    // Under load the failure can also be the pipe to a browser that is going (EPIPE) or printing
-    // failing in a renderer out of memory: whatever failed, a browser that died or a target that
-    // went is the page's doing, not an internal error.
-    if (state.stop === null && err instanceof Error) {
-      await sleep(300);
-      const pipeGone = /EPIPE|ECONNRESET/.test(err.message);
-      const targetGone = err instanceof CdpError && /crash|closed|detached|not found|printing failed/i.test(err.message);
-      if (state.stop === null && (!browser.alive || pipeGone || targetGone)) state.stop = "crash";
-    }
-    if (state.stop === "timeout")
-      throw new RenderFailure(new JobError("timeout", "The page did not finish rendering in time (does a script run forever?)."), "kill");
-    if (state.stop === "memory" || state.stop === "crash") {
-      throw new RenderFailure(
-        new JobError("limit_exceeded", "The page used more memory than a rendering may (or crashed its renderer)."),
-        "kill",
-      );
-    }
-    throw err;
+    return await judgeFailure(err, state, browser);
   } finally {
     clearTimeout(hard);
     clearInterval(watch);
