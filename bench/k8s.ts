@@ -276,7 +276,7 @@ async function setUp(): Promise<Bench> {
     // Failed reconciles, counted by kind from the controller's structured log lines.
     logger: createLogger(
       {
-        level: "warn",
+        level: "debug", // conflicts (409) are logged at debug: counted too
         destination: new Writable({
           write(line: Buffer, _enc, done): void {
             const entry = JSON.parse(line.toString("utf8")) as { msg?: string; err?: { message?: string } };

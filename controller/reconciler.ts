@@ -7,7 +7,7 @@ import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
 import { TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
-import { applyActions, type ApplyDeps, type ApplyResult } from "./apply.ts";
+import { applyActions, statusCodeOf, type ApplyDeps, type ApplyResult } from "./apply.ts";
 import { isOwnResultKey, RESULT_MAX_BYTES } from "./validate.ts";
 import { decide, type Action, type ObservedPod } from "./decide.ts";
 import type { FairQueue } from "./fair-queue.ts";
@@ -145,10 +145,16 @@ export class Reconciler {
     return { ...observed, terminationMessage: text };
   }
 
-  /** A failed reconcile, retried with the queue's backoff: one structured line. */
+  /**
+   * A failed reconcile, retried with the queue's backoff: one structured line, a warning — but a
+   * write that lost a race with another (409 Conflict, the object has been modified) is routine,
+   * as in controller-runtime: the retry reads the newer object. It is logged at debug.
+   */
   #failed(key: string, err: unknown): void {
     const tenant = this.#o.caches.pdfJob(key)?.spec.tenant;
-    this.#o.logger?.warn({ pdfjob: key, ...(tenant ? { tenant } : {}), err }, "reconcile failed; retrying with backoff");
+    const fields = { pdfjob: key, ...(tenant ? { tenant } : {}), err };
+    if (statusCodeOf(err) === 409) this.#o.logger?.debug(fields, "reconcile failed; retrying with backoff");
+    else this.#o.logger?.warn(fields, "reconcile failed; retrying with backoff");
   }
 
   /** A worker: takes keys from the queue until it shuts down. */

@@ -118,8 +118,14 @@ describe("ControllerMetrics", () => {
       ["folio/waiting", waiting],
     ]);
     const caches: Caches = { pdfJob: (k) => objects.get(k), pdfJobs: () => objects.values(), job: () => undefined, podsOfJob: () => [] };
-    // "failing" lacks the finalizer, and adding it fails (the API server says 500): an error.
-    const kube = { setFinalizers: () => Promise.reject(Object.assign(new Error("boom"), { code: 500 })) } as unknown as KubeClient;
+    // "failing" lacks the finalizer, and adding it fails (the API server says 500): an error;
+    // "racing" too, but with 409 Conflict (another write came first): routine, logged at debug.
+    const racing = pdfJob({ finalizers: [] });
+    objects.set("folio/racing", racing);
+    const kube = {
+      setFinalizers: (pj: PdfJob) =>
+        Promise.reject(Object.assign(new Error(pj === racing ? "conflict" : "boom"), { code: pj === racing ? 409 : 500 })),
+    } as unknown as KubeClient;
     const dir = await tmpDir("folio-metrics-");
     const store = new FsObjectStore(dir.dir);
     const lines: Record<string, any>[] = [];
@@ -132,7 +138,7 @@ describe("ControllerMetrics", () => {
     const logger = createLogger({ level: "info", destination }, { component: "controller" });
     const r = new Reconciler({ caches, template: TEMPLATE, store, kube, logger, onReconcile: (result, s) => m.reconciled(result, s) });
     const q = new WorkQueue();
-    for (const k of ["folio/failing", "folio/waiting", "folio/gone"]) q.add(k);
+    for (const k of ["folio/failing", "folio/racing", "folio/waiting", "folio/gone"]) q.add(k);
     q.shutDown();
     await r.work(q);
     expect(lines).toEqual([
@@ -144,11 +150,11 @@ describe("ControllerMetrics", () => {
         err: expect.objectContaining({ message: "boom" }),
       }),
     ]);
-    expect(await sample(m, 'folio_controller_reconcile_total{result="error"}')).toBe(1);
+    expect(await sample(m, 'folio_controller_reconcile_total{result="error"}')).toBe(2);
     // An ended PdfJob waits for its retention's end: success, due again later.
     expect(await sample(m, 'folio_controller_reconcile_total{result="requeue"}')).toBe(1);
     expect(await sample(m, 'folio_controller_reconcile_total{result="success"}')).toBe(1);
-    expect(await sample(m, "folio_controller_reconcile_duration_seconds_count")).toBe(3);
+    expect(await sample(m, "folio_controller_reconcile_duration_seconds_count")).toBe(4);
     await dir.cleanup();
   });
 
