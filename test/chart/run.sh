@@ -101,6 +101,9 @@ helm template "$release" "$chart" --namespace folio-dry --include-crds -f "$full
 for f in default full; do echo "  ok    $f values: $(grep -c '^kind:' "$out/$f.yaml") objects ($(grep '^kind:' "$out/$f.yaml" | sort | uniq -c | awk '{printf "%s%s×%s", sep, $3, $1; sep=", "}'))"; done
 grep -q '^kind: PrometheusRule' "$out/default.yaml" && die "the default values render a PrometheusRule (it must be opt-in)"
 node test/chart/stateless.ts "$out/default.yaml"
+helm template "$release" "$chart" --namespace folio-dry --set images.runnerFull=null | grep -q FOLIO_RUNNER_FULL_IMAGE &&
+  die "images.runnerFull=null still sets FOLIO_RUNNER_FULL_IMAGE"
+echo "  ok    images.runnerFull=null: every job runs images.runner (no FOLIO_RUNNER_FULL_IMAGE)"
 node test/chart/check.ts --prometheusrule "$out/full.yaml" "$out/rendered-rules.yaml"
 promtool check rules "$out/rendered-rules.yaml"
 helm package "$chart" --destination "$out" >/dev/null

@@ -4,7 +4,8 @@
  * update that never goes below the replica count (maxUnavailable 0), a PodDisruptionBudget that
  * keeps two of three through a drain, no PersistentVolumeClaim and no volume but emptyDirs and
  * projections (the API keeps no state), each replica told its Service (FOLIO_API_SERVICE: its
- * share of the rate limits); the controller bounds runner Jobs (FOLIO_MAX_RUNNING_JOBS).
+ * share of the rate limits); the controller bounds runner Jobs (FOLIO_MAX_RUNNING_JOBS) and names
+ * both runner images (the full one for OCR, PDF/A and web pages: docs/adr/0015).
  *
  * Prints every check; exit status 1 if any failed. Run by test/chart/run.sh on the default render.
  */
@@ -61,7 +62,15 @@ check(
   Boolean(env(api, "FOLIO_API_SERVICE")),
   `each replica watches its Service for its share of the rate limits (${env(api, "FOLIO_API_SERVICE")})`,
 );
-const max = Number(env(deployment("controller"), "FOLIO_MAX_RUNNING_JOBS"));
+const controller = deployment("controller");
+const max = Number(env(controller, "FOLIO_MAX_RUNNING_JOBS"));
 check(max > 0, `the controller starts at most FOLIO_MAX_RUNNING_JOBS = ${max} runner Jobs at once`);
+// docs/adr/0015: OCR, PDF/A and web-page jobs run the full runner image; the others the lean one.
+const runner = env(controller, "FOLIO_RUNNER_IMAGE") ?? "";
+const full = env(controller, "FOLIO_RUNNER_FULL_IMAGE") ?? "";
+check(
+  /^folio\/runner:/.test(runner) && /^folio\/runner-full:/.test(full) && runner.split(":")[1] === full.split(":")[1],
+  `the controller names both runner images, same tag (${runner}, ${full})`,
+);
 process.stdout.write(`stateless API: ${failures ? `${failures} failed` : "every check passed"}\n`);
 process.exitCode = failures ? 1 : 0;
