@@ -5,19 +5,16 @@
  * function over the data a Secret would hold (the e2e suite reads real Secrets).
  */
 import { randomBytes } from "node:crypto";
-import https from "node:https";
-import type { AddressInfo } from "node:net";
 import { ApiException } from "@kubernetes/client-node";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { loadOrCreateTls } from "../../api/tls.ts";
 import type { WebhookDelivery } from "../../controller/decide.ts";
 import type { WebhookOutcome } from "../../controller/ledger.ts";
 import { signingSecrets, webhookSender, type SecretData, type WebhookSenderOptions } from "../../controller/webhooks.ts";
 import { SsrfGuard } from "../../core/net/ssrf.ts";
 import { ReceiverBreakers } from "../../core/webhooks/breaker.ts";
 import { WEBHOOK_SECRETS_KEY } from "../../core/schemas/pdfjob.ts";
-import { tmpDir } from "../helpers/tools.ts";
+import { startHttpsReceiver, type HttpsReceiver } from "../helpers/https-receiver.ts";
 
 type Reply = number | "hang" | { status: number; location: string };
 interface Received {
@@ -32,9 +29,8 @@ const TOKEN = "s3cr3t-path-token";
 const b64 = (s: string): string => Buffer.from(s).toString("base64");
 
 let cert: Buffer;
-let server: https.Server;
+let receiver: HttpsReceiver;
 let base: string;
-let cleanup: () => Promise<void>;
 let received: Received[] = [];
 let reply: Reply = 204;
 
@@ -70,29 +66,16 @@ function expectClean(outcome: WebhookOutcome): void {
 }
 
 beforeAll(async () => {
-  const dir = await tmpDir("folio-controller-webhooks-");
-  cleanup = dir.cleanup;
-  const tls = await loadOrCreateTls(dir.dir, {});
-  cert = tls.cert;
-  server = https.createServer({ key: tls.key, cert }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      received.push({ path: req.url ?? "", headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString("utf8") });
-      if (reply === "hang") return;
-      if (typeof reply === "number") res.writeHead(reply).end();
-      else res.writeHead(reply.status, { location: reply.location }).end();
-    });
+  receiver = await startHttpsReceiver((r, res) => {
+    received.push({ path: r.path, headers: r.headers, body: r.raw.toString("utf8") });
+    if (reply === "hang") return;
+    if (typeof reply === "number") res.writeHead(reply).end();
+    else res.writeHead(reply.status, { location: reply.location }).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ base, cert } = receiver);
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await cleanup();
-});
+afterAll(() => receiver.close());
 
 beforeEach(() => {
   received = [];

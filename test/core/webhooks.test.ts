@@ -4,11 +4,8 @@
  * library — the outcome of an attempt, what follows it, and the per-receiver circuit breaker.
  */
 import { randomBytes } from "node:crypto";
-import https from "node:https";
-import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadOrCreateTls } from "../../api/tls.ts";
 import { circuitDeferral, DEFAULT_BREAKER_POLICY, ReceiverBreakers, unhealthy } from "../../core/webhooks/breaker.ts";
 import { webhookBody, webhookEventFor, webhookRequest, WEBHOOK_EVENT_TYPES, type WebhookPayload } from "../../core/webhooks/events.ts";
 import { postWebhook, type PostOutcome } from "../../core/webhooks/http.ts";
@@ -22,7 +19,7 @@ import {
   type AttemptOutcome,
 } from "../../core/webhooks/retry.ts";
 import { RETRY_SCHEDULE_MS } from "../../core/webhooks/schedule.ts";
-import { tmpDir } from "../helpers/tools.ts";
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from "../helpers/https-receiver.ts";
 
 const secret = (): string => `whsec_${randomBytes(24).toString("base64")}`;
 const payload: WebhookPayload = {
@@ -58,34 +55,18 @@ describe("the webhook body", () => {
   });
 
   describe("over HTTPS", () => {
-    let server: https.Server;
+    let receiver: HttpsReceiver;
     let cert: Buffer;
     let url: URL;
-    let cleanup: () => Promise<void>;
-    const received: { headers: Record<string, string>; raw: Buffer }[] = [];
+    let received: ReceivedRequest[];
 
     beforeAll(async () => {
-      const dir = await tmpDir("folio-core-webhooks-");
-      cleanup = dir.cleanup;
-      const tls = await loadOrCreateTls(dir.dir, {});
-      cert = tls.cert;
-      server = https.createServer({ key: tls.key, cert }, (req, res) => {
-        const chunks: Buffer[] = [];
-        req.on("data", (c: Buffer) => chunks.push(c));
-        req.on("end", () => {
-          received.push({ headers: req.headers as Record<string, string>, raw: Buffer.concat(chunks) });
-          res.writeHead(204).end();
-        });
-      });
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      url = new URL(`https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
+      receiver = await startHttpsReceiver();
+      ({ cert, received } = receiver);
+      url = new URL(`${receiver.base}/hook`);
     });
 
-    afterAll(async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await cleanup();
-    });
+    afterAll(() => receiver.close());
 
     it("should deliver byte for byte the body it signed, which the stock library verifies", async () => {
       const s = secret();

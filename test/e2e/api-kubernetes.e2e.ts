@@ -18,13 +18,12 @@ import { PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, pdfJobName, type PdfJob } 
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { blob, freePort, type Server } from "../api/harness.ts";
 import type { FolioContainer } from "../k8s/folio-container.ts";
-import { runnerImage } from "../k8s/images.ts";
 import { brokenPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
 import { unzip } from "../helpers/convert-quality.ts";
 import { pageCount, pdftotext, qpdfCheck } from "../helpers/tools.ts";
 import type { Platform } from "../k8s/platform.ts";
 import type { S3Server } from "../s3/server.ts";
-import { startApiContainer, startControllerContainer } from "./containers.ts";
+import { startApiContainer, startReadyController } from "./containers.ts";
 import { type E2eWorld, startE2eWorld, until } from "./support.ts";
 
 const execFileP = promisify(execFile);
@@ -110,27 +109,16 @@ describe("the public API in Kubernetes mode", () => {
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
     // Loopback is allowed for the test receiver only, through the operator allow-list, in both processes.
     metricsPort = await freePort();
-    const controllerPort = await freePort();
-    controller = await startControllerContainer(
+    controller = await startReadyController(
       platform,
-      "folio-controller",
       {
         ...s3.env,
-        FOLIO_RUNNER_IMAGE: runnerImage(),
-        FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
         FOLIO_CONTROLLER_NAMESPACE: NS,
         FOLIO_CONTROLLER_WORKERS: "2",
-        FOLIO_METRICS_PORT: String(controllerPort),
         FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
         FOLIO_WEBHOOK_CA_FILE: tls.certPath,
       },
       [tls.certPath],
-    );
-    await until("the controller to be ready", async () =>
-      fetch(`http://127.0.0.1:${controllerPort}/readyz`).then(
-        (r) => (r.status === 200 ? true : undefined),
-        () => undefined,
-      ),
     );
     api = await startApiContainer(platform, {
       FOLIO_BACKEND: "kubernetes",

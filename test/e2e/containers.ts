@@ -8,7 +8,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { apiImage } from "../k8s/images.ts";
+import { apiImage, runnerImage } from "../k8s/images.ts";
 import { startFolioContainer, type FolioContainer } from "../k8s/folio-container.ts";
 import type { Platform } from "../k8s/platform.ts";
 import { encodeForm, freePort, httpsRequest, type Server } from "../api/harness.ts";
@@ -107,6 +107,44 @@ export async function startApiContainer(platform: Platform, env: Record<string, 
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `folio controller` for the runner images `make images` built (pulled never: they are on the
+ * node), watching the default namespace unless `env` says otherwise, started and ready: its
+ * /readyz (on a free metrics port) answers 200. Fails with its log if it exits first.
+ */
+export async function startReadyController(
+  platform: Platform,
+  env: Record<string, string>,
+  files: readonly string[] = [],
+): Promise<FolioContainer> {
+  const port = await freePort();
+  const c = await startControllerContainer(
+    platform,
+    "folio-controller",
+    {
+      FOLIO_RUNNER_IMAGE: runnerImage(),
+      FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
+      FOLIO_CONTROLLER_NAMESPACE: "default",
+      ...env,
+      FOLIO_METRICS_PORT: String(port),
+    },
+    files,
+  );
+  let exited = false;
+  void c.exited.then(() => (exited = true));
+  const end = Date.now() + 120_000;
+  for (;;) {
+    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return c;
+    if (exited || Date.now() > end)
+      throw new Error(`folio controller (container) ${exited ? "exited" : "is not ready after 120 s"}:\n${c.logs()}`);
+    await sleep(250);
+  }
 }
 
 /** `folio controller` in a container of the API image; `env` as the chart's Deployment sets it. */

@@ -26,11 +26,9 @@ import {
   type PdfJobInput,
 } from "../../core/schemas/pdfjob.ts";
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
-import { freePort } from "../api/harness.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import type { FolioContainer } from "../k8s/folio-container.ts";
-import { runnerImage } from "../k8s/images.ts";
-import { startControllerContainer } from "./containers.ts";
+import { startReadyController } from "./containers.ts";
 import type { S3Server } from "../s3/server.ts";
 import { type E2eWorld, startE2eWorld, sleep, until, uploadPdf } from "./support.ts";
 import path from "node:path";
@@ -82,22 +80,11 @@ describe("fair queueing between tenants on a real control plane", () => {
     world = await startE2eWorld("folio-e2e-fair-");
     ({ dir, s3, store, custom } = world);
     // `folio controller` in a container of the API image, configured as the chart configures it.
-    const metricsPort = await freePort();
-    controller = await startControllerContainer(world.platform, "folio-controller", {
+    controller = await startReadyController(world.platform, {
       ...s3.env,
-      FOLIO_RUNNER_IMAGE: runnerImage(),
-      FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
-      FOLIO_CONTROLLER_NAMESPACE: NS,
       FOLIO_CONTROLLER_WORKERS: "4",
       FOLIO_MAX_RUNNING_JOBS: String(MAX_RUNNING),
-      FOLIO_METRICS_PORT: String(metricsPort),
     });
-    await until("the controller to be ready", async () =>
-      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
-        (r) => (r.status === 200 ? true : undefined),
-        () => undefined,
-      ),
-    );
   }, 600_000);
 
   afterAll(async () => {

@@ -20,8 +20,8 @@ import { fullRunnerImage, runnerImage } from "../k8s/images.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { ENGLISH_WORDS, paragraph, scannedPdf } from "../fixtures/scan-fixtures.ts";
 import { pdfinfo, pdftotext, qpdfCheck, wordRecall } from "../helpers/tools.ts";
-import { blob, freePort, type Server } from "../api/harness.ts";
-import { startApiContainer, startControllerContainer } from "./containers.ts";
+import { blob, type Server } from "../api/harness.ts";
+import { startApiContainer, startReadyController } from "./containers.ts";
 import { startE2eWorld, until, type E2eWorld } from "./support.ts";
 
 const execFileP = promisify(execFile);
@@ -67,22 +67,11 @@ async function podImage(jobId: string): Promise<string | undefined> {
 describe("the full runner image in Kubernetes mode (OCR, HTML, PDF/A)", () => {
   beforeAll(async () => {
     world = await startE2eWorld("folio-e2e-full-", { platform: { imageLists: ["images-full.txt"] } });
-    const controllerPort = await freePort();
-    controller = await startControllerContainer(world.platform, "folio-controller", {
+    controller = await startReadyController(world.platform, {
       ...world.s3.env,
-      FOLIO_RUNNER_IMAGE: runnerImage(),
       FOLIO_RUNNER_FULL_IMAGE: fullRunnerImage(),
-      FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
-      FOLIO_CONTROLLER_NAMESPACE: NS,
       FOLIO_CONTROLLER_WORKERS: "2",
-      FOLIO_METRICS_PORT: String(controllerPort),
     });
-    await until("the controller to be ready", async () =>
-      fetch(`http://127.0.0.1:${controllerPort}/readyz`).then(
-        (r) => (r.status === 200 ? true : undefined),
-        () => undefined,
-      ),
-    );
     api = await startApiContainer(world.platform, {
       FOLIO_BACKEND: "kubernetes",
       KUBECONFIG: world.platform.kubeconfig,

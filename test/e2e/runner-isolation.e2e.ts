@@ -36,10 +36,8 @@ import {
 import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { buildOfficeFixtures } from "../fixtures/office-fixtures.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
-import { freePort } from "../api/harness.ts";
 import type { FolioContainer } from "../k8s/folio-container.ts";
-import { runnerImage } from "../k8s/images.ts";
-import { startControllerContainer } from "./containers.ts";
+import { startReadyController } from "./containers.ts";
 import { endpointOf, type Platform } from "../k8s/platform.ts";
 import type { S3Server } from "../s3/server.ts";
 import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
@@ -180,23 +178,12 @@ describe("a runner pod, from inside", () => {
     const fx = await buildOfficeFixtures(path.join(dir, "office"));
     const input = { ...(await uploadPdf(store, TENANT, fx.smallDocx)), filename: "report.docx", contentType: "application/octet-stream" };
     // `folio controller` in a container of the API image, its runners limited to 200 MiB.
-    const metricsPort = await freePort();
-    controller = await startControllerContainer(world.platform, "folio-controller", {
+    controller = await startReadyController(world.platform, {
       ...s3.env,
-      FOLIO_RUNNER_IMAGE: runnerImage(),
-      FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
-      FOLIO_CONTROLLER_NAMESPACE: NS,
       FOLIO_CONTROLLER_WORKERS: "1",
-      FOLIO_METRICS_PORT: String(metricsPort),
       // LibreOffice alone needs more than this to start.
       FOLIO_RUNNER_RESOURCES: JSON.stringify({ requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "200Mi" } }),
     });
-    await until("the controller to be ready", async () =>
-      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
-        (r) => (r.status === 200 ? true : undefined),
-        () => undefined,
-      ),
-    );
     const name = pdfJobName(newId("job"));
     const custom = kc.makeApiClient(CustomObjectsApi);
     await custom.createNamespacedCustomObject({

@@ -27,10 +27,9 @@ import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOrCreateTls } from "../../api/tls.ts";
 import { LABELS, PDFJOB_GROUP, PDFJOB_PLURAL, PDFJOB_VERSION, type PdfJob } from "../../core/schemas/pdfjob.ts";
-import { blob, freePort } from "../api/harness.ts";
+import { blob } from "../api/harness.ts";
 import type { FolioContainer } from "../k8s/folio-container.ts";
-import { runnerImage } from "../k8s/images.ts";
-import { startControllerContainer } from "./containers.ts";
+import { startReadyController } from "./containers.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { ROOT } from "../helpers/tools.ts";
 import type { Platform } from "../k8s/platform.ts";
@@ -126,28 +125,16 @@ describe("three stateless API replicas on a real control plane", () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
     // `folio controller` in a container of the API image, configured as the chart configures it.
-    const metricsPort = await freePort();
-    controller = await startControllerContainer(
+    controller = await startReadyController(
       platform,
-      "folio-controller",
       {
         ...s3.env,
-        FOLIO_RUNNER_IMAGE: runnerImage(),
-        FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
-        FOLIO_CONTROLLER_NAMESPACE: NS,
         FOLIO_CONTROLLER_WORKERS: "4",
         FOLIO_MAX_RUNNING_JOBS: "4",
-        FOLIO_METRICS_PORT: String(metricsPort),
         FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
         FOLIO_WEBHOOK_CA_FILE: tls.certPath,
       },
       [tls.certPath],
-    );
-    await until("the controller to be ready", async () =>
-      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
-        (r) => (r.status === 200 ? true : undefined),
-        () => undefined,
-      ),
     );
     set = new ReplicaSet({
       platform,
