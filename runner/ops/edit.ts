@@ -96,9 +96,9 @@ export const edit: OpDefinition<EditOptions> = {
     }
     const count = source.pages ?? 0;
     const marked = ctx.options.steps.some((s) => ["watermark", "stamp", "page_numbers", "header_footer"].includes(s.type));
-    const turned = ctx.options.steps.some((s) => s.type === "rotate");
-    // Page geometry is only needed to draw; without marks, rotation only adds to /Rotate.
-    const boxes = marked || turned ? await boxesOf(ctx, qctx, input, count, pw) : null;
+    // Page geometry (boxes and the pages' own /Rotate) is only needed to draw marks; a rotation
+    // alone is relative (qpdf's --rotate=+angle adds to each page's /Rotate), so it reads none.
+    const boxes = marked ? await boxesOf(ctx, qctx, input, count, pw) : null;
     const plan = planEdit(ctx.options, count, (src) => boxes?.[src - 1]?.rotate ?? 0, images.size);
     if (plan.pages.length > ctx.limits.max_pages) {
       throw new JobError(

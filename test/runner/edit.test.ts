@@ -64,6 +64,26 @@ beforeAll(async () => {
 afterAll(() => cleanup());
 
 describe("edit: pages", () => {
+  it("adds a rotation to each page's own /Rotate (rotation alone reads no page geometry)", async () => {
+    const res = ok(
+      await runOp(
+        "edit",
+        {
+          steps: [
+            { type: "rotate", angle: 90 },
+            { type: "rotate", angle: -90, pages: "4" },
+          ],
+        },
+        [rotated],
+        out(),
+      ),
+    );
+    // The input's pages are at 0, 90, 180 and 270 (pdfinfo reads them back).
+    expect(await rotations(rotated)).toEqual([0, 90, 180, 270]);
+    expect(await rotations(res.outputs[0]!.path)).toEqual([90, 180, 270, 270]);
+    expect(await qpdfCheck(res.outputs[0]!.path)).toBe(true);
+  });
+
   it("rotates, deletes and reorders in the order the steps are given", async () => {
     const res = ok(
       await runOp(
