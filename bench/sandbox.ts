@@ -18,13 +18,12 @@
  *   node bench/sandbox.ts [runs] [sections, e.g. 4,5]
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
-import { bwrapArgv, sandboxPolicy } from "../core/sandbox.ts";
+import { bwrapArgv, sandboxPolicy, withMemoryCap } from "../core/sandbox.ts";
 import { SofficePool } from "../runner/engines/soffice-pool.ts";
 import { WorkerPool } from "../api/jobs/worker-pool.ts";
 import { Stage, workerSandbox } from "../api/jobs/worker-sandbox.ts";
@@ -39,11 +38,6 @@ const RUNS = Number(process.argv[2] ?? 30);
 const ONLY = (process.argv[3] ?? "1,2,3,4,5").split(",");
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (n: number): string => `${n.toFixed(1)} ms`;
-const hostFs = {
-  exists: (p: string): boolean => existsSync(p),
-  isDir: (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
-  isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
-};
 
 async function timed(runs: number, fn: () => unknown): Promise<number> {
   const t: number[] = [];
@@ -84,7 +78,10 @@ async function oneProcess(dir: string, a: string): Promise<void> {
   const policy = sandboxPolicy(loadConfig({ FOLIO_SANDBOX: "bwrap" }));
   const args = ["--show-npages", a];
   const bare = await timed(RUNS, () => execFileSync("qpdf", args));
-  const [file, ...rest] = bwrapArgv({ ...policy, readable: [a], writable: [dir] }, "qpdf", args, undefined, hostFs);
+  const [file, ...rest] = withMemoryCap(
+    policy.memoryBytes,
+    bwrapArgv({ ...policy, readable: [a], writable: [dir] }, "qpdf", args, undefined),
+  );
   const boxed = await timed(RUNS, () => execFileSync(file!, rest));
   console.log("one engine process (qpdf --show-npages)");
   console.log(`  bare ${ms(bare)}   in bubblewrap ${ms(boxed)}   cost ${ms(boxed - bare)}\n`);

@@ -24,6 +24,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { execFileSync } from "node:child_process";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, type Config } from "./config.ts";
 
@@ -94,7 +95,19 @@ const USR_LINKS = ["bin", "sbin", "lib", "lib64", "lib32", "libx32"];
 
 const within = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 
-type HostFs = { exists: (p: string) => boolean; isDir: (p: string) => boolean; isLink: (p: string) => boolean };
+/** What bwrapArgv asks about the host's file system: a path exists (following links), is a directory, is a link. */
+export interface HostFs {
+  exists(p: string): boolean;
+  isDir(p: string): boolean;
+  isLink(p: string): boolean;
+}
+
+/** The host's real file system (a dangling link does not exist: there is nothing to bind). */
+export const hostFs: HostFs = {
+  exists: (p) => existsSync(p),
+  isDir: (p) => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
+  isLink: (p) => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
+};
 
 /** The system, read-only, and the scope's other read-only directories (a runner worker's code); /proc, /dev, /tmp. */
 function systemBinds(scope: SandboxScope, fs: HostFs): string[] {
@@ -134,13 +147,20 @@ function ownBinds(scope: SandboxScope, fs: HostFs): string[] {
 }
 
 /**
- * The bwrap command line that runs `command args` under `scope` (pure). Every path inside the
- * sandbox is the same as outside, so arguments need no rewriting. `exists` says whether a host
- * path exists (mount points for masks must), `isDir` whether it is a directory.
+ * The bwrap command line that runs `command args` under `scope` (pure but for `fs`). Every path
+ * inside the sandbox is the same as outside, so arguments need no rewriting. `fs.exists` says
+ * whether a host path exists (mount points for masks must), `fs.isDir` whether it is a directory.
+ * It sets no memory cap: `withMemoryCap` adds one for the engines that take it.
  */
-export function bwrapArgv(scope: SandboxScope, command: string, args: readonly string[], cwd: string | undefined, fs: HostFs): string[] {
+export function bwrapArgv(
+  scope: SandboxScope,
+  command: string,
+  args: readonly string[],
+  cwd: string | undefined,
+  fs: HostFs = hostFs,
+): string[] {
   // A later mount over an earlier one wins: the system, then the masks over it…
-  const argv = ["prlimit", `--as=${scope.memoryBytes}`, "--", "bwrap", ...systemBinds(scope, fs), ...masks(scope, fs)];
+  const argv = ["bwrap", ...systemBinds(scope, fs), ...masks(scope, fs)];
   // …then an engine installed outside /usr (FOLIO_QPDF=/opt/qpdf/bin/qpdf: its directory,
   // read-only), and the job's own paths, which stay visible even inside a masked directory
   // (embedded inputs live in the data directory: each is bound on its own, the rest is not there).
@@ -157,6 +177,16 @@ export function bwrapArgv(scope: SandboxScope, command: string, args: readonly s
   if (cwd) argv.push("--chdir", cwd);
   argv.push("--", command, ...args);
   return argv;
+}
+
+/**
+ * `argv` with the scope's memory cap: RLIMIT_AS (prlimit), which needs no privilege and no cgroup.
+ * For the native engines started one per command (qpdf's page count, LibreOffice); never for a
+ * Node process or a browser, whose V8 reserves address space by the gigabyte (their pools watch
+ * real memory instead). A job's shared sandbox sets the same limit itself (`ulimit -v`).
+ */
+export function withMemoryCap(memoryBytes: number, argv: readonly string[]): string[] {
+  return ["prlimit", `--as=${memoryBytes}`, "--", ...argv];
 }
 
 /**

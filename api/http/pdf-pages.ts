@@ -4,15 +4,8 @@
  * environment, and in embedded mode a bubblewrap sandbox that sees only this one file.
  */
 import { execFile } from "node:child_process";
-import { existsSync, lstatSync, statSync } from "node:fs";
 import path from "node:path";
-import { bwrapArgv, engineEnv, type SandboxScope } from "../../core/sandbox.ts";
-
-const hostFs = {
-  exists: (p: string): boolean => existsSync(p),
-  isDir: (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
-  isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
-};
+import { bwrapArgv, engineEnv, withMemoryCap, type SandboxScope } from "../../core/sandbox.ts";
 
 export function pdfPages(
   qpdf: string,
@@ -23,7 +16,7 @@ export function pdfPages(
   const args = ["--no-warn", "--show-npages", file];
   const [cmd, ...argv] =
     sandbox?.mode === "bwrap"
-      ? bwrapArgv({ ...sandbox, readable: [path.resolve(file)], writable: [] }, qpdf, args, undefined, hostFs)
+      ? withMemoryCap(sandbox.memoryBytes, bwrapArgv({ ...sandbox, readable: [path.resolve(file)], writable: [] }, qpdf, args, undefined))
       : [qpdf, ...args];
   return new Promise((resolve) => {
     execFile(cmd!, argv, { timeout: timeoutMs, killSignal: "SIGKILL", env: engineEnv() }, (err, stdout) => {

@@ -26,7 +26,7 @@
  * holds more than the job at hand. The API wipes `in/` and `out/` after every job, and trusts
  * nothing the worker reports: an output must be a regular file inside `out/`.
  */
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { chown, copyFile, link, lstat, mkdir, readdir, realpath, rename, rm } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
@@ -42,12 +42,6 @@ export const WORKER_UID = 65534;
 const ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 /** What a worker runs: Folio's code and the tools it uses, never the rest of the checkout. */
 const CODE = ["bin", "core", "runner", "node_modules", "package.json", ".tools/node", ".tools/verapdf"];
-
-const hostFs = {
-  exists: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false }) !== undefined,
-  isDir: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
-  isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
-};
 
 /** How the pool sandboxes its workers: one per pool, from the workers' environment. */
 export interface WorkerSandbox {
@@ -137,10 +131,9 @@ export class Stage {
       readable: [this.in],
       network: "host",
     };
-    const argv = bwrapArgv(scope, cmd!, args, undefined, hostFs);
-    // No RLIMIT_AS on a Node process (V8 reserves far more address space than it uses); its
+    // No memory cap on a Node process (V8 reserves far more address space than it uses); its
     // engines have theirs.
-    return argv[0] === "prlimit" ? argv.slice(argv.indexOf("--") + 1) : argv;
+    return bwrapArgv(scope, cmd!, args, undefined);
   }
 
   /**

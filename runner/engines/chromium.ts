@@ -30,7 +30,6 @@ import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CdpConnection } from "./cdp.ts";
 import { bwrapArgv, engineEnv, type SandboxScope } from "../../core/sandbox.ts";
-import { hostFs } from "./job-sandbox.ts";
 
 /** What a sandboxed browser gets: the policy (core/sandbox.ts sandboxPolicy) and its fetch proxy's socket. */
 export interface ChromiumSandbox {
@@ -84,10 +83,9 @@ function browserCommand(opts: ChromiumOptions, profile: string, args: string[]):
     writable: [profile],
   };
   const relayArgs = ["--max-old-space-size=16", "-e", RELAY, proxySocket, String(RELAY_PORT), opts.chromium, ...args];
-  const argv = bwrapArgv(scope, process.execPath, relayArgs, undefined, hostFs);
-  // No RLIMIT_AS: V8 reserves address space by the gigabyte (the pool watches real memory).
-  const bare = argv[0] === "prlimit" ? argv.slice(argv.indexOf("--") + 1) : argv;
-  return { file: bare[0]!, args: bare.slice(1) };
+  // No memory cap: V8 reserves address space by the gigabyte (the pool watches real memory).
+  const [file, ...rest] = bwrapArgv(scope, process.execPath, relayArgs, undefined);
+  return { file: file!, args: rest };
 }
 
 const BASE_FLAGS = [

@@ -18,7 +18,6 @@
  * every engine in it; the next command of the job, if any, starts a new one.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, lstatSync, statSync } from "node:fs";
 import { mkdir, open, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -34,13 +33,6 @@ export interface SandboxedResult {
 export class SandboxAborted extends Error {
   override readonly name = "SandboxAborted";
 }
-
-/** The host's file system as bwrapArgv asks about it. */
-export const hostFs = {
-  exists: (p: string): boolean => existsSync(p),
-  isDir: (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
-  isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
-};
 
 /** POSIX shell single quotes: 'it'\''s'. */
 const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
@@ -86,9 +78,8 @@ export class JobSandbox {
     this.#ready ??= (async () => {
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
       const kib = String(Math.floor(this.#scope.memoryBytes / 1024));
-      const argv = bwrapArgv(this.#scope, "/bin/sh", ["-c", SERVER, "folio-engines", this.#dir, kib], undefined, hostFs);
-      // The shell sets the memory cap itself: bwrap without the prlimit in front.
-      const [file, ...args] = argv[0] === "prlimit" ? argv.slice(argv.indexOf("--") + 1) : argv;
+      // The shell sets the memory cap itself (`ulimit -v`): no prlimit in front.
+      const [file, ...args] = bwrapArgv(this.#scope, "/bin/sh", ["-c", SERVER, "folio-engines", this.#dir, kib], undefined);
       const server = spawn(file!, args, { env: engineEnv(), stdio: ["pipe", "pipe", "ignore"], detached: true });
       this.#server = server;
       createInterface({ input: server.stdout }).on("line", (line) => {

@@ -20,9 +20,9 @@
  */
 import { copyFile, mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import path from "node:path";
-import { existsSync, lstatSync, statSync } from "node:fs";
-import { bwrapArgv, type SandboxMode } from "../../core/sandbox.ts";
+import { bwrapArgv, withMemoryCap, type SandboxMode } from "../../core/sandbox.ts";
 
 /** The sandbox policy of an office (the job-independent part of core/sandbox.ts's scope). */
 export interface OfficeSandbox {
@@ -30,12 +30,6 @@ export interface OfficeSandbox {
   readonly memoryBytes: number;
   readonly hidden: readonly string[];
 }
-
-const hostFs = {
-  exists: (p: string): boolean => existsSync(p),
-  isDir: (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false,
-  isLink: (p: string): boolean => lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() ?? false,
-};
 
 export const exchangeDirOf = (slotDir: string): string => path.join(slotDir, "exchange");
 
@@ -54,7 +48,10 @@ export async function officeCommand(
   cwd: string,
 ): Promise<string[]> {
   await mkdir(exchangeDirOf(slotDir), { recursive: true, mode: 0o700 });
-  return bwrapArgv({ ...sandbox, readable: [], writable: [slotDir], tmpDir: ipcDir }, soffice, args, cwd, hostFs);
+  return withMemoryCap(
+    sandbox.memoryBytes,
+    bwrapArgv({ ...sandbox, readable: [], writable: [slotDir], tmpDir: ipcDir }, soffice, args, cwd),
+  );
 }
 
 /**

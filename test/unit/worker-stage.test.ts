@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkReachable, Stage, type WorkerSandbox } from "../../api/jobs/worker-sandbox.ts";
-import { bwrapArgv, type SandboxScope } from "../../core/sandbox.ts";
+import { bwrapArgv, withMemoryCap, type SandboxScope } from "../../core/sandbox.ts";
 import type { RunnerResult } from "../../core/schemas/job.ts";
 
 let dir: string;
@@ -115,6 +115,12 @@ describe("bwrapArgv", () => {
     const browser = bwrapArgv({ ...scope, readable: ["/tmp/s"], writable: ["/tmp/s/profile"] }, "/usr/bin/node", [], undefined, fs);
     const find = (...w: string[]): number => browser.findIndex((_, i) => w.every((x, j) => browser[i + j] === x));
     expect(find("--bind", "/tmp/s/profile", "/tmp/s/profile")).toBeGreaterThan(find("--ro-bind", "/tmp/s", "/tmp/s"));
+  });
+
+  it("is bwrap alone; withMemoryCap puts the RLIMIT_AS in front for the engines that take one", () => {
+    expect(argv[0]).toBe("bwrap");
+    expect(argv).not.toContain("prlimit");
+    expect(withMemoryCap(scope.memoryBytes, argv)).toEqual(["prlimit", `--as=${1 << 30}`, "--", ...argv]);
   });
 
   it("keeps the host's network only when asked", () => {
