@@ -1,0 +1,53 @@
+/**
+ * The job's shared bubblewrap sandbox (runner/engines/job-sandbox.ts), driven directly with real
+ * bwrap: what a command prints comes back whole, bounded by `maxOutput`, and separately for
+ * stdout and stderr, whatever the bound (a 64 MiB bound must not mean 64 MiB buffers).
+ */
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../core/config.ts";
+import { sandboxPolicy } from "../../core/sandbox.ts";
+import { JobSandbox } from "../../runner/engines/job-sandbox.ts";
+
+describe("JobSandbox", () => {
+  let dir: string;
+  let box: JobSandbox;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "folio-job-sandbox-"));
+    const work = path.join(dir, "work");
+    await mkdir(work);
+    box = new JobSandbox({ ...sandboxPolicy(loadConfig({ FOLIO_SANDBOX: "bwrap" })), readable: [], writable: [work] });
+  });
+
+  afterAll(async () => {
+    await box.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("returns stdout, stderr and the exit status of each command", async () => {
+    const res = await box.run("sh", ["-c", "printf 'out put'; printf 'err' >&2; exit 3"], { maxOutput: 64 * 1024 * 1024 });
+    expect(res).toEqual({ code: 3, stdout: "out put", stderr: "err" });
+  });
+
+  it("returns empty strings for a command that prints nothing", async () => {
+    expect(await box.run("true", [], { maxOutput: 1024 })).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
+  it("keeps at most maxOutput bytes of a longer output", async () => {
+    const res = await box.run("sh", ["-c", "head -c 3000000 /dev/zero | tr '\\0' x"], { maxOutput: 1024 * 1024 });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toHaveLength(1024 * 1024);
+    expect(res.stdout).toMatch(/^x+$/);
+  });
+
+  it("runs commands side by side in the same sandbox", async () => {
+    const [a, b] = await Promise.all([
+      box.run("sh", ["-c", "sleep 0.2; echo a"], { maxOutput: 100 }),
+      box.run("sh", ["-c", "echo b"], { maxOutput: 100 }),
+    ]);
+    expect([a.stdout, b.stdout]).toEqual(["a\n", "b\n"]);
+  });
+});
