@@ -103,6 +103,11 @@ export class SofficeInstance {
     return [...this.recent];
   }
 
+  /** True once kill() was called: a start that fails after this was cancelled, not broken. */
+  get stopped(): boolean {
+    return this.killed.signal.aborted;
+  }
+
   /** Starts the office and resolves once it has converted its warm-up documents over IPC. */
   async start(): Promise<void> {
     const deadline = AbortSignal.any([AbortSignal.timeout(this.opts.startTimeoutMs), this.killed.signal]);
@@ -182,6 +187,7 @@ export class SofficeInstance {
     const expected = this.ipcDir ? path.join(this.ipcDir, path.basename(pipe)) : pipe;
     const started = Date.now();
     for (;;) {
+      if (this.stopped) throw new Error("LibreOffice start was cancelled: the office was stopped");
       if (deadline.aborted) throw new Error(`LibreOffice did not become ready within ${this.opts.startTimeoutMs} ms`);
       if (!this.alive) throw new Error(`LibreOffice exited during start: ${this.lastOutput.join(" | ")}`);
       if (this.binPid === null && this.pid !== null) this.binPid = await officeBinPid(this.pid);

@@ -188,10 +188,13 @@ export class SofficePool implements SofficeProvider {
         return instance;
       },
       async (err: unknown) => {
+        // Closing the pool (or replacing the office) stops a start half-way: not a failure to report.
+        const cancelled = this.closed || instance.stopped;
         await instance.kill();
         if (slot.ready === ready) slot.ready = null;
         if (slot.instance === instance) slot.instance = null;
-        this.opts.log.error({ err, slot: slot.index }, "LibreOffice did not start");
+        if (cancelled) this.opts.log.debug({ slot: slot.index }, "LibreOffice start cancelled: the office was stopped");
+        else this.opts.log.error({ err, slot: slot.index }, "LibreOffice did not start");
         throw new Error("LibreOffice did not start", { cause: err });
       },
     );
