@@ -109,6 +109,9 @@ export async function startApiContainer(platform: Platform, env: Record<string, 
   };
 }
 
+/** A controller container and the host port of its metrics server (/metrics, /readyz). */
+export type ControllerContainer = FolioContainer & { readonly metricsPort: number };
+
 /**
  * `folio controller` for the runner images `make images` built (pulled never: they are on the
  * node), watching the default namespace unless `env` says otherwise, started and ready: its
@@ -118,11 +121,12 @@ export async function startReadyController(
   platform: Platform,
   env: Record<string, string>,
   files: readonly string[] = [],
-): Promise<FolioContainer> {
+  name = "folio-controller",
+): Promise<ControllerContainer> {
   const port = await freePort();
   const c = await startControllerContainer(
     platform,
-    "folio-controller",
+    name,
     {
       FOLIO_RUNNER_IMAGE: runnerImage(),
       FOLIO_RUNNER_IMAGE_PULL_POLICY: "Never",
@@ -140,7 +144,7 @@ export async function startReadyController(
       (r) => r.status,
       () => 0,
     );
-    if (status === 200) return c;
+    if (status === 200) return Object.assign(c, { metricsPort: port });
     if (exited || Date.now() > end)
       throw new Error(`folio controller (container) ${exited ? "exited" : "is not ready after 120 s"}:\n${c.logs()}`);
     await sleep(250);

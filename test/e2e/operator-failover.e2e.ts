@@ -31,6 +31,7 @@ import { blob, freePort, type Server } from "../api/harness.ts";
 import type { FolioContainer } from "../k8s/folio-container.ts";
 import { runnerImage } from "../k8s/images.ts";
 import { startApiContainer, startControllerContainer } from "./containers.ts";
+import { metricSum } from "../helpers/prometheus-text.ts";
 import { type E2eWorld, startE2eWorld } from "./support.ts";
 
 const NS = "default";
@@ -190,17 +191,6 @@ class Replica {
   tail(): string {
     return `--- ${this.name} (${this.alive ? "running" : "exited"}) ---\n${this.output.split("\n").slice(-15).join("\n")}`;
   }
-}
-
-/** The sum of a metric's samples in Prometheus text (every label set matching `labels`). */
-function metricSum(text: string, name: string, labels = ""): number | undefined {
-  let sum: number | undefined;
-  for (const line of text.split("\n")) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name || !(m[2] ?? "").includes(labels)) continue;
-    sum = (sum ?? 0) + Number(m[3]);
-  }
-  return sum;
 }
 
 // --- the cluster side -------------------------------------------------------------------------------
