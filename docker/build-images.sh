@@ -96,6 +96,7 @@ base_id="$(podman image inspect --format '{{.Id}}' docker.io/library/debian:book
 
 # --- 2. the images --------------------------------------------------------------------------------
 script_key="$(cat docker/build-images.sh | sha256sum | cut -c1-16)"
+built_any=0
 while read -r name dockerfile repository budget layered_on; do
   [ -n "$name" ] && [ "${name:0:1}" != "#" ] || continue
   archive="dist/images/$name.oci.tar"
@@ -118,12 +119,16 @@ while read -r name dockerfile repository budget layered_on; do
   fi
   context_key="$(node docker/context.ts "$dockerfile" "$cache/context/$name")"
   key="$(printf '%s %s %s %s %s' "$context_key" "$base_id" "$version" "$script_key" "$from_id" | sha256sum | cut -c1-32)"
-  if [ -f "$archive" ] && [ -f "$meta" ] && [ "$(node -p "JSON.parse(require('fs').readFileSync('$meta', 'utf8')).key")" = "$key" ]; then
+  # Up to date: the archive of this key, and its image still in the storage (an image layered on
+  # it needs it; step 4 may have pruned it).
+  if [ -f "$archive" ] && [ -f "$meta" ] && [ "$(node -p "JSON.parse(require('fs').readFileSync('$meta', 'utf8')).key")" = "$key" ] \
+    && podman image exists "$(node -p "JSON.parse(require('fs').readFileSync('$meta', 'utf8')).image_id")"; then
     say "$name: up to date ($archive, $ref)"
     node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.error(`  ${m.size_mb} MB (archive ${m.archive_mb} MB), largest: ${m.largest.slice(0, 6).map((d) => `${d.path} ${d.mb} MB`).join(", ")}`)' "$meta"
     continue
   fi
   say "$name: building $dockerfile → $ref"
+  built_any=1
   started=$SECONDS
   labels=()
   [ -z "$source_url" ] || labels=(--label "org.opencontainers.image.source=$source_url")
@@ -159,3 +164,21 @@ while read -r name dockerfile repository budget layered_on; do
   say "$name: built in $((built - started)) s, archived in $((SECONDS - built)) s: $(node -p "JSON.parse(require('fs').readFileSync('$meta','utf8')).size_mb") MB (budget $budget MB), archive $(du -m "$archive" | cut -f1) MB"
   printf '%s\n' "$largest" | sed 's/^/    /' >&2
 done <"$list"
+
+# --- 4. the storage's bound -----------------------------------------------------------------------
+# Every build leaves the image it replaces behind, untagged (1–2 GB each). Past
+# FOLIO_IMAGES_CACHE_MAX_GB (default 20) of storage, every image no tag names goes: the previous
+# builds, and the step images of the layer cache with them (measured: 8.5 GB → 1.9 GB), so the
+# build after a prune is a cold one (about 6 min for the runner). Tagged images stay; another
+# checkout whose image was pruned keeps its archive (dist/images) and rebuilds the image at its
+# next `make images`.
+if [ "$built_any" = 1 ]; then
+  used_mb="$(du -sm "$cache/storage" | cut -f1)"
+  if [ "$used_mb" -gt $((${FOLIO_IMAGES_CACHE_MAX_GB:-20} * 1024)) ]; then
+    # Working containers left by builds that were killed (none runs now: we hold the lock) pin
+    # their images.
+    buildah rm --all >/dev/null 2>&1 || true
+    podman image prune --force >/dev/null 2>"$cache/prune.log" || say "storage: the prune stopped early (log: $cache/prune.log)"
+    say "storage: $((used_mb / 1024)) GB was over ${FOLIO_IMAGES_CACHE_MAX_GB:-20} GB; pruned untagged images: $(($(du -sm "$cache/storage" | cut -f1) / 1024)) GB now"
+  fi
+fi
