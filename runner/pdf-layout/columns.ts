@@ -165,6 +165,21 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
 }
 
 /**
+ * The lines with a header set over several lines at their top (the text-only lines before the first
+ * line holding a value) merged into one: a group header and its second line ("The Judges Panel" /
+ * "(in random order)") cross the rivers of the columns under them as one row, not as two.
+ */
+function headerAsOne(lines: readonly PieceLine[]): readonly PieceLine[] {
+  const head = lines.findIndex((l) => l.pieces.some((p) => p.value));
+  if (head < 2) return lines;
+  const pieces = lines
+    .slice(0, head)
+    .flatMap((l) => l.pieces)
+    .sort((a, b) => a.x0 - b.x0);
+  return [{ base: lines[head - 1]!.base, size: lines[0]!.size, pieces }, ...lines.slice(head)];
+}
+
+/**
  * The x positions where a table region's columns part (each the middle of its river), left to
  * right. `lines` are the region's text lines.
  */
@@ -180,7 +195,7 @@ export function columnGaps(lines: readonly PieceLine[]): number[] {
   );
   // Rivers run between the lines of several cells; a line of one piece (a section row, a title, a
   // wrapped cell's next line) may cross them freely: it is a cell spanning columns.
-  const rows = lines.filter((l) => l.pieces.length >= 2);
+  const rows = headerAsOne(lines).filter((l) => l.pieces.length >= 2);
   const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
   return emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi)
     .filter((g) => isColumnGap(lines, g))

@@ -127,7 +127,12 @@ function rowsOf(lines: readonly number[], placed: readonly Placed[][], all: read
  * over Revenue, Tonnage and Net change, printed in the middle one): the widest run of free columns
  * around it whose middle is the piece's, within CENTRED of their width. Else the columns it covers.
  */
-function centredSpan(piece: Piece, covers: [number, number], free: [number, number], edges: readonly number[]): [number, number] {
+function centredSpan(
+  piece: { x0: number; x1: number },
+  covers: [number, number],
+  free: [number, number],
+  edges: readonly number[],
+): [number, number] {
   const mid = (piece.x0 + piece.x1) / 2;
   let best = covers;
   for (let a = free[0]; a <= covers[0]; a++) {
@@ -203,7 +208,11 @@ export function textGrid(input: TextGridInput): TextGrid | null {
         (starts[k + 1] ?? cols) - 1,
       );
       const free: [number, number] = [(starts[k - 1] ?? -1) + 1, (starts[k + 1] ?? cols) - 1];
-      const span: [number, number] = header && group.length === 1 ? centredSpan(group[0]!.piece, [c, reach], free, edges) : [c, reach];
+      // A header cell of one piece, or of pieces stacked on lines of their own (a header wrapped
+      // over two lines), may be centred over a group of columns.
+      const stacked = new Set(group.map((p) => p.line)).size === group.length;
+      const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1) };
+      const span: [number, number] = header && stacked ? centredSpan(extent, [c, reach], free, edges) : [c, reach];
       drafts.push({ row: r, col: span[0], rowSpan: 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
     });
   });

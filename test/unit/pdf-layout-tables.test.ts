@@ -10,11 +10,13 @@ import { columnGaps, linePieces } from "../../runner/pdf-layout/columns.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
+import { latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
+import { streamTables } from "../../runner/pdf-layout/stream.ts";
 import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
-import type { Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
+import type { Cell, PageLayout, Rule, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 
 /** A text item of `text` at x, baseline `base`, 10 pt, 5 pt per character. */
 function item(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem {
@@ -87,6 +89,99 @@ describe("columns from whitespace", () => {
     const grid = textGrid({ items, kind: "stream" })!;
     const header = grid.table.cells.find((c) => c.row === 0)!;
     expect([header.col, header.colSpan]).toEqual([1, 3]);
+  });
+});
+
+describe("tables whose rules touch", () => {
+  const h = (y: number, x0 = 0, x1 = 300): Rule => ({ x0, x1, y0: y, y1: y });
+  const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
+  // A box round a summary's header, a rule down between its column groups running through the data
+  // row below into the box of the next table's header, which its own rules part elsewhere.
+  const rules = [
+    h(0),
+    h(30),
+    v(0, 0, 30),
+    v(300, 0, 30),
+    v(150, 0, 48),
+    h(50),
+    h(70),
+    v(0, 50, 70),
+    v(300, 50, 70),
+    v(60, 50, 70),
+    v(250, 50, 70),
+  ];
+
+  it("are read as two grids where their rows share no inner rule", () => {
+    const grids = stackedGrids(rules);
+    expect(grids.map((g) => [g.ys, g.xs])).toEqual([
+      [
+        [0, 30, 50],
+        [0, 150, 300],
+      ],
+      [
+        [50, 70],
+        [0, 60, 250, 300],
+      ],
+    ]);
+  });
+
+  it("leave a header boxed on its own, over unruled columns, to those columns' table", () => {
+    const items = [
+      item("Rank", 10, 20),
+      item("Name", 50, 20),
+      item("Nation", 110, 20),
+      item("Score", 160, 20),
+      item("Total", 250, 20),
+      item("1", 10, 42),
+      item("Ann Lee", 50, 42),
+      item("FRA", 110, 42),
+      right("9.50", 185, 42),
+      right("-1.00", 275, 42),
+      item("#", 5, 62),
+      item("Element", 70, 62),
+      item("Value", 260, 62),
+    ];
+    for (let r = 0; r < 4; r++)
+      items.push(right(String(r + 1), 15, 82 + 12 * r), item(`E${r}`, 70, 82 + 12 * r), right(`${r}.50`, 290, 82 + 12 * r));
+    const lattice = latticeTables(rules, items);
+    expect(lattice).toHaveLength(1);
+    expect(rowTexts(lattice[0]!)[1]).toEqual(["1", "Ann Lee", "FRA", "9.50", "-1.00"]);
+    const rest = items.filter((i) => i.base > 55);
+    const [stream] = streamTables(rest);
+    expect(rowTexts(stream!.table)[0]).toEqual(["#", "Element", "Value"]);
+    // With nothing under it (a ruled table's header row at the foot of a page) the box stays a table.
+    expect(latticeTables(rules, items.slice(0, 13))).toHaveLength(2);
+  });
+});
+
+describe("multi-line headers over unruled columns", () => {
+  /** A header over "#", four judges' columns and a total; the judges' marks in eight rows. */
+  const marks = (header: TextItem[]): TextItem[] => {
+    const items = [item("#", 0, 10), item("Total", 200, 10), ...header];
+    for (let r = 0; r < 8; r++)
+      items.push(
+        right(String(r + 1), 5, 34 + 12 * r),
+        ...[0, 1, 2, 3].map((k) => right(String((r + k) % 3), 90 + 25 * k, 34 + 12 * r)),
+        right(`${r}.25`, 225, 34 + 12 * r),
+      );
+    return items;
+  };
+  const cellOf = (t: Table, text: string): Cell => t.cells.find((c) => c.lines.some((l) => segmentText(l) === text))!;
+
+  it("keep the columns that a group header set on two lines runs across", () => {
+    const grid = textGrid({
+      items: marks([item("The Judges Panel", 75, 10), item("No.", 0, 20), item("(in random order)", 72.5, 20), item("Sum", 205, 20)]),
+      kind: "stream",
+    })!;
+    expect(grid.table.cols).toBe(6);
+    expect([cellOf(grid.table, "The Judges Panel").col, cellOf(grid.table, "The Judges Panel").colSpan]).toEqual([1, 4]);
+  });
+
+  it("span a header cell wrapped over two lines across the columns it is centred over", () => {
+    const grid = textGrid({ items: marks([item("Judges", 100, 10), item("Panel", 102.5, 20), item("Sum", 205, 20)]), kind: "stream" })!;
+    const panel = grid.table.cells.find((c) => c.row === 0 && c.col > 0 && c.col < 5)!;
+    expect(panel.lines.map(segmentText)).toEqual(["Judges", "Panel"]);
+    expect([panel.col, panel.colSpan]).toEqual([1, 4]);
   });
 });
 
