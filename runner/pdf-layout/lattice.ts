@@ -101,10 +101,30 @@ export interface Grid {
   bottomEdge: boolean[][];
 }
 
+/** A row boundary that no rule draws lies at least this far (points) from the drawn ones. */
+const MIN_ROW = 4;
+
+/**
+ * Row boundaries where no horizontal rule is drawn: heights where vertical rules of two or more
+ * columns stop inside a row, away from every drawn horizontal rule. They are the tops or feet of
+ * boxes whose horizontal edges are not drawn (shaded label boxes under a group header: "Pre-Pawn"
+ * above boxes "Handgun", "Long Gun", "*Other"), and part the row there as a rule would.
+ */
+function openEnds(vs: readonly Rule[], ys: readonly number[]): number[] {
+  if (ys.length < 2) return [];
+  const [top, bottom] = [ys[0]!, ys.at(-1)!];
+  const ends = vs.flatMap((v) => [v.y0, v.y1].filter((y) => y > top && y < bottom).map((y) => ({ y, x: v.x0 })));
+  const free = ends.filter((e) => !ys.some((l) => Math.abs(l - e.y) < MIN_ROW));
+  return distinct(free.map((e) => e.y)).filter((y) => distinct(free.filter((e) => Math.abs(e.y - y) <= TOL).map((e) => e.x)).length >= 2);
+}
+
 /** The grid of one region of rules, or null when it is not a grid of at least two cells. */
 export function buildGrid(region: readonly Rule[]): Grid | null {
-  const hs = region.filter(isHorizontal);
+  const drawn = region.filter(isHorizontal);
   const vs = region.filter((r) => !isHorizontal(r));
+  const [left, right] = [Math.min(...region.map((r) => r.x0)), Math.max(...region.map((r) => r.x1))];
+  const open = openEnds(vs, distinct(drawn.map((r) => r.y0)));
+  const hs = [...drawn, ...open.map((y) => ({ x0: left, x1: right, y0: y, y1: y }))];
   const ys = distinct(hs.map((r) => r.y0));
   const xs = distinct(vs.map((r) => r.x0));
   if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;

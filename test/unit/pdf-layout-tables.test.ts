@@ -10,7 +10,7 @@ import { columnGaps, linePieces } from "../../runner/pdf-layout/columns.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
-import { latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
+import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
@@ -154,6 +154,27 @@ describe("tables whose rules touch", () => {
   });
 });
 
+describe("rows that rules part without a horizontal rule", () => {
+  it("part a header row where the boxes of its lower labels begin", () => {
+    const h = (y: number): Rule => ({ x0: 0, x1: 300, y0: y, y1: y });
+    const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
+    // Group rules at 0, 150, 300 down the whole table; label boxes (no top edge drawn) from y 12
+    // in the header, at 50, 100, 200, 250; the same rules down the body from y 20.
+    const sub = [50, 100, 200, 250];
+    const grid = buildGrid([
+      h(0),
+      h(20),
+      h(40),
+      ...[0, 150, 300].map((x) => v(x, 0, 40)),
+      ...sub.map((x) => v(x, 12, 20)),
+      ...sub.map((x) => v(x, 20, 40)),
+    ])!;
+    expect(grid.ys).toEqual([0, 12, 20, 40]);
+    // The group row: two cells of three columns; the label row and the body: six cells each.
+    expect(gridCells(grid).map((c) => c.row)).toEqual([0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+  });
+});
+
 describe("multi-line headers over unruled columns", () => {
   /** A header over "#", four judges' columns and a total; the judges' marks in eight rows. */
   const marks = (header: TextItem[]): TextItem[] => {
@@ -175,6 +196,55 @@ describe("multi-line headers over unruled columns", () => {
     })!;
     expect(grid.table.cols).toBe(6);
     expect([cellOf(grid.table, "The Judges Panel").col, cellOf(grid.table, "The Judges Panel").colSpan]).toEqual([1, 4]);
+  });
+
+  it("give a label over a column the body leaves empty a column of its own, a label set lower in the row too", () => {
+    const items = [
+      item("#", 0, 10),
+      item("Name", 20, 10),
+      item("Info", 68, 14),
+      item("Base", 90, 10),
+      item("Ref", 128, 10),
+      item("Total", 150, 10),
+    ];
+    items.push(item("Item", 20, 18), item("Value", 90, 18), item("Score", 150, 18));
+    for (let r = 0; r < 6; r++)
+      items.push(
+        right(String(r + 1), 5, 34 + 12 * r),
+        item(`E${r}`, 20, 34 + 12 * r),
+        right(`${r}.50`, 110, 34 + 12 * r),
+        right(`${r}.25`, 175, 34 + 12 * r),
+      );
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table)[0]).toEqual(["#", "Name Item", "Info", "Base Value", "Ref", "Total Score"]);
+    expect(rowTexts(grid.table)[1]).toEqual(["1", "E0", "0.50", "0.25"]);
+    // Without a label of its own over the column right of it, a label heads that column.
+    const qty = textGrid({ items: items.filter((i) => !["Total", "Score"].includes(i.text)), kind: "stream" })!;
+    expect(rowTexts(qty.table)[0]).toEqual(["#", "Name Item", "Info", "Base Value", "Ref"]);
+    expect(qty.table.cols).toBe(5);
+  });
+
+  it("leave a label flush with its own column's values in that column", () => {
+    const items = [item("#", 0, 10), item("Mark", 20, 10)];
+    for (let r = 0; r < 6; r++)
+      items.push(
+        right(String(r + 1), 5, 22 + 12 * r),
+        item(`E${r}`, 20, 22 + 12 * r),
+        right(`${r}.50`, 110, 22 + 12 * r),
+        right(`${r}`, 140, 22 + 12 * r),
+        right(`${r}`, 170, 22 + 12 * r),
+      );
+    items.push(item("Factor", 80, 94));
+    for (let r = 0; r < 3; r++)
+      items.push(
+        item(`Skill ${r}`, 20, 106 + 12 * r),
+        right(`0.${r}0`, 110, 106 + 12 * r),
+        right("7", 140, 106 + 12 * r),
+        right("6", 170, 106 + 12 * r),
+      );
+    const grid = textGrid({ items, kind: "stream" })!;
+    const factor = grid.table.cells.find((c) => c.lines.some((l) => segmentText(l) === "Factor"))!;
+    expect([factor.col, factor.colSpan]).toEqual([2, 1]);
   });
 
   it("span a header cell wrapped over two lines across the columns it is centred over", () => {
