@@ -275,6 +275,27 @@ describe("ruled bands holding several rows", () => {
     expect(split.find((d) => d.row === 4 && d.col === 1)!.items.map((i) => i.text)).toEqual(["400"]);
   });
 
+  it("splits a band whose first column has a line only now and then at the rows of its figures", () => {
+    const drafts = [
+      draft(0, [item("Acton", 0, 10), item("Agoura", 0, 34)]),
+      draft(
+        1,
+        [0, 1, 2, 3, 4].map((i) => right(`${11 + i},062.6`, 90, 10 + 8 * i)),
+      ),
+      draft(
+        2,
+        [0, 1, 2, 3, 4].map((i) => right(String(40 * i), 130, 10 + 8 * i)),
+      ),
+    ];
+    const { rows, drafts: split } = splitBands(drafts, 1);
+    expect(rows).toBe(5);
+    expect(split.filter((d) => d.col === 0 && d.items.length).map((d) => [d.row, d.items[0]!.text])).toEqual([
+      [0, "Acton"],
+      [3, "Agoura"],
+    ]);
+    expect(split.find((d) => d.row === 2 && d.col === 1)!.items.map((i) => i.text)).toEqual(["13,062.6"]);
+  });
+
   it("keeps a header band whose cells stack their lines differently as one row", () => {
     const drafts = [
       draft(0, [item("Summary by", 0, 10), item("Month", 0, 18)]),
