@@ -7,7 +7,9 @@
  * gap is a column gap: Calc leaves less than a word space between a right-aligned date and the
  * next cell's text. Lines of one piece (a title, a section row, a wrapped cell's next line) may
  * cross a river, and lines of several now and then (a group header): up to CROSSING of them; those
- * then span the columns. Pure.
+ * then span the columns. A header set over several lines counts once, as one row; a header label
+ * alone in a river, when the column right of it has a label of its own, heads a column the body
+ * leaves empty. Pure.
  */
 import { typeCell } from "./cells.ts";
 import { isMarker, WORD_GAP } from "./lines.ts";

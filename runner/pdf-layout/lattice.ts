@@ -1,8 +1,11 @@
 /**
  * Lattice tables: grids drawn with ruling lines. Rules that touch form a region; the region's
- * distinct horizontal and vertical rule positions are the grid; a missing border between two
- * grid cells (less than half of the edge drawn) merges them into one spanning cell. Text items
- * go to the cell under their centre. Pure.
+ * distinct horizontal and vertical rule positions are the grid (and heights where vertical rules
+ * of several columns stop inside a row: boxes whose top edge is not drawn); a missing border
+ * between two grid cells (less than half of the edge drawn) merges them into one spanning cell.
+ * A region whose rows share no inner rule is tables stacked (one's box touching the next one's),
+ * read one by one; a header boxed alone over unruled columns is left to the stream finder. Text
+ * items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
 import { linePieces } from "./columns.ts";
