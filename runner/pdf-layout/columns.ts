@@ -7,7 +7,9 @@
  * gap is a column gap: Calc leaves less than a word space between a right-aligned date and the
  * next cell's text. Lines of one piece (a title, a section row, a wrapped cell's next line) may
  * cross a river, and lines of several now and then (a group header): up to CROSSING of them; those
- * then span the columns. Pure.
+ * then span the columns. A header set over several lines counts once, as one row; a header label
+ * alone in a river, when the column right of it has a label of its own, heads a column the body
+ * leaves empty. Pure.
  */
 import { typeCell } from "./cells.ts";
 import { isMarker, WORD_GAP } from "./lines.ts";
@@ -164,36 +166,100 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
   return !wordSpacing(widths, sizes / widths.length);
 }
 
+/** Index of the first line holding a value: the lines above it are the header (0: none). */
+const headerEnd = (lines: readonly PieceLine[]): number =>
+  Math.max(
+    0,
+    lines.findIndex((l) => l.pieces.some((p) => p.value)),
+  );
+
+/**
+ * The lines with a header set over several lines at their top (the text-only lines before the first
+ * line holding a value) merged into one: a group header and its second line ("The Judges Panel" /
+ * "(in random order)") cross the rivers of the columns under them as one row, not as two; and a
+ * column that only one of the header's lines fills ("Info", set turned between the lines of
+ * "Executed / Elements") is a column of the header row all the same.
+ */
+export function headerAsOne(lines: readonly PieceLine[]): readonly PieceLine[] {
+  const head = headerEnd(lines);
+  if (head < 2) return lines;
+  const pieces = lines
+    .slice(0, head)
+    .flatMap((l) => l.pieces)
+    .sort((a, b) => a.x0 - b.x0);
+  return [{ base: lines[head - 1]!.base, size: lines[0]!.size, pieces }, ...lines.slice(head)];
+}
+
+/** A column separator: where the columns part, and whether the header alone shows it (see headerOnly). */
+export interface Separator {
+  x: number;
+  pinned: boolean;
+}
+
+/** Header pieces that overlap one another (a label set on two lines) as one block each, left to right. */
+function blocks(pieces: readonly Piece[]): Gap[] {
+  const out: Gap[] = [];
+  for (const p of [...pieces].sort((a, b) => a.x0 - b.x0)) {
+    const last = out.at(-1);
+    if (last && p.x0 <= last.x1) last.x1 = Math.max(last.x1, p.x1);
+    else out.push({ x0: p.x0, x1: p.x1 });
+  }
+  return out;
+}
+
+/**
+ * Header-only columns in a river: header labels (pieces stacked over one another taken together)
+ * lying wholly inside it, a word space clear of both banks, when the column right of the river has
+ * a label of its own over its text on the header's last line ("Ref" between the judges' marks and
+ * "Scores / of Panel", over a column the body leaves empty). Each heads a column of its own.
+ * Without a label of its own on the right ("Qty" left-aligned over right-aligned numbers, a group
+ * header above it) the label heads the column to its right, and none is returned.
+ */
+function headerOnly(g: Gap, next: number, head: readonly PieceLine[]): Gap[] {
+  const pieces = head.flatMap((l) => l.pieces);
+  if (!pieces.length) return [];
+  const space = WORD_SPACE * maxOf(pieces, (p) => p.size);
+  const inner = blocks(pieces).filter((b) => b.x0 > g.x0 + space && b.x1 < g.x1 - space);
+  return inner.length && head.at(-1)!.pieces.some((b) => b.x1 > g.x1 && b.x0 < next) ? inner : [];
+}
+
+/** Where a river parts its columns: its middle, or before a piece that starts inside it (a left-aligned header over right-aligned numbers). */
+function partAt(lines: readonly PieceLine[], g: Gap): number {
+  const starts = lines.flatMap((l) => l.pieces.filter((p) => p.x0 > g.x0 && p.x0 < g.x1).map((p) => p.x0));
+  return Math.max(
+    g.x0,
+    Math.min(
+      (g.x0 + g.x1) / 2,
+      minOf(starts, (x) => x - 0.5, Number.POSITIVE_INFINITY),
+    ),
+  );
+}
+
 /**
  * The x positions where a table region's columns part (each the middle of its river), left to
  * right. `lines` are the region's text lines.
  */
 export function columnGaps(lines: readonly PieceLine[]): number[] {
+  return columnSeparators(lines).map((s) => s.x);
+}
+
+/** The separators of a table region's columns (see columnGaps), header-only columns' pinned. */
+export function columnSeparators(lines: readonly PieceLine[]): Separator[] {
   if (!lines.length) return [];
-  const lo = minOf(
-    lines.flatMap((l) => l.pieces),
-    (p) => p.x0,
-  );
-  const hi = maxOf(
-    lines.flatMap((l) => l.pieces),
-    (p) => p.x1,
-  );
+  const all = lines.flatMap((l) => l.pieces);
+  const [lo, hi] = [minOf(all, (p) => p.x0), maxOf(all, (p) => p.x1)];
   // Rivers run between the lines of several cells; a line of one piece (a section row, a title, a
   // wrapped cell's next line) may cross them freely: it is a cell spanning columns.
-  const rows = lines.filter((l) => l.pieces.length >= 2);
+  const rows = headerAsOne(lines).filter((l) => l.pieces.length >= 2);
   const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
-  return emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi)
-    .filter((g) => isColumnGap(lines, g))
-    .map((g) => {
-      // A piece that starts inside the river (a left-aligned header over right-aligned numbers)
-      // starts a cell: the columns part before it.
-      const starts = lines.flatMap((l) => l.pieces.filter((p) => p.x0 > g.x0 && p.x0 < g.x1).map((p) => p.x0));
-      return Math.max(
-        g.x0,
-        Math.min(
-          (g.x0 + g.x1) / 2,
-          minOf(starts, (x) => x - 0.5, Number.POSITIVE_INFINITY),
-        ),
-      );
-    });
+  const gaps = emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi).filter((g) => isColumnGap(lines, g));
+  const head = lines.slice(0, headerEnd(lines));
+  return gaps.flatMap((g, k): Separator[] => {
+    const own = headerOnly(g, gaps[k + 1]?.x0 ?? hi, head);
+    if (!own.length) return [{ x: partAt(lines, g), pinned: false }];
+    const edges = [g.x0, ...own.flatMap((b) => [b.x0, b.x1]), g.x1];
+    return edges.flatMap((x, i) =>
+      i % 2 ? [] : [{ x: i + 2 < edges.length ? (x + edges[i + 1]!) / 2 : partAt(lines, { x0: x, x1: edges[i + 1]! }), pinned: true }],
+    );
+  });
 }

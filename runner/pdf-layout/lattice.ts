@@ -1,10 +1,15 @@
 /**
  * Lattice tables: grids drawn with ruling lines. Rules that touch form a region; the region's
- * distinct horizontal and vertical rule positions are the grid; a missing border between two
- * grid cells (less than half of the edge drawn) merges them into one spanning cell. Text items
- * go to the cell under their centre. Pure.
+ * distinct horizontal and vertical rule positions are the grid (and heights where vertical rules
+ * of several columns stop inside a row: boxes whose top edge is not drawn); a missing border
+ * between two grid cells (less than half of the edge drawn) merges them into one spanning cell.
+ * A region whose rows share no inner rule is tables stacked (one's box touching the next one's),
+ * read one by one; a header boxed alone over unruled columns is left to the stream finder. Text
+ * items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
+import { linePieces } from "./columns.ts";
+import { groupLines } from "./lines.ts";
 import { buildTable, inside, type CellDraft } from "./tables.ts";
 import { textGrid } from "./textgrid.ts";
 import type { Rule, Table, TextItem } from "./types.ts";
@@ -99,10 +104,30 @@ export interface Grid {
   bottomEdge: boolean[][];
 }
 
+/** A row boundary that no rule draws lies at least this far (points) from the drawn ones. */
+const MIN_ROW = 4;
+
+/**
+ * Row boundaries where no horizontal rule is drawn: heights where vertical rules of two or more
+ * columns stop inside a row, away from every drawn horizontal rule. They are the tops or feet of
+ * boxes whose horizontal edges are not drawn (shaded label boxes under a group header: "Pre-Pawn"
+ * above boxes "Handgun", "Long Gun", "*Other"), and part the row there as a rule would.
+ */
+function openEnds(vs: readonly Rule[], ys: readonly number[]): number[] {
+  if (ys.length < 2) return [];
+  const [top, bottom] = [ys[0]!, ys.at(-1)!];
+  const ends = vs.flatMap((v) => [v.y0, v.y1].filter((y) => y > top && y < bottom).map((y) => ({ y, x: v.x0 })));
+  const free = ends.filter((e) => !ys.some((l) => Math.abs(l - e.y) < MIN_ROW));
+  return distinct(free.map((e) => e.y)).filter((y) => distinct(free.filter((e) => Math.abs(e.y - y) <= TOL).map((e) => e.x)).length >= 2);
+}
+
 /** The grid of one region of rules, or null when it is not a grid of at least two cells. */
 export function buildGrid(region: readonly Rule[]): Grid | null {
-  const hs = region.filter(isHorizontal);
+  const drawn = region.filter(isHorizontal);
   const vs = region.filter((r) => !isHorizontal(r));
+  const [left, right] = [Math.min(...region.map((r) => r.x0)), Math.max(...region.map((r) => r.x1))];
+  const open = openEnds(vs, distinct(drawn.map((r) => r.y0)));
+  const hs = [...drawn, ...open.map((y) => ({ x0: left, x1: right, y0: y, y1: y }))];
   const ys = distinct(hs.map((r) => r.y0));
   const xs = distinct(vs.map((r) => r.x0));
   if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
@@ -151,6 +176,40 @@ export function gridCells(grid: Grid): { row: number; col: number; rowSpan: numb
   return cells;
 }
 
+/** The inner grid lines (indexes into xs) drawn down grid row r: the columns that row parts at. */
+const rowParts = (grid: Grid, r: number): Set<number> => new Set(grid.rightEdge[r]!.flatMap((drawn, k) => (drawn ? [k] : [])));
+
+/**
+ * The grid row after which a region's grid is two tables stacked, or -1: the rows above and below
+ * that line are each parted by drawn inner rules, but by none in common (a table's box touching the
+ * box of the next table's header, a rule of one running into the other). One table's rules carry on
+ * across its rows; a group header above its columns shares their group rules.
+ */
+function stackSplit(grid: Grid): number {
+  for (let r = 0; r + 1 < grid.ys.length - 1; r++) {
+    const [above, below] = [rowParts(grid, r), rowParts(grid, r + 1)];
+    if (above.size && below.size && ![...above].some((k) => below.has(k))) return r;
+  }
+  return -1;
+}
+
+/**
+ * A region's rules as the grids they draw: one, or several stacked (see stackSplit), each built
+ * from the rules on its side of the line between them (a horizontal rule on that line in both).
+ */
+export function stackedGrids(region: readonly Rule[]): Grid[] {
+  const grid = buildGrid(region);
+  if (!grid) return [];
+  const r = stackSplit(grid);
+  if (r < 0) return [grid];
+  const y = grid.ys[r + 1]!;
+  const mid = (rule: Rule): number => (rule.y0 + rule.y1) / 2;
+  const upper = region.filter((rule) => (isHorizontal(rule) ? rule.y0 <= y + TOL : mid(rule) < y));
+  const lower = region.filter((rule) => (isHorizontal(rule) ? rule.y0 >= y - TOL : mid(rule) > y));
+  // Each side has fewer grid rows, so this ends.
+  return [...stackedGrids(upper), ...stackedGrids(lower)];
+}
+
 /** Separators closer than this (points) are the same one. */
 const SAME_X = 3;
 
@@ -174,13 +233,37 @@ function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextI
   return textOnly > innerXs.length && tg.table.cols > lattice.cols ? tg.table : null;
 }
 
+/** At most this many lines in each cell of a boxed header (see boxedHeader). */
+const HEADER_LINES = 3;
+
+/** Unruled text this many font sizes under a boxed header (baseline below its bottom) is its table's. */
+const UNDER_HEADER = 3;
+
+/**
+ * Whether a grid is a header boxed on its own: one row of cells holding a few lines of labels and
+ * no values, with lines of several pieces of unruled text right under it (a shaded bar over columns
+ * of figures set by whitespace). It is no table by itself; its text is left to the stream finder,
+ * which reads it as the head of the columns under it. (A ruled table's header row alone at the foot
+ * of a page has nothing under it: it stays a table, to be joined to the rest on the next page.)
+ */
+function boxedHeader(grid: Grid, drafts: readonly CellDraft[], box: Box, items: readonly TextItem[]): boolean {
+  if (grid.ys.length !== 2) return false;
+  const labels = drafts.every((d) => {
+    const lines = groupLines(d.items.filter((i) => !i.opaque));
+    return lines.length <= HEADER_LINES && lines.every((l) => linePieces(l).every((p) => !p.value));
+  });
+  if (!labels) return false;
+  const under = items.filter(
+    (i) => i.x0 >= box.x0 && i.x1 <= box.x1 && i.base > box.bottom && i.base - box.bottom <= UNDER_HEADER * i.size,
+  );
+  return groupLines(under).some((l) => linePieces(l).length >= 2);
+}
+
 /** Lattice tables of a page; `items` are the page's text items not yet placed elsewhere. */
 export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]): Table[] {
   if (rules.length > MAX_RULES) return [];
   const tables: Table[] = [];
-  for (const region of ruleRegions(rules)) {
-    const grid = buildGrid(region);
-    if (!grid) continue;
+  for (const grid of ruleRegions(rules).flatMap(stackedGrids)) {
     const box = { x0: grid.xs[0]!, x1: grid.xs.at(-1)!, top: grid.ys[0]!, bottom: grid.ys.at(-1)! };
     const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
     // The draft covering each grid cell, so that placing an item is a lookup, not a search.
@@ -196,7 +279,7 @@ export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]
       const row = Math.max(1, firstAtLeast(grid.ys, cy)) - 1;
       owner[row]?.[col]?.items.push(item);
     }
-    if (drafts.filter((d) => d.items.length > 0).length < 2) continue;
+    if (drafts.filter((d) => d.items.length > 0).length < 2 || boxedHeader(grid, drafts, box, items)) continue;
     const lattice = buildTable("lattice", splitBands(drafts, grid.ys.length - 1).drafts, grid.xs, box);
     tables.push(textColumns(lattice, grid, box, items) ?? lattice);
   }

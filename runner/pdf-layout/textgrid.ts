@@ -6,13 +6,14 @@
  *
  * Rows: between two drawn rules (a band), lines that keep to the rows of the band's key line make
  * one row each (bands.ts's rule); with no rules, every line starts a row but for a continuation —
- * a line with no values and text only under text cells of the row above, set at line spacing, with
+ * a line with no values and text only under text cells of the row above (or, less than a line below,
+ * in cells the row leaves empty), set at line spacing, with
  * nothing in the key column (the first one most lines fill) or, failing that, in fewer cells than
  * the row and none in its first: a wrapped description, the further lines of a wrapped header. Cells: a piece belongs to the column its middle lies in, and spans the further columns
  * it runs across (a group header centred over its columns starts at the first of them) when the
  * row has nothing else there. Pure.
  */
-import { columnGaps, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
+import { columnSeparators, headerAsOne, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
 import { groupLines } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { buildTable, type CellDraft } from "./tables.ts";
@@ -22,6 +23,8 @@ import type { Table, TextItem } from "./types.ts";
 const SAME_X = 3;
 /** A centred group header's middle lies within this share of its columns' width of theirs. */
 const CENTRED = 0.04;
+/** Edges this close (points) are flush. */
+const FLUSH = 1;
 /** A continuation line follows the line above within this many font sizes, baseline to baseline. */
 const CONTINUATION_PITCH = 1.7;
 
@@ -90,7 +93,11 @@ function continues(li: number, row: readonly number[], placed: readonly Placed[]
   if (line.some((p) => p.piece.value)) return false;
   const above = row.flatMap((r) => placed[r]!);
   const text = above.filter((p) => !p.piece.value);
-  if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last))) return false;
+  // Less than a line below the one above, a piece in a column the row leaves empty is a cell of the
+  // row set lower (centred beside cells of two lines, or turned: "Info" between "Executed" and "Elements").
+  const between = here.base - prev.base < Math.max(here.size, prev.size);
+  const covered = (p: Placed): boolean => above.some((a) => a.col <= p.col && p.col <= a.last);
+  if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last) || (between && !covered(p)))) return false;
   // A line with text in the key column starts a row, unless it fills fewer cells than the row and
   // leaves its first one empty (a header wrapped in some of its cells, the key column's among them).
   if (!line.some((p) => p.col <= key)) return true;
@@ -127,7 +134,12 @@ function rowsOf(lines: readonly number[], placed: readonly Placed[][], all: read
  * over Revenue, Tonnage and Net change, printed in the middle one): the widest run of free columns
  * around it whose middle is the piece's, within CENTRED of their width. Else the columns it covers.
  */
-function centredSpan(piece: Piece, covers: [number, number], free: [number, number], edges: readonly number[]): [number, number] {
+function centredSpan(
+  piece: { x0: number; x1: number },
+  covers: [number, number],
+  free: [number, number],
+  edges: readonly number[],
+): [number, number] {
   const mid = (piece.x0 + piece.x1) / 2;
   let best = covers;
   for (let a = free[0]; a <= covers[0]; a++) {
@@ -142,18 +154,23 @@ function centredSpan(piece: Piece, covers: [number, number], free: [number, numb
 /**
  * The separators: text rivers and drawn rules, a river within SAME_X of a rule being that rule.
  * A river between two columns that no line uses both of is dropped: those are one column whose
- * cells align differently (a left-aligned header over right-aligned numbers).
+ * cells align differently (a left-aligned header over right-aligned numbers). A header set over
+ * several lines counts as one line here (columns.ts's headerAsOne), and the rivers of a column only
+ * the header fills (pinned, columns.ts's headerOnly) are kept like drawn rules.
  */
 function separators(lines: readonly PieceLine[], drawn: readonly number[]): number[] {
-  let text = columnGaps(lines).filter((x) => !drawn.some((d) => Math.abs(d - x) < SAME_X));
+  const found = columnSeparators(lines).filter((s) => !drawn.some((d) => Math.abs(d - s.x) < SAME_X));
+  const kept = [...drawn, ...found.filter((s) => s.pinned).map((s) => s.x)];
+  let text = found.filter((s) => !s.pinned).map((s) => s.x);
+  const rows = headerAsOne(lines);
+  const mid = (p: Piece): number => (p.x0 + p.x1) / 2;
   for (let changed = true; changed;) {
     changed = false;
-    const seps = [...drawn, ...text].sort((a, b) => a - b);
+    const seps = [...kept, ...text].sort((a, b) => a - b);
     for (const x of text) {
       const k = seps.indexOf(x);
       const [lo, hi] = [seps[k - 1] ?? Number.NEGATIVE_INFINITY, seps[k + 1] ?? Number.POSITIVE_INFINITY];
-      const mid = (p: Piece): number => (p.x0 + p.x1) / 2;
-      const both = lines.some((l) => l.pieces.some((p) => mid(p) > lo && mid(p) < x) && l.pieces.some((p) => mid(p) > x && mid(p) < hi));
+      const both = rows.some((l) => l.pieces.some((p) => mid(p) > lo && mid(p) < x) && l.pieces.some((p) => mid(p) > x && mid(p) < hi));
       if (!both) {
         text = text.filter((t) => t !== x);
         changed = true;
@@ -161,7 +178,7 @@ function separators(lines: readonly PieceLine[], drawn: readonly number[]): numb
       }
     }
   }
-  return [...drawn, ...text].sort((a, b) => a - b);
+  return [...kept, ...text].sort((a, b) => a - b);
 }
 
 /** The table a region's text makes (see the header), or null when it has fewer than two columns. */
@@ -190,6 +207,9 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     ),
   ];
   const drafts: CellDraft[] = [];
+  const valueEdges = Array.from({ length: cols }, (_, c) =>
+    placed.flat().flatMap((p) => (p.piece.value && p.col === c && p.last === c ? [p.piece.x0, p.piece.x1] : [])),
+  );
   rows.forEach((row, r) => {
     const byCol = new Map<number, Placed[]>();
     for (const p of row.flatMap((li) => placed[li]!)) byCol.set(p.col, [...(byCol.get(p.col) ?? []), p]);
@@ -203,7 +223,13 @@ export function textGrid(input: TextGridInput): TextGrid | null {
         (starts[k + 1] ?? cols) - 1,
       );
       const free: [number, number] = [(starts[k - 1] ?? -1) + 1, (starts[k + 1] ?? cols) - 1];
-      const span: [number, number] = header && group.length === 1 ? centredSpan(group[0]!.piece, [c, reach], free, edges) : [c, reach];
+      // A header cell of one piece, or of pieces stacked on lines of their own (a header wrapped
+      // over two lines), may be centred over a group of columns.
+      // A label set flush with its own column's values is that column's, however centred it looks.
+      const stacked = new Set(group.map((p) => p.line)).size === group.length;
+      const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1) };
+      const flush = c === reach && valueEdges[c]!.some((x) => Math.abs(x - extent.x0) <= FLUSH || Math.abs(x - extent.x1) <= FLUSH);
+      const span: [number, number] = header && stacked && !flush ? centredSpan(extent, [c, reach], free, edges) : [c, reach];
       drafts.push({ row: r, col: span[0], rowSpan: 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
     });
   });

@@ -10,11 +10,13 @@ import { columnGaps, linePieces } from "../../runner/pdf-layout/columns.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
+import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
+import { streamTables } from "../../runner/pdf-layout/stream.ts";
 import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
-import type { Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
+import type { Cell, PageLayout, Rule, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 
 /** A text item of `text` at x, baseline `base`, 10 pt, 5 pt per character. */
 function item(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem {
@@ -90,6 +92,169 @@ describe("columns from whitespace", () => {
   });
 });
 
+describe("tables whose rules touch", () => {
+  const h = (y: number, x0 = 0, x1 = 300): Rule => ({ x0, x1, y0: y, y1: y });
+  const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
+  // A box round a summary's header, a rule down between its column groups running through the data
+  // row below into the box of the next table's header, which its own rules part elsewhere.
+  const rules = [
+    h(0),
+    h(30),
+    v(0, 0, 30),
+    v(300, 0, 30),
+    v(150, 0, 48),
+    h(50),
+    h(70),
+    v(0, 50, 70),
+    v(300, 50, 70),
+    v(60, 50, 70),
+    v(250, 50, 70),
+  ];
+
+  it("are read as two grids where their rows share no inner rule", () => {
+    const grids = stackedGrids(rules);
+    expect(grids.map((g) => [g.ys, g.xs])).toEqual([
+      [
+        [0, 30, 50],
+        [0, 150, 300],
+      ],
+      [
+        [50, 70],
+        [0, 60, 250, 300],
+      ],
+    ]);
+  });
+
+  it("leave a header boxed on its own, over unruled columns, to those columns' table", () => {
+    const items = [
+      item("Rank", 10, 20),
+      item("Name", 50, 20),
+      item("Nation", 110, 20),
+      item("Score", 160, 20),
+      item("Total", 250, 20),
+      item("1", 10, 42),
+      item("Ann Lee", 50, 42),
+      item("FRA", 110, 42),
+      right("9.50", 185, 42),
+      right("-1.00", 275, 42),
+      item("#", 5, 62),
+      item("Element", 70, 62),
+      item("Value", 260, 62),
+    ];
+    for (let r = 0; r < 4; r++)
+      items.push(right(String(r + 1), 15, 82 + 12 * r), item(`E${r}`, 70, 82 + 12 * r), right(`${r}.50`, 290, 82 + 12 * r));
+    const lattice = latticeTables(rules, items);
+    expect(lattice).toHaveLength(1);
+    expect(rowTexts(lattice[0]!)[1]).toEqual(["1", "Ann Lee", "FRA", "9.50", "-1.00"]);
+    const rest = items.filter((i) => i.base > 55);
+    const [stream] = streamTables(rest);
+    expect(rowTexts(stream!.table)[0]).toEqual(["#", "Element", "Value"]);
+    // With nothing under it (a ruled table's header row at the foot of a page) the box stays a table.
+    expect(latticeTables(rules, items.slice(0, 13))).toHaveLength(2);
+  });
+});
+
+describe("rows that rules part without a horizontal rule", () => {
+  it("part a header row where the boxes of its lower labels begin", () => {
+    const h = (y: number): Rule => ({ x0: 0, x1: 300, y0: y, y1: y });
+    const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
+    // Group rules at 0, 150, 300 down the whole table; label boxes (no top edge drawn) from y 12
+    // in the header, at 50, 100, 200, 250; the same rules down the body from y 20.
+    const sub = [50, 100, 200, 250];
+    const grid = buildGrid([
+      h(0),
+      h(20),
+      h(40),
+      ...[0, 150, 300].map((x) => v(x, 0, 40)),
+      ...sub.map((x) => v(x, 12, 20)),
+      ...sub.map((x) => v(x, 20, 40)),
+    ])!;
+    expect(grid.ys).toEqual([0, 12, 20, 40]);
+    // The group row: two cells of three columns; the label row and the body: six cells each.
+    expect(gridCells(grid).map((c) => c.row)).toEqual([0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+  });
+});
+
+describe("multi-line headers over unruled columns", () => {
+  /** A header over "#", four judges' columns and a total; the judges' marks in eight rows. */
+  const marks = (header: TextItem[]): TextItem[] => {
+    const items = [item("#", 0, 10), item("Total", 200, 10), ...header];
+    for (let r = 0; r < 8; r++)
+      items.push(
+        right(String(r + 1), 5, 34 + 12 * r),
+        ...[0, 1, 2, 3].map((k) => right(String((r + k) % 3), 90 + 25 * k, 34 + 12 * r)),
+        right(`${r}.25`, 225, 34 + 12 * r),
+      );
+    return items;
+  };
+  const cellOf = (t: Table, text: string): Cell => t.cells.find((c) => c.lines.some((l) => segmentText(l) === text))!;
+
+  it("keep the columns that a group header set on two lines runs across", () => {
+    const grid = textGrid({
+      items: marks([item("The Judges Panel", 75, 10), item("No.", 0, 20), item("(in random order)", 72.5, 20), item("Sum", 205, 20)]),
+      kind: "stream",
+    })!;
+    expect(grid.table.cols).toBe(6);
+    expect([cellOf(grid.table, "The Judges Panel").col, cellOf(grid.table, "The Judges Panel").colSpan]).toEqual([1, 4]);
+  });
+
+  it("give a label over a column the body leaves empty a column of its own, a label set lower in the row too", () => {
+    const items = [
+      item("#", 0, 10),
+      item("Name", 20, 10),
+      item("Info", 68, 14),
+      item("Base", 90, 10),
+      item("Ref", 128, 10),
+      item("Total", 150, 10),
+    ];
+    items.push(item("Item", 20, 18), item("Value", 90, 18), item("Score", 150, 18));
+    for (let r = 0; r < 6; r++)
+      items.push(
+        right(String(r + 1), 5, 34 + 12 * r),
+        item(`E${r}`, 20, 34 + 12 * r),
+        right(`${r}.50`, 110, 34 + 12 * r),
+        right(`${r}.25`, 175, 34 + 12 * r),
+      );
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table)[0]).toEqual(["#", "Name Item", "Info", "Base Value", "Ref", "Total Score"]);
+    expect(rowTexts(grid.table)[1]).toEqual(["1", "E0", "0.50", "0.25"]);
+    // Without a label of its own over the column right of it, a label heads that column.
+    const qty = textGrid({ items: items.filter((i) => !["Total", "Score"].includes(i.text)), kind: "stream" })!;
+    expect(rowTexts(qty.table)[0]).toEqual(["#", "Name Item", "Info", "Base Value", "Ref"]);
+    expect(qty.table.cols).toBe(5);
+  });
+
+  it("leave a label flush with its own column's values in that column", () => {
+    const items = [item("#", 0, 10), item("Mark", 20, 10)];
+    for (let r = 0; r < 6; r++)
+      items.push(
+        right(String(r + 1), 5, 22 + 12 * r),
+        item(`E${r}`, 20, 22 + 12 * r),
+        right(`${r}.50`, 110, 22 + 12 * r),
+        right(`${r}`, 140, 22 + 12 * r),
+        right(`${r}`, 170, 22 + 12 * r),
+      );
+    items.push(item("Factor", 80, 94));
+    for (let r = 0; r < 3; r++)
+      items.push(
+        item(`Skill ${r}`, 20, 106 + 12 * r),
+        right(`0.${r}0`, 110, 106 + 12 * r),
+        right("7", 140, 106 + 12 * r),
+        right("6", 170, 106 + 12 * r),
+      );
+    const grid = textGrid({ items, kind: "stream" })!;
+    const factor = grid.table.cells.find((c) => c.lines.some((l) => segmentText(l) === "Factor"))!;
+    expect([factor.col, factor.colSpan]).toEqual([2, 1]);
+  });
+
+  it("span a header cell wrapped over two lines across the columns it is centred over", () => {
+    const grid = textGrid({ items: marks([item("Judges", 100, 10), item("Panel", 102.5, 20), item("Sum", 205, 20)]), kind: "stream" })!;
+    const panel = grid.table.cells.find((c) => c.row === 0 && c.col > 0 && c.col < 5)!;
+    expect(panel.lines.map(segmentText)).toEqual(["Judges", "Panel"]);
+    expect([panel.col, panel.colSpan]).toEqual([1, 4]);
+  });
+});
+
 describe("ruled bands holding several rows", () => {
   const draft = (col: number, items: TextItem[]): CellDraft => ({ row: 0, col, rowSpan: 1, colSpan: 1, items });
 
@@ -108,6 +273,27 @@ describe("ruled bands holding several rows", () => {
     const { rows, drafts: split } = splitBands(drafts, 1);
     expect(rows).toBe(5);
     expect(split.find((d) => d.row === 4 && d.col === 1)!.items.map((i) => i.text)).toEqual(["400"]);
+  });
+
+  it("splits a band whose first column has a line only now and then at the rows of its figures", () => {
+    const drafts = [
+      draft(0, [item("Acton", 0, 10), item("Agoura", 0, 34)]),
+      draft(
+        1,
+        [0, 1, 2, 3, 4].map((i) => right(`${11 + i},062.6`, 90, 10 + 8 * i)),
+      ),
+      draft(
+        2,
+        [0, 1, 2, 3, 4].map((i) => right(String(40 * i), 130, 10 + 8 * i)),
+      ),
+    ];
+    const { rows, drafts: split } = splitBands(drafts, 1);
+    expect(rows).toBe(5);
+    expect(split.filter((d) => d.col === 0 && d.items.length).map((d) => [d.row, d.items[0]!.text])).toEqual([
+      [0, "Acton"],
+      [3, "Agoura"],
+    ]);
+    expect(split.find((d) => d.row === 2 && d.col === 1)!.items.map((i) => i.text)).toEqual(["13,062.6"]);
   });
 
   it("keeps a header band whose cells stack their lines differently as one row", () => {

@@ -1,0 +1,96 @@
+/**
+ * The quick loop for table work (issue #13): Folio alone, in-process, on one split of the real
+ * truth (test/truth/real/), per table and per class — no peers, no CLI start-up, no round trips.
+ * The full comparison stays bench/pdf-to-office-truth.ts; this is what one iterates with, on the
+ * tune split only (held-out tables are scored once, at the end, with `--split holdout`).
+ *
+ *   node bench/truth-tune.ts [--split tune|holdout] [--only <substring of a table id>] [--dump]
+ *                            [--roundtrips N]
+ *
+ * --roundtrips N scores the round trips of N generated spreadsheets (test/truth/roundtrip.ts, both
+ * splits: they are generated, nothing to tune to) instead of the real truth; their PDFs are built
+ * once into $TMPDIR/folio-truth-tune-roundtrip-N and reused.
+ * --dump prints each selected table's workbook rows beside the truth rows that were missed, to see
+ * what went wrong.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { writeXlsx } from "../runner/ops/convert-xlsx.ts";
+import { analyzePdf } from "../runner/pdf-layout/index.ts";
+import { readXlsx } from "../test/helpers/convert-quality.ts";
+import { byClass, cellAgrees, loadRealTruth, scoreTable, typeTruth, type OutCell, type TruthTable } from "../test/helpers/table-truth.ts";
+import { buildRoundTrip } from "../test/truth/roundtrip.ts";
+
+type Grid = (OutCell | undefined)[][];
+
+const args = process.argv.slice(2);
+const opt = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const split = opt("--split") ?? "tune";
+const only = opt("--only");
+const dump = args.includes("--dump");
+const roundTrips = Number(opt("--roundtrips") ?? 0);
+
+/** Folio's workbook for one PDF, as grids of shown text. */
+async function folioSheets(pdf: string, work: string): Promise<{ name: string; grid: Grid }[]> {
+  const signal = new AbortController().signal;
+  const layout = await analyzePdf(pdf, { signal, maxImagePixels: 0, images: false });
+  const out = path.join(work, `${path.basename(pdf, ".pdf")}.xlsx`);
+  await writeXlsx(layout, out, signal);
+  return (await readXlsx(out)).map((s) => ({
+    name: s.name,
+    grid: s.grid.map((r) => r.map((c) => c && { ...c, display: c.display ?? String(c.value) })),
+  }));
+}
+
+const show = (g: Grid): string[] => g.map((r) => r.map((c) => c?.display ?? "").join(" | "));
+
+/** The truth's cells missed by the best placement, for --dump: each truth row with the misses marked. */
+function misses(truth: string[][], grid: Grid): string[] {
+  const out: string[] = [];
+  for (const row of truth) {
+    const bad = row.filter((t) => t.trim() && !grid.some((r) => r.some((g) => cellAgrees(typeTruth(t), g, true))));
+    if (bad.length) out.push(`  row [${row.join(" | ")}] never found: ${bad.join(" ; ")}`);
+  }
+  return out;
+}
+
+const source: TruthTable[] = roundTrips
+  ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
+  : (await loadRealTruth()).filter((t) => t.split === split);
+const tables = source.filter((t) => !only || t.id.includes(only));
+const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
+const got = new Map<string, { name: string; grid: Grid }[]>();
+const t0 = performance.now();
+try {
+  for (const pdf of new Set(tables.map((t) => t.pdf))) got.set(pdf, await folioSheets(pdf, work));
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
+const rows = tables.map((table) => ({
+  table,
+  score: scoreTable(
+    table.cells,
+    got.get(table.pdf)!.map((s) => s.grid),
+  ),
+}));
+for (const { table, score } of rows) {
+  console.log(`${table.id.padEnd(70)} ${(score.exact * 100).toFixed(1).padStart(6)} %  (${score.cells} cells)`);
+  if (!dump) continue;
+  for (const s of got.get(table.pdf)!) console.log([`  == ${s.name}`, ...show(s.grid).map((l) => `  ${l}`)].join("\n"));
+  console.log(
+    misses(
+      table.cells,
+      got.get(table.pdf)!.flatMap((s) => s.grid),
+    ).join("\n"),
+  );
+}
+console.log("");
+for (const [cls, s] of [...byClass(rows)].sort())
+  console.log(
+    `${roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
+  );
+console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);
