@@ -4,8 +4,9 @@
  * of several columns stop inside a row: boxes whose top edge is not drawn); a missing border
  * between two grid cells (less than half of the edge drawn) merges them into one spanning cell.
  * A region whose rows share no inner rule is tables stacked (one's box touching the next one's),
- * read one by one; a header boxed alone over unruled columns is left to the stream finder. Text
- * items go to the cell under their centre. Pure.
+ * read one by one, and so is a box of two rows or more that no inner rule parts over rows that are
+ * parted (a page's header box over a ruled body); a header boxed alone over unruled columns is left
+ * to the stream finder. Text items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
 import { linePieces } from "./columns.ts";
@@ -189,9 +190,15 @@ function stackSplit(grid: Grid): number {
   for (let r = 0; r + 1 < grid.ys.length - 1; r++) {
     const [above, below] = [rowParts(grid, r), rowParts(grid, r + 1)];
     if (above.size && below.size && ![...above].some((k) => below.has(k))) return r;
+    // Two rows or more that no inner rule parts, over parted rows: a boxed block of its own (a
+    // page's header box over the ruled body), whose text must not set the body's columns.
+    if (r >= 1 && !above.size && below.size && openRows(grid, r)) return r;
   }
   return -1;
 }
+
+/** Whether no inner rule parts any of the grid rows 0..r. */
+const openRows = (grid: Grid, r: number): boolean => grid.rightEdge.slice(0, r + 1).every((row) => !row.some(Boolean));
 
 /**
  * A region's rules as the grids they draw: one, or several stacked (see stackSplit), each built

@@ -5,13 +5,14 @@
  * but not its columns (rules under the header only, a box around the whole table).
  *
  * Rows: between two drawn rules (a band), lines that keep to the rows of the band's key line make
- * one row each (bands.ts's rule); with no rules, every line starts a row but for a continuation —
+ * one row each (bands.ts's rule), and a band of many lines of values (a box around a whole body
+ * of rows set by whitespace) is read as if unruled; with no rules, every line starts a row but for a continuation —
  * a line with no values and text only under text cells of the row above (or, less than a line below,
  * in cells the row leaves empty), set at line spacing, with
  * nothing in the key column (the first one most lines fill) or, failing that, in fewer cells than
  * the row and none in its first: a wrapped description, the further lines of a wrapped header. Cells: a piece belongs to the column its middle lies in, and spans the further columns
  * it runs across (a group header centred over its columns starts at the first of them) when the
- * row has nothing else there. Pure.
+ * row has nothing else there, never across a drawn vertical rule. Pure.
  */
 import { columnSeparators, headerAsOne, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
 import { groupLines } from "./lines.ts";
@@ -105,28 +106,54 @@ function continues(li: number, row: readonly number[], placed: readonly Placed[]
   return new Set(line.map((p) => p.col)).size < new Set(above.map((p) => p.col)).size && !line.some((p) => p.col <= first);
 }
 
+/**
+ * Whether a band's lines are rows by bands.ts's rule: every line holding the key column starts one,
+ * the band's other columns following each of them, values among them.
+ */
+function keyRows(lines: readonly number[], placed: readonly Placed[][], key: number): boolean {
+  const keyLines = lines.filter((li) => placed[li]!.some((p) => p.col === key));
+  const others = new Set(lines.flatMap((li) => placed[li]!.filter((p) => p.col !== key).map((p) => p.col)));
+  return (
+    keyLines.length >= 2 &&
+    others.size > 0 &&
+    [...others].every((c) => keyLines.every((k) => placed[k]!.some((p) => p.col === c || (p.col < c && p.last >= c)))) &&
+    keyLines.some((k) => placed[k]!.some((p) => p.piece.value))
+  );
+}
+
+/**
+ * A band with at least this many lines holding values is a list of rows set by whitespace inside a
+ * box (a box around the whole body, rules between groups of columns only), read as unruled lines.
+ */
+const LISTED_LINES = 4;
+
 /** The rows (as lists of line indexes) of lines between two drawn rules, or of a whole unruled region. */
 function rowsOf(lines: readonly number[], placed: readonly Placed[][], all: readonly PieceLine[], key: number, ruled: boolean): number[][] {
   if (!lines.length) return [];
-  if (ruled) {
-    // One row, unless the band's lines are rows (bands.ts): every line holding the key column starts one.
-    const keyLines = lines.filter((li) => placed[li]!.some((p) => p.col === key));
-    const others = new Set(lines.flatMap((li) => placed[li]!.filter((p) => p.col !== key).map((p) => p.col)));
-    const rowLike =
-      keyLines.length >= 2 &&
-      [...others].length > 0 &&
-      [...others].every((c) => keyLines.every((k) => placed[k]!.some((p) => p.col === c || (p.col < c && p.last >= c)))) &&
-      keyLines.some((k) => placed[k]!.some((p) => p.piece.value));
-    if (!rowLike) return [[...lines]];
-  }
+  // A ruled band is one row, unless its lines are rows: by the key column (bands.ts), in which case
+  // lines without it join the row above; or by being many lines of values, read as unruled lines.
+  const byKey = ruled && keyRows(lines, placed, key);
+  const listed = ruled && !byKey && lines.filter((li) => placed[li]!.some((p) => p.piece.value)).length >= LISTED_LINES;
+  if (ruled && !byKey && !listed) return [[...lines]];
   const rows: number[][] = [];
   for (const li of lines) {
     const row = rows.at(-1);
     if (row && continues(li, row, placed, all, key)) row.push(li);
-    else if (row && ruled && !placed[li]!.some((p) => p.col === key)) row.push(li);
+    else if (row && byKey && !placed[li]!.some((p) => p.col === key)) row.push(li);
     else rows.push([li]);
   }
   return rows;
+}
+
+/**
+ * The free columns `free` around a cell covering `covers`, cut at the drawn rules (indexes into the
+ * separators: rule j lies between columns j and j+1): a header centred over columns never reaches
+ * across a rule drawn beside it (four blocks of columns in one box, a rule between each two).
+ */
+function withinRules(free: [number, number], covers: [number, number], ruled: readonly number[]): [number, number] {
+  const lo = Math.max(free[0], ...ruled.filter((j) => j < covers[0]).map((j) => j + 1));
+  const hi = Math.min(free[1], ...ruled.filter((j) => j >= covers[1]));
+  return [lo, hi];
 }
 
 /**
@@ -195,6 +222,8 @@ export function textGrid(input: TextGridInput): TextGrid | null {
   const bands = new Map<number, number[]>();
   lines.forEach((_, li) => bands.set(bandOf(li), [...(bands.get(bandOf(li)) ?? []), li]));
   const rows = [...bands.keys()].sort((a, b) => a - b).flatMap((b) => rowsOf(bands.get(b)!, placed, lines, key, ys.length > 0));
+  // Indexes of the separators that are drawn rules: no cell spans across one.
+  const ruled = seps.flatMap((x, j) => ((input.drawnXs ?? []).some((d) => Math.abs(d - x) < SAME_X) ? [j] : []));
   const edges = [
     minOf(
       lines.flatMap((l) => l.pieces),
@@ -222,7 +251,7 @@ export function textGrid(input: TextGridInput): TextGrid | null {
         maxOf(group, (p) => p.last),
         (starts[k + 1] ?? cols) - 1,
       );
-      const free: [number, number] = [(starts[k - 1] ?? -1) + 1, (starts[k + 1] ?? cols) - 1];
+      const free = withinRules([(starts[k - 1] ?? -1) + 1, (starts[k + 1] ?? cols) - 1], [c, reach], ruled);
       // A header cell of one piece, or of pieces stacked on lines of their own (a header wrapped
       // over two lines), may be centred over a group of columns.
       // A label set flush with its own column's values is that column's, however centred it looks.

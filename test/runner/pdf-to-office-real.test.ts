@@ -178,6 +178,7 @@ const FLOORS: Record<"tune" | "holdout", Record<string, number>> = {
     rotated: 0.99,
     ruled: 0.99,
     spanning: 0.98,
+    tight: 0.99,
     unruled: 0.98,
   },
   holdout: {

@@ -154,6 +154,47 @@ describe("tables whose rules touch", () => {
   });
 });
 
+describe("a page's header box over a body ruled into blocks of columns", () => {
+  const h = (y: number): Rule => ({ x0: 0, x1: 300, y0: y, y1: y });
+  const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
+  // Two rows of a header box with no inner rule, then a body whose blocks only a rule parts: inside
+  // each block, labels and right-aligned counts set by whitespace, a line a row.
+  const rules = [h(0), h(20), h(40), h(200), v(0, 0, 200), v(300, 0, 200), v(150, 40, 200)];
+  const body: [string, string, string, string][] = [
+    ["GOVERNOR", "", "MEASURE A", ""],
+    ["YES", "90", "YES", "109"],
+    ["NO", "142", "NO", "105"],
+    ["KASHKARI", "247", "", ""],
+    ["", "", "MEASURE B", ""],
+    ["YES", "86", "YES", "98"],
+    ["NO", "148", "NO", "117"],
+  ];
+  const items = [item("RUN 12/3/2014", 5, 12), item("PAGE 1", 250, 12), item("GROUP 13", 5, 32), item("SERIAL 1", 250, 32)];
+  body.forEach(([a, b, c, d], r) => {
+    const base = 55 + 12 * r;
+    if (a) items.push(item(a, 5, base));
+    if (b) items.push(right(b, 140, base));
+    if (c) items.push(item(c, 155, base));
+    if (d) items.push(right(d, 295, base));
+  });
+
+  it("reads the header box apart, and the body a line a row, no header spanning a drawn rule", () => {
+    // The body is a grid of its own (the header box's rows, no vertical rule of their own, none).
+    expect(stackedGrids(rules).map((g) => g.ys)).toEqual([[40, 200]]);
+    const table = latticeTables(rules, items).find((t) => t.cells.some((c) => c.lines.some((l) => segmentText(l) === "GOVERNOR")))!;
+    const at = (text: string, row: number, col: number): Cell | undefined =>
+      table.cells.find((c) => c.row === row && c.col === col && c.lines.map(segmentText).join(" ") === text);
+    expect(table.rows).toBe(body.length);
+    body.forEach((line, r) =>
+      line.forEach((text, k) => {
+        if (!text) return;
+        // Each text in a cell of its own: its block's labels (k even) or counts (k odd), one column wide.
+        expect(at(text, r, k)?.colSpan, `${text} on row ${r}`).toBe(1);
+      }),
+    );
+  });
+});
+
 describe("rows that rules part without a horizontal rule", () => {
   it("part a header row where the boxes of its lower labels begin", () => {
     const h = (y: number): Rule => ({ x0: 0, x1: 300, y0: y, y1: y });
