@@ -109,16 +109,21 @@ export async function startApiContainer(platform: Platform, env: Record<string, 
   };
 }
 
+/** A controller container and the loopback port of its /metrics, /healthz and /readyz. */
+export interface ReadyController extends FolioContainer {
+  readonly metricsPort: number;
+}
+
 /**
  * `folio controller` for the runner images `make images` built (pulled never: they are on the
  * node), watching the default namespace unless `env` says otherwise, started and ready: its
- * /readyz (on a free metrics port) answers 200. Fails with its log if it exits first.
+ * /readyz (on a free metrics port, `metricsPort`) answers 200. Fails with its log if it exits first.
  */
 export async function startReadyController(
   platform: Platform,
   env: Record<string, string>,
   files: readonly string[] = [],
-): Promise<FolioContainer> {
+): Promise<ReadyController> {
   const port = await freePort();
   const c = await startControllerContainer(
     platform,
@@ -140,7 +145,7 @@ export async function startReadyController(
       (r) => r.status,
       () => 0,
     );
-    if (status === 200) return c;
+    if (status === 200) return Object.assign(c, { metricsPort: port });
     if (exited || Date.now() > end)
       throw new Error(`folio controller (container) ${exited ? "exited" : "is not ready after 120 s"}:\n${c.logs()}`);
     await sleep(250);
