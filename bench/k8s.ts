@@ -25,6 +25,9 @@
  * stopping it at the end removes every object the run made.
  *
  *   node bench/k8s.ts [--latency 30] [--backlog 500] [--creators 8] [--workers 2] [--max-pods 2] [--drain]
+ *
+ * A short run that still goes through every part (about 2 min on a quiet machine):
+ * `node bench/k8s.ts --latency 5 --backlog 50 --drain`.
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
