@@ -1,7 +1,11 @@
 /**
  * `make bench-k8s`: the PdfJob operator on the local control plane (test/k8s/platform.ts: real
- * kube-apiserver, kube-controller-manager and the local kubelet), a real MinIO and the controller
- * in-process (startController), on this machine.
+ * kube-apiserver, kube-controller-manager and the local kubelet), a real MinIO and `folio
+ * controller` as a container of the API image `make images` built (test/e2e/containers.ts
+ * startReadyController: configured through its environment as the chart's Deployment configures
+ * it), on this machine. What the bench reads from the controller comes from the container: its
+ * Prometheus metrics over HTTP (work queue depth, leadership, reconcile errors), its log (the
+ * errors' kinds) and its cgroup (CPU).
  *
  *   1. Latency: small merges (2 × 1 page) one after another. PdfJob created → phase Succeeded,
  *      minus the runner's own time (its container running → terminated), goal p50 ≤ 2 s; with
@@ -21,19 +25,21 @@
  * stopping it at the end removes every object the run made.
  *
  *   node bench/k8s.ts [--latency 30] [--backlog 500] [--creators 8] [--workers 2] [--max-pods 2] [--drain]
+ *
+ * A short run that still goes through every part (about 2 min on a quiet machine):
+ * `node bench/k8s.ts --latency 5 --backlog 50 --drain`.
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Readable, Writable } from "node:stream";
+import { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Job, type V1Pod } from "@kubernetes/client-node";
 import { Informer } from "../controller/informer.ts";
-import { runnerImage } from "../test/k8s/images.ts";
+import { apiImage, runnerImage } from "../test/k8s/images.ts";
 import { effectiveSecurity } from "../test/k8s/runtime/security.ts";
-import { startController, type Controller } from "../controller/main.ts";
 import { newId } from "../core/ids.ts";
 import {
   LABELS,
@@ -49,8 +55,8 @@ import {
   type PdfJobInput,
 } from "../core/schemas/pdfjob.ts";
 import { textPdf } from "../test/fixtures/pdf-fixtures.ts";
-import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate } from "../test/e2e/support.ts";
-import { createLogger } from "../core/logger.ts";
+import { type E2eWorld, startE2eWorld } from "../test/e2e/support.ts";
+import { startReadyController, type ReadyController } from "../test/e2e/containers.ts";
 import { requestCounts } from "../test/k8s/apiserver-requests.ts";
 
 const { values: args } = parseArgs({
@@ -233,12 +239,17 @@ function reportedDuration(message: string | undefined): number | undefined {
 // --- the platform -----------------------------------------------------------------------------------
 
 interface Bench extends E2eWorld {
-  controller: Controller;
+  /** `folio controller`, a container of the API image, ready and leading. */
+  controller: ReadyController;
+  /** From the container's start until its /readyz answered 200 and it held the leader Lease. */
+  controllerStartMs: number;
+  /** CPU seconds the controller container has used so far (its cgroup), if the cgroup was found. */
+  controllerCpu: () => number | undefined;
   recorder: Recorder;
-  /** The controller's reconcile errors, by kind (it logs each as `reconcile <key>: <message>`). */
-  errors: Map<string, number>;
   files: string[];
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function waitForServiceAccount(kc: KubeConfig): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
@@ -247,58 +258,128 @@ async function waitForServiceAccount(kc: KubeConfig): Promise<void> {
       await core.readNamespacedServiceAccount({ namespace: NS, name: "default" });
       return;
     } catch {
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 }
 
-/** `reconcile ns/name: <message>` → a short kind: the HTTP status when there is one. */
+/** The controller's Prometheus text, from its metrics port over plain HTTP (as Prometheus scrapes it). */
+async function scrape(c: ReadyController): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${c.metricsPort}/metrics`, { signal: AbortSignal.timeout(5000) });
+  if (!res.ok) throw new Error(`controller GET /metrics: HTTP ${res.status}`);
+  return res.text();
+}
+
+/** The sum of a metric's samples in Prometheus text (every label set containing `labels`); 0 if absent. */
+function metricSum(text: string, name: string, labels = ""): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (m && m[1] === name && (m[2] ?? "").includes(labels)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+/** `reconcile failed` error message → a short kind: the HTTP status when there is one. */
 function errorKind(message: string): string {
   const code = /HTTP-Code: (\d{3})|\b(409|422|429|500|503)\b/.exec(message);
   if (code) return `HTTP ${code[1] ?? code[2]}${/conflict|modified/i.test(message) ? " (conflict)" : ""}`;
   return message.slice(0, 60);
 }
 
+/** The controller's failed reconciles by kind, from its structured (JSON) log lines. */
+function errorKinds(log: string): Map<string, number> {
+  const kinds = new Map<string, number>();
+  for (const line of log.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    let entry: { msg?: string; err?: { message?: string } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue; // a line cut where the log was read
+    }
+    if (!entry.msg?.startsWith("reconcile failed")) continue;
+    const kind = errorKind(entry.err?.message ?? "unknown");
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  return kinds;
+}
+
+/**
+ * A reader of the CPU time a container has used: its cgroup, which the runtime names by the
+ * container's id (cgroup v1 cpuacct.usage, else v2 cpu.stat). Found through a process in it;
+ * undefined when none is (not Linux, or the container has exited).
+ */
+function containerCpu(id: string): () => number | undefined {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let lines: string[];
+    try {
+      lines = readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n");
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const line of lines) {
+      const [, controllers = "", group = ""] = line.split(":");
+      if (!group.endsWith(`/${id}`)) continue;
+      const v1 = controllers.split(",").includes("cpuacct") ? path.join("/sys/fs/cgroup", controllers, group, "cpuacct.usage") : undefined;
+      const v2 = controllers === "" ? path.join("/sys/fs/cgroup", group, "cpu.stat") : undefined;
+      if (v1) return () => Number(readFileSync(v1, "utf8")) / 1e9;
+      if (v2)
+        return () => {
+          const usec = /^usage_usec (\d+)$/m.exec(readFileSync(v2, "utf8"))?.[1];
+          return usec === undefined ? undefined : Number(usec) / 1e6;
+        };
+    }
+  }
+  return () => undefined;
+}
+
 async function setUp(): Promise<Bench> {
   const world = await startE2eWorld("folio-bench-k8s-", { platform: { maxPods: MAX_PODS } });
-  const { dir, s3, store, kc } = world;
-  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
-  await waitForServiceAccount(kc);
-  const errors = new Map<string, number>();
-  const controller = startController({
-    kubeConfig: kc,
-    store,
-    namespace: NS,
-    workers: WORKERS,
-    leaderElection: { namespace: NS, name: "folio-controller", identity: "bench" },
-    template: runnerTemplate(s3),
-    prepareJob: runnerAccess(kc, s3),
-    // Failed reconciles, counted by kind from the controller's structured log lines.
-    logger: createLogger(
-      {
-        level: "debug", // conflicts (409) are logged at debug: counted too
-        destination: new Writable({
-          write(line: Buffer, _enc, done): void {
-            const entry = JSON.parse(line.toString("utf8")) as { msg?: string; err?: { message?: string } };
-            const kind = entry.msg?.startsWith("reconcile failed") ? errorKind(entry.err?.message ?? "unknown") : undefined;
-            if (kind) errors.set(kind, (errors.get(kind) ?? 0) + 1);
-            done();
-          },
-        }),
-      },
-      { component: "controller" },
-    ),
-  });
-  const recorder = new Recorder(kc);
-  await Promise.all([controller.synced(), recorder.start()]);
-  while (!controller.elector?.isLeader) await new Promise((r) => setTimeout(r, 100));
-  const files = [await textPdf(path.join(dir, "a.pdf"), 1, "alpha"), await textPdf(path.join(dir, "b.pdf"), 1, "beta")];
-  return { ...world, controller, recorder, errors, files };
+  const { dir, s3, kc } = world;
+  let controller: ReadyController | undefined;
+  let recorder: Recorder | undefined;
+  try {
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+    await waitForServiceAccount(kc);
+    const started = Date.now();
+    // `folio controller` in a container of the API image, configured as the chart configures it;
+    // the runner Jobs it creates name the runner image (pulled never: it is on the node) and get
+    // presigned URLs for their objects, no bucket credentials.
+    controller = await startReadyController(world.platform, {
+      ...s3.env,
+      FOLIO_CONTROLLER_NAMESPACE: NS,
+      FOLIO_CONTROLLER_WORKERS: String(WORKERS),
+      FOLIO_CONTROLLER_LEADER_ELECTION: "true",
+      // No admission limit (the chart's default is 50 runner Jobs at once): the backlog measures
+      // how fast the controller creates Jobs, not how fast 2 runner pods at a time drain them.
+      FOLIO_MAX_RUNNING_JOBS: "0",
+      FOLIO_LOG_LEVEL: "debug", // conflicts (409) are logged at debug: their kinds are counted too
+    });
+    const c = controller;
+    recorder = new Recorder(kc);
+    await recorder.start();
+    const end = Date.now() + 60_000;
+    while (metricSum(await scrape(c), "folio_controller_leader") !== 1) {
+      if (Date.now() > end) throw new Error(`the controller container did not become the leader within 60 s:\n${c.logs()}`);
+      await sleep(100);
+    }
+    const controllerStartMs = Date.now() - started;
+    const files = [await textPdf(path.join(dir, "a.pdf"), 1, "alpha"), await textPdf(path.join(dir, "b.pdf"), 1, "beta")];
+    return { ...world, controller: c, controllerStartMs, controllerCpu: containerCpu(c.id), recorder, files };
+  } catch (err) {
+    await recorder?.stop();
+    await controller?.stop();
+    await controller?.cleanup();
+    await world.stop();
+    throw err;
+  }
 }
 
 async function tearDown(b: Bench): Promise<void> {
   await b.recorder.stop();
   await b.controller.stop();
+  await b.controller.cleanup();
   await b.stop();
 }
 
@@ -354,8 +435,8 @@ function requestsBetween(
 
 /**
  * CPU seconds used so far by the control plane's daemons (their command lines name its
- * directory), MinIO (its data directory) and this process (the controller, the kubelet, the
- * watches and the creators share it). Linux only; clock ticks of 1/100 s.
+ * directory), MinIO (its data directory), the controller container (its cgroup) and this process
+ * (the kubelet, the watches and the creators share it). Linux only; clock ticks of 1/100 s.
  */
 function cpuSeconds(b: Bench): Map<string, number> {
   const markers = [b.platform.controlPlane.dir, b.s3.dataDir];
@@ -372,8 +453,10 @@ function cpuSeconds(b: Bench): Map<string, number> {
       // gone meanwhile
     }
   }
+  const controller = b.controllerCpu();
+  if (controller !== undefined) out.set("folio controller (container)", controller);
   const self = process.cpuUsage();
-  out.set("this process (controller, kubelet, watches)", (self.user + self.system) / 1e6);
+  out.set("this process (kubelet, watches, creators)", (self.user + self.system) / 1e6);
   return out;
 }
 
@@ -542,14 +625,29 @@ async function backlog(b: Bench): Promise<void> {
   // PdfJob still uses): the creators then only create PdfJobs.
   const inputs = [await upload(b, b.files[0]!), await upload(b, b.files[1]!)];
   const jobsBefore = b.recorder.jobTimes.length;
-  b.errors.clear();
   let maxDepth = 0;
   let maxRunning = 0;
+  // The work queue's depth as the controller reports it (its /metrics), scraped every 100 ms. The
+  // samplers' timers do not keep the process alive if the bench fails before it stops them.
+  let sampling = true;
+  const depthSampler = (async (): Promise<void> => {
+    while (sampling) {
+      try {
+        maxDepth = Math.max(maxDepth, metricSum(await scrape(b.controller), "folio_controller_workqueue_depth"));
+      } catch {
+        // a scrape that timed out under load: the next one counts
+      }
+      await new Promise((r) => setTimeout(r, 100).unref());
+    }
+  })();
+  const logFrom = b.controller.logs().length;
+  const reconcileErrors = async (): Promise<number> =>
+    metricSum(await scrape(b.controller), "folio_controller_reconcile_total", 'result="error"');
+  const errorsBefore = await reconcileErrors();
   const sampler = setInterval(() => {
-    maxDepth = Math.max(maxDepth, b.controller.queue.depth);
     const running = (b.platform.kubelet?.pods() ?? []).filter((p) => p.pid !== undefined && p.exit === undefined).length;
     maxRunning = Math.max(maxRunning, running);
-  }, 20);
+  }, 20).unref();
   const names: string[] = [];
   let createErrors = 0;
   let next = 0;
@@ -581,7 +679,8 @@ async function backlog(b: Bench): Promise<void> {
   const p10 = jobTimes[Math.floor(jobTimes.length * 0.1)] ?? first;
   const p90 = jobTimes[Math.floor(jobTimes.length * 0.9)] ?? last;
   const lag = names.map((n) => b.recorder.timeline(n)).map((t) => (t.job ?? NaN) - (t.acked ?? NaN));
-  const errorsDuring = [...b.errors.entries()];
+  const errorsDuring = (await reconcileErrors()) - errorsBefore;
+  const errorsByKind = [...errorKinds(b.controller.logs().slice(logFrom))];
   console.log(`2. Backlog: ${BACKLOG} PdfJobs by ${CREATORS} parallel creators — load before ${loadBefore}, after ${load()}\n`);
   console.log(row(["", "value", "goal"]));
   console.log(row(["PdfJobs created per second (creators)", (names.length / ((created - start) / 1000)).toFixed(1)]));
@@ -598,8 +697,8 @@ async function backlog(b: Bench): Promise<void> {
   );
   console.log(row(["work queue depth, max", maxDepth]));
   console.log(row(["create errors", createErrors, "0"]));
-  console.log(row(["reconcile errors (retried with backoff)", errorsDuring.reduce((s, [, n]) => s + n, 0), "0"]));
-  for (const [kind, n] of errorsDuring) console.log(row([`  ${kind}`, n]));
+  console.log(row(["reconcile errors (retried with backoff; its /metrics)", errorsDuring, "0"]));
+  for (const [kind, n] of errorsByKind) console.log(row([`  ${kind} (its log)`, n]));
   console.log(row([`CPU until every Job existed (${secs(allJobs - start)} s wall)`, "cpu s", "% of a core"]));
   for (const [name, after] of [...cpuAfter].sort((x, y) => y[1] - x[1])) {
     const used = after - (cpuBefore.get(name) ?? 0);
@@ -629,6 +728,8 @@ async function backlog(b: Bench): Promise<void> {
     console.log(row(["(completion not measured: add --drain)", ""]));
   }
   clearInterval(sampler);
+  sampling = false;
+  await depthSampler;
   console.log();
 }
 
@@ -640,8 +741,9 @@ async function main(): Promise<void> {
     console.log(
       `folio operator benchmark — ${new Date().toISOString()} — ${os.cpus().length} cores, load ${load()}, node ${process.version}`,
     );
+    console.log(`kubernetes ${v.kubernetes}, etcd ${v.etcd}, platform up in ${secs(Date.now() - t)} s; node capacity ${MAX_PODS} pods`);
     console.log(
-      `kubernetes ${v.kubernetes}, etcd ${v.etcd}, platform up in ${secs(Date.now() - t)} s; controller: ${WORKERS} workers, leader election on; node capacity ${MAX_PODS} pods\n`,
+      `controller: a container of ${apiImage()}, ${WORKERS} workers, leader election on, no limit on running Jobs, started → ready and leading in ${secs(b.controllerStartMs)} s\n`,
     );
     await containerStart(b);
     if (LATENCY_JOBS > 0) await latency(b);

@@ -109,20 +109,22 @@ export async function startApiContainer(platform: Platform, env: Record<string, 
   };
 }
 
-/** A controller container and the host port of its metrics server (/metrics, /readyz). */
-export type ControllerContainer = FolioContainer & { readonly metricsPort: number };
+/** A controller container and the loopback port of its /metrics, /healthz and /readyz. */
+export interface ReadyController extends FolioContainer {
+  readonly metricsPort: number;
+}
 
 /**
  * `folio controller` for the runner images `make images` built (pulled never: they are on the
  * node), watching the default namespace unless `env` says otherwise, started and ready: its
- * /readyz (on a free metrics port) answers 200. Fails with its log if it exits first.
+ * /readyz (on a free metrics port, `metricsPort`) answers 200. Fails with its log if it exits first.
  */
 export async function startReadyController(
   platform: Platform,
   env: Record<string, string>,
   files: readonly string[] = [],
   name = "folio-controller",
-): Promise<ControllerContainer> {
+): Promise<ReadyController> {
   const port = await freePort();
   const c = await startControllerContainer(
     platform,

@@ -29,7 +29,7 @@ import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { notPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
 import { pageCount } from "../helpers/tools.ts";
 import { metricSum } from "../helpers/prometheus-text.ts";
-import { startReadyController, type ControllerContainer } from "./containers.ts";
+import { startReadyController, type ReadyController } from "./containers.ts";
 import { type E2eWorld, startE2eWorld, sleep, until, uploadPdf } from "./support.ts";
 
 const NS = "default";
@@ -39,7 +39,7 @@ const CRD = { group: PDFJOB_GROUP, version: PDFJOB_VERSION, plural: PDFJOB_PLURA
 let store: S3ObjectStore;
 let kc: KubeConfig;
 let custom: CustomObjectsApi;
-let controller: ControllerContainer;
+let controller: ReadyController;
 let dir: string;
 let world: E2eWorld;
 
