@@ -87,6 +87,9 @@ export const edit: OpDefinition<EditOptions> = {
   accepts: "any",
   minInputs: 1,
   maxInputs: 10,
+  // One qpdf run, whose output is written last: the runner may start it before the input's page
+  // tree is walked and throw the output away if the walk finds damage (engines/repair.ts openEarly).
+  opensEarly: true,
   async run(ctx: OpContext<EditOptions>): Promise<OpResult> {
     const source = ctx.inputs[0]!;
     if (source.kind !== "pdf") throw new JobError("invalid_pdf", `Input "${source.filename}" is not a PDF; edit takes a PDF first.`);
