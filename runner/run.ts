@@ -248,11 +248,11 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
       else {
         // Inputs opened early (engines/repair.ts openEarly): the operation runs while their page
         // trees are walked, and what it made is kept only if every walk agrees; otherwise it is
-        // stopped or thrown away and the job starts again from the full inspection and repair.
-        const refuted = new AbortController();
+        // thrown away and the job starts again from the full inspection and repair. The operation
+        // is let finish rather than stopped: stopping an engine ends the job's whole sandbox
+        // (engines/job-sandbox.ts), and the next engine started could find it dying.
         const stands = Promise.all(pending).then((all) => all.every(Boolean));
-        void stands.then((ok) => ok || refuted.abort());
-        const attempt = await run(inputs, AbortSignal.any([signal, refuted.signal])).then(
+        const attempt = await run(inputs, signal).then(
           (r) => ({ r }),
           (e: unknown) => ({ e }),
         );

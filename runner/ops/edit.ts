@@ -22,7 +22,7 @@ import { IMAGE_KINDS } from "../../core/sniff.ts";
 import { commitOutput, discard, partialPath, type PdfOutputFile } from "./outfile.ts";
 import { pageBoxes, type PageBox } from "../pdf/page-boxes.ts";
 import { writePdf } from "../pdf/pdf-writer.ts";
-import { blameInput, qpdf, type QpdfContext } from "../engines/qpdf.ts";
+import { blameInput, qpdf, QpdfError, type QpdfContext } from "../engines/qpdf.ts";
 import { loadPdfImage, rasterInfo } from "../engines/raster.ts";
 import { drawLayer, type Layer } from "./edit-draw.ts";
 import { planEdit, type EditPlan } from "./edit-plan.ts";
@@ -82,6 +82,19 @@ function rotateArgs(plan: EditPlan): string[] {
   return [...byAngle].map(([angle, pages]) => `--rotate=+${angle}:${toQpdfRange(pages)}`);
 }
 
+/**
+ * qpdf reads the content of every page it lays a mark over (to name the mark's resources apart
+ * from the page's), and gives up on content that does not parse; its message names no file, so
+ * blameInput leaves it an internal error. It is the input's damage (qpdf corpus
+ * shared-images-errors.pdf): invalid_pdf.
+ */
+function unmarkable(err: unknown, filename: string): unknown {
+  if (!(err instanceof QpdfError) || !/errors while decoding content stream/i.test(err.stderr)) return err;
+  return new JobError("invalid_pdf", `Input "${filename}" has page content that cannot be read, so marks cannot be laid on it.`, {
+    cause: err,
+  });
+}
+
 export const edit: OpDefinition<EditOptions> = {
   operation: "edit",
   accepts: "any",
@@ -131,7 +144,7 @@ export const edit: OpDefinition<EditOptions> = {
     const tmp = partialPath(ctx.outDir, ".pdf");
     try {
       await qpdf(qctx, [...args, "--remove-unreferenced-resources=no", tmp]).catch((err: unknown) => {
-        throw blameInput(err, ctx.inputs);
+        throw unmarkable(blameInput(err, ctx.inputs), source.filename);
       });
       const filename = `${ctx.baseName}.pdf`;
       const out: PdfOutputFile = {
