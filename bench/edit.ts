@@ -8,14 +8,9 @@
  * hashed, as a worker runs it), and their ratio. Raw qpdf gets the overlay PDFs ready-made (its
  * users would have to make them somehow); folio makes them within its time. Goal (issue #15):
  * folio ≤ 1.5× raw qpdf.
- *
- * The median CPU time (this process and every engine it waited for: /proc/self/stat's utime,
- * stime, cutime and cstime) is printed too: on a loaded machine it is the steadier figure, and it
- * shows what running the inspection beside the operation (engines/repair.ts openEarly) saves in
- * wall time but not in work.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -33,28 +28,15 @@ const LIMITS = { max_pages: 100_000, timeout_ms: 600_000 };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 let n = 0;
 
-const TICK = 100; // USER_HZ: /proc's unit of CPU time, 100 on Linux.
-
-/** CPU seconds of this process and of the children it has waited for. */
-function cpu(): number {
-  // The fields after the command name (which may hold spaces): utime is the 12th, then stime, cutime, cstime.
-  const f = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
-  return f.slice(11, 15).reduce((a, b) => a + Number(b), 0) / TICK;
-}
-
-/** Median wall and CPU seconds of `fn` over RUNS runs, after a warm-up. */
-async function time(fn: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
+async function time(fn: () => Promise<unknown>): Promise<number> {
   await fn();
-  const wall: number[] = [];
-  const used: number[] = [];
+  const xs: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t = performance.now();
-    const c = cpu();
     await fn();
-    wall.push((performance.now() - t) / 1000);
-    used.push(cpu() - c);
+    xs.push((performance.now() - t) / 1000);
   }
-  return { wall: median(wall), cpu: median(used) };
+  return median(xs);
 }
 
 async function qpdf(args: string[]): Promise<void> {
@@ -107,15 +89,12 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(1))
       .join(" ")}\n`,
   );
-  console.log("| case | raw qpdf | folio | ratio | CPU: raw qpdf | CPU: folio | CPU ratio |");
-  console.log("|---|---|---|---|---|---|---|");
+  console.log("| case | raw qpdf | folio | ratio |");
+  console.log("|---|---|---|---|");
   for (const [label, raw, ours] of cases) {
     const q = await time(raw);
     const f = await time(ours);
-    console.log(
-      `| ${label} | ${q.wall.toFixed(2)} s | ${f.wall.toFixed(2)} s | ${(f.wall / q.wall).toFixed(2)}× ` +
-        `| ${q.cpu.toFixed(2)} s | ${f.cpu.toFixed(2)} s | ${(f.cpu / q.cpu).toFixed(2)}× |`,
-    );
+    console.log(`| ${label} | ${q.toFixed(2)} s | ${f.toFixed(2)} s | ${(f / q).toFixed(2)}× |`);
     await rm(SCRATCH, { recursive: true, force: true });
     await mkdir(SCRATCH, { recursive: true });
     // The overlay inputs live in SCRATCH: make them again for the next cases.
