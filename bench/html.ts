@@ -1,6 +1,6 @@
 /**
  * Benchmark: HTML → PDF on Chromium.
- *   node bench/html.ts [documents-for-the-memory-run]
+ *   node bench/html.ts [documents-for-the-memory-run] [--memory-only]
  *
  * Fixed parameters, one run, printed side by side:
  *  1. latency of a one-page HTML (text, a table, inline CSS): warm pool (a browser kept, a fresh
@@ -8,9 +8,13 @@
  *     or a one-shot container does); 30 warm and 8 cold, p50 and p90, through runSpec as a worker
  *     runs a job (inspection, the render, hashing). Goal: warm p50 ≤ 0.3 s.
  *  2. throughput: 100 documents through a pool of 2 browsers, 2 at a time (the 2-core machine).
- *  3. memory: the pool's browser (PSS of its process tree) every 100 documents over 1,000, with
- *     the default recycling (every FOLIO_CHROMIUM_MAX_JOBS = 100 jobs) and without any — the
- *     second shows what recycling keeps flat.
+ *  3. memory: the pool's browsers (PSS of their process trees, summed over the slots) every 100
+ *     documents over 1,000 (or the count given), with the default recycling (every
+ *     FOLIO_CHROMIUM_MAX_JOBS = 100 jobs) and without any — the second shows what recycling keeps
+ *     flat. With recycling, the sample is taken after the 99th document of each hundred, when the
+ *     browser is oldest: after the 100th it has just been replaced, and a fresh browser says
+ *     nothing about growth. The runner's own RSS (the fetch proxies live in it) is printed too.
+ *     `--memory-only` runs this part alone.
  * The machine's load average is printed with the figures: other work on it makes them noisy.
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
@@ -24,7 +28,9 @@ import { ChromiumPool } from "../runner/engines/chromium-pool.ts";
 import { SITE_HOST } from "../runner/engines/fetch-proxy.ts";
 import { ok, runOp } from "../test/helpers/runner.ts";
 
-const MEMORY_DOCS = Number(process.argv[2] ?? 1000);
+const args = process.argv.slice(2);
+const MEMORY_ONLY = args.includes("--memory-only");
+const MEMORY_DOCS = Number(args.find((a) => !a.startsWith("--")) ?? 1000);
 const SCRATCH = path.join(os.tmpdir(), `folio-bench-html-${process.pid}`);
 const log = createLogger({ level: "silent" });
 const config = loadConfig({ FOLIO_LOG_LEVEL: "silent" });
@@ -132,27 +138,46 @@ async function throughput(site: string): Promise<void> {
   );
 }
 
+/** The pool's memory: its browsers' trees summed (MB). */
+async function poolMb(p: ChromiumPool): Promise<number> {
+  const { memoryMb } = await p.stats();
+  return memoryMb.length ? memoryMb.reduce((a, b) => a + b, 0) : Number.NaN;
+}
+
 async function memory(site: string): Promise<void> {
-  console.log(`| documents | pool memory, recycled every ${config.FOLIO_CHROMIUM_MAX_JOBS} (MB) | without recycling (MB) |`);
-  console.log("|---|---|---|");
-  const rows = new Map<number, [number, number]>();
-  for (const [col, maxJobs] of [
-    [0, config.FOLIO_CHROMIUM_MAX_JOBS],
-    [1, 1e9],
-  ] as const) {
-    const p = pool(1, maxJobs);
-    p.warmUp();
-    await renderMany(p, site, MEMORY_DOCS, 1, async (done) => {
-      if (done % 100 !== 0) return;
-      const mb = (await p.stats()).memoryMb[0] ?? Number.NaN;
-      const row = rows.get(done) ?? [Number.NaN, Number.NaN];
-      row[col] = mb;
-      rows.set(done, row);
-    });
-    await p.close();
+  const every = config.FOLIO_CHROMIUM_MAX_JOBS;
+  console.log(`memory over ${MEMORY_DOCS} documents, one browser, one job at a time`);
+  console.log(
+    `| documents | pool, recycled every ${every} (MB; after document N−1) | pool, never recycled (MB) | runner RSS, never recycled (MB) |`,
+  );
+  console.log("|---|---|---|---|");
+  const rows = new Map<number, [number, number, number]>();
+  const row = (done: number): [number, number, number] => {
+    const r = rows.get(done) ?? [Number.NaN, Number.NaN, Number.NaN];
+    rows.set(done, r);
+    return r;
+  };
+  const recycled = pool(1, every);
+  recycled.warmUp();
+  await renderMany(recycled, site, MEMORY_DOCS, 1, async (done) => {
+    if (done % 100 === 99) row(done + 1)[0] = await poolMb(recycled);
+  });
+  const recycles = (await recycled.stats()).recycles;
+  await recycled.close();
+  const kept = pool(1, 1e9);
+  kept.warmUp();
+  await renderMany(kept, site, MEMORY_DOCS, 1, async (done) => {
+    if (done % 100 !== 0) return;
+    const r = row(done);
+    r[1] = await poolMb(kept);
+    r[2] = process.memoryUsage().rss / 2 ** 20;
+  });
+  const keptStats = await kept.stats();
+  await kept.close();
+  for (const [done, [a, b, c]] of [...rows].sort(([x], [y]) => x - y)) {
+    console.log(`| ${done} | ${a.toFixed(0)} | ${b.toFixed(0)} | ${c.toFixed(0)} |`);
   }
-  for (const [done, [a, b]] of rows) console.log(`| ${done} | ${a.toFixed(0)} | ${b.toFixed(0)} |`);
-  console.log(`load ${load()}`);
+  console.log(`recycles: ${recycles} with recycling, ${keptStats.recycles} without (starts ${keptStats.starts}); load ${load()}`);
 }
 
 await mkdir(SCRATCH, { recursive: true });
@@ -162,7 +187,9 @@ await writeFile(path.join(site, "index.html"), PAGE);
 const file = path.join(SCRATCH, "invoice.html");
 await writeFile(file, PAGE);
 console.log(`HTML → PDF, Chromium ${config.FOLIO_CHROMIUM}; load ${load()}\n`);
-await latency(file);
-await throughput(site);
+if (!MEMORY_ONLY) {
+  await latency(file);
+  await throughput(site);
+}
 await memory(site);
 await rm(SCRATCH, { recursive: true, force: true });

@@ -20,10 +20,10 @@ import type { SofficeProvider } from "./engines/libreoffice.ts";
 import { checkBytes, checkPages, outputCaps, type OutputCaps } from "./ops/output-budget.ts";
 import { sniffFile } from "./engines/office-zip.ts";
 import { countPages } from "./engines/qpdf.ts";
-import { openOrRepair } from "./engines/repair.ts";
+import { openEarly, openOrRepair, type EarlyOpened, type Opened } from "./engines/repair.ts";
 import { rasterInfo } from "./engines/raster.ts";
 import { OPS } from "./ops/index.ts";
-import type { InspectedInput, OpContext, OpOutputFile } from "./ops/types.ts";
+import type { InspectedInput, OpContext, OpOutputFile, OpResult } from "./ops/types.ts";
 
 export interface RunDeps {
   config: Config;
@@ -51,6 +51,33 @@ function zodMessage(error: { issues: { path: PropertyKey[]; message: string }[] 
   return error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
 }
 
+/** Opens a PDF input (engines/repair.ts), early or not; throws limit_exceeded past the page limit. */
+async function openPdf(
+  qctx: { qpdf: string; work: string; signal: AbortSignal },
+  file: string,
+  where: { filename: string; size: number; index: number },
+  limits: RunnerLimits,
+  passwordFile: string | undefined,
+  early: boolean,
+): Promise<Opened | EarlyOpened> {
+  let opened: Opened | EarlyOpened;
+  if (early) {
+    const e = await openEarly(qctx, file, where, limits, passwordFile);
+    // A /Count over the limit is only believed once the walk confirms it.
+    opened = e.pages > limits.max_pages && !(await e.stands) ? await e.reopen() : e;
+  } else opened = await openOrRepair(qctx, file, where, limits, passwordFile);
+  if (opened.pages > limits.max_pages) {
+    throw new JobError("limit_exceeded", `Input "${where.filename}" has ${opened.pages} pages; the limit is ${limits.max_pages}.`);
+  }
+  return opened;
+}
+
+/**
+ * Sniffs and inspects one input. With `early` (an operation that opens its inputs early, see
+ * engines/repair.ts openEarly), a PDF's page tree may still be being walked when this returns:
+ * `stands` then says whether what was returned holds, and the caller must not keep any output
+ * made from it until it resolves true.
+ */
 async function inspectInput(
   input: RunnerSpec["inputs"][number],
   index: number,
@@ -58,7 +85,8 @@ async function inspectInput(
   limits: RunnerLimits,
   qctx: { qpdf: string; work: string; signal: AbortSignal },
   passwordFile?: string,
-): Promise<InspectedInput> {
+  early = false,
+): Promise<InspectedInput & { stands?: Promise<boolean> }> {
   const st = await stat(input.path).catch(() => null);
   if (!st?.isFile()) throw new JobError("invalid_pdf", `Input "${input.filename}" could not be read.`);
   if (st.size > limits.max_file_bytes) {
@@ -76,11 +104,15 @@ async function inspectInput(
   if (kind !== "pdf") return { ...base, pages: null, encrypted: false };
   // A damaged PDF that qpdf can reconstruct is reconstructed once, here, and every operation
   // reads the reconstruction (engines/repair.ts).
-  const opened = await openOrRepair(qctx, input.path, { filename: input.filename, size: st.size, index }, limits, passwordFile);
-  if (opened.pages > limits.max_pages) {
-    throw new JobError("limit_exceeded", `Input "${input.filename}" has ${opened.pages} pages; the limit is ${limits.max_pages}.`);
-  }
-  return { ...base, path: opened.path, pages: opened.pages, encrypted: opened.encrypted, ...(opened.repaired ? { repaired: true } : {}) };
+  const opened = await openPdf(qctx, input.path, { filename: input.filename, size: st.size, index }, limits, passwordFile, early);
+  return {
+    ...base,
+    path: opened.path,
+    pages: opened.pages,
+    encrypted: opened.encrypted,
+    ...(opened.repaired ? { repaired: true } : {}),
+    ...("stands" in opened ? { stands: opened.stands } : {}),
+  };
 }
 
 async function describe(file: OpOutputFile, qctx: { qpdf: string; work: string }): Promise<OutputFile> {
@@ -182,29 +214,58 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
     const ownBrowsers = deps.browsers ? null : createBrowsers(deps.config, log, false);
     try {
       // Two inspections at a time: each is one qpdf process, and merges may have 50 inputs.
-      const inputs: InspectedInput[] = new Array<InspectedInput>(spec.inputs.length);
-      let next = 0;
       // A password the client gave to open its input (edit) goes to qpdf in a 0600 file.
       const passwordFile = await writePasswordFile(parsedOptions.data, work);
-      const inspectNext = async (): Promise<void> => {
-        for (let i = next++; i < spec.inputs.length; i = next++)
-          inputs[i] = await inspectInput(spec.inputs[i]!, i, def.accepts, limits, qctx, passwordFile);
+      const inspectAll = async (early: boolean): Promise<(InspectedInput & { stands?: Promise<boolean> })[]> => {
+        const inputs = new Array<InspectedInput & { stands?: Promise<boolean> }>(spec.inputs.length);
+        let next = 0;
+        const inspectNext = async (): Promise<void> => {
+          for (let i = next++; i < spec.inputs.length; i = next++)
+            inputs[i] = await inspectInput(spec.inputs[i]!, i, def.accepts, limits, qctx, passwordFile, early);
+        };
+        await Promise.all([inspectNext(), inspectNext()]);
+        return inputs;
       };
-      const [, op] = await Promise.all([Promise.all([inspectNext(), inspectNext()]), def.load()]);
-      const ctx: OpContext<never> = {
-        options: parsedOptions.data as never,
-        inputs,
-        outDir: path.resolve(spec.output_dir),
-        baseName: outputBase(spec, url),
-        work,
-        limits,
-        config: deps.config,
-        signal,
-        log,
-        soffice: deps.soffice,
-        browsers: deps.browsers ?? ownBrowsers!,
-      };
-      const result = await op.run(ctx);
+      const [first, op] = await Promise.all([inspectAll(def.opensEarly === true), def.load()]);
+      let inputs: InspectedInput[] = first;
+      const run = (opInputs: InspectedInput[], opSignal: AbortSignal): Promise<OpResult> =>
+        op.run({
+          options: parsedOptions.data as never,
+          inputs: opInputs,
+          outDir: path.resolve(spec.output_dir),
+          baseName: outputBase(spec, url),
+          work,
+          limits,
+          config: deps.config,
+          signal: opSignal,
+          log,
+          soffice: deps.soffice,
+          browsers: deps.browsers ?? ownBrowsers!,
+        } satisfies OpContext<never>);
+      const pending = first.flatMap((i) => (i.stands ? [i.stands] : []));
+      let result: OpResult;
+      if (pending.length === 0) result = await run(inputs, signal);
+      else {
+        // Inputs opened early (engines/repair.ts openEarly): the operation runs while their page
+        // trees are walked, and what it made is kept only if every walk agrees; otherwise it is
+        // thrown away and the job starts again from the full inspection and repair. The operation
+        // is let finish rather than stopped: stopping an engine ends the job's whole sandbox
+        // (engines/job-sandbox.ts), and the next engine started could find it dying.
+        const stands = Promise.all(pending).then((all) => all.every(Boolean));
+        const attempt = await run(inputs, signal).then(
+          (r) => ({ r }),
+          (e: unknown) => ({ e }),
+        );
+        if (await stands) {
+          if ("e" in attempt) throw attempt.e;
+          result = attempt.r;
+        } else {
+          if ("r" in attempt) await Promise.all(attempt.r.files.map((f) => rm(f.path, { force: true })));
+          log.debug("An input opened early needs the full inspection; running again");
+          inputs = await inspectAll(false);
+          result = await run(inputs, signal);
+        }
+      }
       const outputs: OutputFile[] = [];
       for (const f of result.files) outputs.push(await describe(f, qctx));
       await enforceOutputCaps(outputCaps(limits, inputs), outputs);

@@ -33,5 +33,13 @@ export const OPS: Record<Operation, OpShape & { load: Loader }> = {
   },
   protect: { operation: "protect", accepts: "pdf", minInputs: 1, maxInputs: 1, load: async () => (await import("./protect.ts")).protect },
   ocr: { operation: "ocr", accepts: "any", minInputs: 1, maxInputs: "max_merge_files", load: async () => (await import("./ocr.ts")).ocr },
-  edit: { operation: "edit", accepts: "any", minInputs: 1, maxInputs: 10, load: async () => (await import("./edit.ts")).edit },
+  edit: {
+    operation: "edit",
+    accepts: "any",
+    minInputs: 1,
+    maxInputs: 10,
+    // One qpdf run over a 5,000-page document costs little more than walking its pages.
+    opensEarly: true,
+    load: async () => (await import("./edit.ts")).edit,
+  },
 };

@@ -69,6 +69,12 @@ export interface OpShape {
   accepts: "pdf" | "any";
   minInputs: number;
   maxInputs: number | "max_merge_files";
+  /**
+   * The operation may start before its PDF inputs' page trees are walked (engines/repair.ts
+   * openEarly): it reads its inputs only through engines whose output the runner can throw away,
+   * and commits its outputs only at its end.
+   */
+  opensEarly?: boolean;
 }
 
 export interface OpDefinition<O> extends OpShape {

@@ -41,6 +41,18 @@ const CASES: [string, Record<string, unknown>, (f: string) => string[], number][
   ["protect", { user_password: "corpus" }, (f) => [f], 0.8],
   ["convert to docx", { to: "docx" }, (f) => [f], 0.75],
   ["convert to xlsx", { to: "xlsx" }, (f) => [f], 0.75],
+  // edit starts before the input's page tree is walked (runner/engines/repair.ts openEarly).
+  [
+    "edit rotate and stamp",
+    {
+      steps: [
+        { type: "rotate", angle: 90 },
+        { type: "stamp", text: "CORPUS" },
+      ],
+    },
+    (f) => [f],
+    0.8,
+  ],
 ];
 
 /** qpdf opens the file only with warnings: the runner reconstructs it first (runner/engines/repair.ts). */

@@ -3,14 +3,14 @@
  * writing the output: poppler's pdfinfo (rotation, metadata, forms, encryption), pdftotext -bbox
  * (where words are on the page as displayed), pdftoppm (what the page looks like), qpdf --check.
  */
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument, StandardFonts, degrees, rgb } from "pdf-lib";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { damagedPdf, encryptedPdf, ownerOnlyEncryptedPdf, textPdf } from "../fixtures/pdf-fixtures.ts";
 import { errorCode, ok, runOp } from "../helpers/runner.ts";
-import { pageHashes, pdfinfo, pdftotext, qpdfCheck, renderGray, run, tmpDir } from "../helpers/tools.ts";
+import { CORPUS, pageHashes, pdfinfo, pdftotext, qpdfCheck, renderGray, run, tmpDir } from "../helpers/tools.ts";
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -291,6 +291,32 @@ describe("edit: document", () => {
     const res = ok(await runOp("edit", { steps: [{ type: "rotate", angle: 90 }] }, [restricted], out()));
     expect((await pdfinfo(res.outputs[0]!.path)).Encrypted).toMatch(/^yes/);
     expect(res.figures.encrypted).toBe(true);
+  });
+
+  // edit starts before the input's page tree is walked (engines/repair.ts openEarly): a file qpdf
+  // opens without a warning but whose tree the walk refutes must still come out repaired.
+  it.each([
+    ["a /Count below the pages there are (2 for 6)", "2", {}],
+    ["a /Count above them (9 for 6)", "9", {}],
+    ["a /Count above the page limit while the pages are within it", "9", { max_pages: 8 }],
+  ])("rotates every page of a file with %s, as the repair path leaves it", async (_what, count, limits) => {
+    const bytes = (await readFile(doc)).toString("latin1");
+    expect(bytes).toMatch(/\/Count 6\b/);
+    const file = path.join(dir, `count-${count}-${n}.pdf`);
+    await writeFile(file, Buffer.from(bytes.replace(/\/Count 6\b/, `/Count ${count}`), "latin1"));
+    expect((await run("qpdf", ["--show-npages", file])).code).toBe(0);
+    const res = ok(await runOp("edit", { steps: [{ type: "rotate", angle: 90 }] }, [file], out(), { limits }));
+    const o = res.outputs[0]!;
+    expect(o.pages).toBe(6);
+    expect(Number((await pdfinfo(o.path)).Pages)).toBe(6);
+    expect(await rotations(o.path)).toEqual([90, 90, 90, 90, 90, 90]);
+    expect(await qpdfCheck(o.path)).toBe(true);
+  });
+
+  it("edits a page tree whose root is a page (qpdf corpus) as the repair path reads it", async () => {
+    const res = ok(await runOp("edit", { steps: [{ type: "rotate", angle: 90 }] }, [path.join(CORPUS, "pages-is-page.pdf")], out()));
+    expect(res.outputs[0]!.pages).toBe(1);
+    expect(await rotations(res.outputs[0]!.path)).toEqual([90]);
   });
 
   it("repairs a file whose cross-reference table points nowhere", async () => {

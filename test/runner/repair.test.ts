@@ -24,6 +24,8 @@ const OPS: [string, Record<string, unknown>, number][] = [
   ["merge", {}, 2],
   ["split", { mode: "every", every: 1 }, 1],
   ["protect", { user_password: "pw" }, 1],
+  // edit starts before the page tree is walked (engines/repair.ts openEarly): the same outcomes.
+  ["edit", { steps: [{ type: "rotate", angle: 90 }] }, 1],
 ];
 
 let dir: string;
