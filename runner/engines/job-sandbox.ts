@@ -64,13 +64,21 @@ async function head(file: string, max: number): Promise<string> {
   }
 }
 
+/** One running sandbox: its shell, and the commands sent to it that have not answered yet. */
+interface Session {
+  readonly server: ChildProcess;
+  readonly pending: Map<string, { resolve: (status: number) => void; reject: (e: Error) => void }>;
+}
+
 export class JobSandbox {
   readonly #scope: SandboxScope;
   readonly #dir: string;
-  #server: ChildProcess | undefined;
-  #ready: Promise<void> | undefined;
+  /** The sandbox new commands go to (starting or running); unset after kill(), so the next command starts a new one. */
+  #session: Promise<Session> | undefined;
+  #live: Session | undefined;
+  /** Bumped by kill(): a sandbox still starting when it was killed is not used. */
+  #generation = 0;
   #next = 0;
-  readonly #pending = new Map<string, { resolve: (status: number) => void; reject: (e: Error) => void }>();
 
   /** `scope.writable[0]` (the job's work directory) holds the control directory. */
   constructor(scope: SandboxScope) {
@@ -80,35 +88,36 @@ export class JobSandbox {
     this.#dir = path.join(work, ".engines");
   }
 
-  #start(): Promise<void> {
-    this.#ready ??= (async () => {
+  #start(): Promise<Session> {
+    this.#session ??= (async () => {
+      const generation = this.#generation;
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+      if (generation !== this.#generation) throw new SandboxAborted("the job's sandbox was killed while it started");
       const kib = String(Math.floor(this.#scope.memoryBytes / 1024));
       // The shell sets the memory cap itself (`ulimit -v`): no prlimit in front.
       const [file, ...args] = bwrapArgv(this.#scope, "/bin/sh", ["-c", SERVER, "folio-engines", this.#dir, kib], undefined);
       const server = spawn(file!, args, { env: engineEnv(), stdio: ["pipe", "pipe", "ignore"], detached: true });
-      this.#server = server;
+      const session: Session = { server, pending: new Map() };
+      this.#live = session;
       createInterface({ input: server.stdout }).on("line", (line) => {
         const [n, status] = line.split(" ");
-        const p = this.#pending.get(n ?? "");
-        this.#pending.delete(n ?? "");
+        const p = session.pending.get(n ?? "");
+        session.pending.delete(n ?? "");
         p?.resolve(Number(status));
       });
       server.stdin.on("error", () => undefined);
       server.once("exit", () => {
-        if (this.#server === server) {
-          this.#server = undefined;
-          this.#ready = undefined;
-        }
-        for (const p of this.#pending.values()) p.reject(new SandboxAborted("the job's sandbox ended"));
-        this.#pending.clear();
+        if (this.#live === session) this.#forget();
+        for (const p of session.pending.values()) p.reject(new SandboxAborted("the job's sandbox ended"));
+        session.pending.clear();
       });
       await new Promise<void>((resolve, reject) => {
         server.once("spawn", resolve);
         server.once("error", reject);
       });
+      return session;
     })();
-    return this.#ready;
+    return this.#session;
   }
 
   /** Runs `command args` in the job's sandbox; rejects with SandboxAborted when `signal` fires. */
@@ -118,7 +127,7 @@ export class JobSandbox {
     opts: { cwd?: string; env?: Record<string, string | undefined>; signal?: AbortSignal; maxOutput: number },
   ): Promise<SandboxedResult> {
     if (opts.signal?.aborted) throw new SandboxAborted(`${command} not started: aborted`);
-    await this.#start();
+    const session = await this.#start();
     const n = String(this.#next++);
     const script = [
       ...(opts.cwd ? [`cd ${quote(opts.cwd)} || exit 127`] : []),
@@ -128,11 +137,13 @@ export class JobSandbox {
     ].join("\n");
     const base = path.join(this.#dir, n);
     await writeFile(`${base}.sh`, script, { mode: 0o600 });
-    const done = new Promise<number>((resolve, reject) => this.#pending.set(n, { resolve, reject }));
+    const done = new Promise<number>((resolve, reject) => session.pending.set(n, { resolve, reject }));
     const onAbort = (): void => this.kill();
     opts.signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      this.#server?.stdin?.write(`${n}\n`);
+      // Killed meanwhile (another command's abort): its exit rejects `done`.
+      if (session.server.exitCode === null && session.server.signalCode === null) session.server.stdin?.write(`${n}\n`);
+      else session.pending.get(n)?.reject(new SandboxAborted("the job's sandbox ended"));
       const code = await done;
       return { code, stdout: await head(`${base}.out`, opts.maxOutput), stderr: await head(`${base}.err`, opts.maxOutput) };
     } catch (err) {
@@ -143,9 +154,20 @@ export class JobSandbox {
     }
   }
 
-  /** Kills the sandbox and every engine in it. */
+  /** The sandbox is no longer the one new commands go to: the next command starts a new one. */
+  #forget(): void {
+    this.#live = undefined;
+    this.#session = undefined;
+    this.#generation++;
+  }
+
+  /**
+   * Kills the sandbox and every engine in it. Commands already in it fail (SandboxAborted); a
+   * command sent after this starts a new sandbox, never the dying one.
+   */
   kill(): void {
-    const pid = this.#server?.pid;
+    const pid = this.#live?.server.pid;
+    this.#forget();
     if (pid === undefined) return;
     try {
       process.kill(-pid, "SIGKILL");
@@ -156,7 +178,7 @@ export class JobSandbox {
 
   /** Kills the sandbox (its engines have all answered by now) without waiting for it to be reaped. */
   async close(): Promise<void> {
-    this.#server?.stdin?.end();
+    this.#live?.server.stdin?.end();
     this.kill();
     await rm(this.#dir, { recursive: true, force: true });
   }

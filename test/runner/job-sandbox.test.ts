@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.ts";
 import { sandboxPolicy } from "../../core/sandbox.ts";
-import { JobSandbox } from "../../runner/engines/job-sandbox.ts";
+import { JobSandbox, SandboxAborted } from "../../runner/engines/job-sandbox.ts";
 
 describe("JobSandbox", () => {
   let dir: string;
@@ -41,6 +41,16 @@ describe("JobSandbox", () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toHaveLength(1024 * 1024);
     expect(res.stdout).toMatch(/^x+$/);
+  });
+
+  it("fails the commands in it when killed, and runs the next command in a new sandbox", async () => {
+    const running = box.run("sleep", ["30"], { maxOutput: 100 });
+    await new Promise((r) => setTimeout(r, 200));
+    box.kill();
+    // Sent at once, before the killed sandbox has been reaped: it must not land in it.
+    const next = box.run("echo", ["after"], { maxOutput: 100 });
+    await expect(running).rejects.toBeInstanceOf(SandboxAborted);
+    expect(await next).toEqual({ code: 0, stdout: "after\n", stderr: "" });
   });
 
   it("runs commands side by side in the same sandbox", async () => {
