@@ -2,7 +2,9 @@
  * Word recall against an independent extractor's text (poppler's pdftotext), robust to the ways two
  * faithful extractions of one page legitimately differ, and strict about the ways a conversion loses
  * text:
- *  - both texts are NFKC-normalised (a ligature "ﬁ" is "fi", a full-width "＜" is "<") and lower-cased;
+ *  - both texts are NFKC-normalised (a ligature "ﬁ" is "fi", a full-width "＜" is "<") and lower-cased,
+ *    without soft hyphens inside a line and without accents on Latin, Greek and Cyrillic letters
+ *    (withoutSoftHyphens, withoutAccents);
  *  - a word is a run of letters and digits; in scripts written without spaces (CJK ideographs, kana,
  *    hangul) every character is a word, so a different line breaking is not a different text;
  *  - a word hyphenated at a line end in the reference ("well-⏎known") is found as either its two
@@ -25,7 +27,7 @@ const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han
 /** The words of a text, in order (see the header). */
 export function recallTokens(text: string): string[] {
   const out: string[] = [];
-  for (const m of withoutSoftHyphens(text).normalize("NFKC").toLowerCase().matchAll(WORD)) {
+  for (const m of withoutAccents(withoutSoftHyphens(text)).normalize("NFKC").toLowerCase().matchAll(WORD)) {
     const w = m[0];
     // A run mixing a spaceless script with letters splits at the script boundary (the regex takes
     // a spaceless character alone only when the run starts with it).
@@ -45,6 +47,17 @@ export function recallTokens(text: string): string[] {
  * hyphenated line break, which referenceWords takes like "-".
  */
 const withoutSoftHyphens = (text: string): string => text.replace(/\u00ad(?=\p{L})/gu, "");
+
+/** Spacing accents (˜ ˆ ¨ ´ ¯ ˙ ˚ ˇ ˘ ˝ ¸ ˛) and the combining diacritics of Latin, Greek and Cyrillic letters. */
+const ACCENTS = /[\u02c6\u02c7\u02c9\u02d8-\u02dd\u00a8\u00af\u00b4\u00b8\u0300-\u036f]/gu;
+
+/**
+ * A text without accents on Latin, Greek and Cyrillic letters: where TeX draws an accent as a glyph
+ * of its own over a letter (\tilde\gamma_1), poppler puts it after the letter ("γ˜1", which NFKC
+ * turns into "γ ̃1"), MuPDF before it ("˜γ1"), and a converter on it ("γ̃1"): three readings of one
+ * word. Word recall is about words; an accent is for exact cells to judge.
+ */
+const withoutAccents = (text: string): string => text.normalize("NFD").replace(ACCENTS, "");
 
 interface RefWord {
   word: string;

@@ -5,14 +5,15 @@
  * convert operation with the real engines, and poppler's pdftotext is the independent reader: every
  * word it reads must be in the document and in the workbook (text-recall.ts).
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { access, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobError } from "../../core/errors.ts";
 import { readDocx, readXlsx } from "../helpers/convert-quality.ts";
 import { runOp } from "../helpers/runner.ts";
 import { bestRecall, mupdfText, referenceTexts } from "../helpers/text-recall.ts";
-import { tmpDir } from "../helpers/tools.ts";
+import { REAL_PDFS } from "../helpers/table-truth.ts";
+import { run, tmpDir } from "../helpers/tools.ts";
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -176,4 +177,26 @@ describe("overprinted text", () => {
         expect(text.split(word).length - 1, `${word} in ${text}`).toBe(1);
     }
   });
+});
+
+describe("TeX mathematics", () => {
+  const GEOTOPO = path.join(REAL_PDFS, "py-pdf-sample-files/009-pdflatex-geotopo__GeoTopo-komprimiert.pdf");
+
+  it.each([52, 60])(
+    "keeps every word of a page of lecture notes (exponents in several fonts, accents over letters), GeoTopo page %i",
+    async (page) => {
+      // A real pdflatex document of the corpus, one page cut out with qpdf: e^{2πit} (page 52), γ̃ and
+      // H̃ with the tilde drawn on its own or joined to the text before it (page 60).
+      const ok = await access(GEOTOPO).then(
+        () => true,
+        () => false,
+      );
+      if (!ok) return;
+      const file = path.join(dir, `geotopo-${page}.pdf`);
+      expect((await run("qpdf", ["--empty", "--pages", GEOTOPO, String(page), "--", file])).code).toBe(0);
+      const [refs, mupdf] = [await referenceTexts(file), (await mupdfText(file)) ?? undefined];
+      const { docx, xlsx } = await converted(file);
+      for (const text of [docx, xlsx]) expect([...bestRecall(refs, text, mupdf).missing], text).toEqual([]);
+    },
+  );
 });
