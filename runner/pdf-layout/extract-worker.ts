@@ -19,6 +19,7 @@ import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
 import { dropOverprints } from "./overprint.ts";
 import { readStructure } from "./structure.ts";
+import { joinTurned, type DrawnRun } from "./turned.ts";
 import type { PageImage, RawPage, TextItem } from "./types.ts";
 
 /**
@@ -99,45 +100,59 @@ function trackMarks(marks: (string | null)[], it: PdfjsTextItem): void {
   else if (it.type === "endMarkedContent") marks.pop();
 }
 
-/** One pdfjs text item as a run, or null for one that shows nothing (no text, nothing opaque, or too small to read). */
-function textRun(page: pdfjs.PDFPageProxy, it: PdfjsTextItem, view: Matrix, fonts: Map<string, string>, mcid: string | null): Run | null {
+/** One pdfjs text item as drawn (spaces too), or null for one that shows nothing (no text, nothing opaque, or too small to read). */
+function drawnRun(
+  page: pdfjs.PDFPageProxy,
+  it: PdfjsTextItem,
+  view: Matrix,
+  fonts: Map<string, string>,
+  mcid: string | null,
+): DrawnRun | null {
   if (it.str === undefined || !it.transform) return null;
   const width = it.width ?? 0;
   // Private-use code points are glyphs without a Unicode meaning (symbol-font bullets); control
   // characters (U+0003 from a broken cmap) are no text a reader sees.
   const text = it.str.replace(/[\p{Co}\p{Cc}]/gu, "");
   const opaque = text === "" && it.str !== "" ? true : it.str === "" && width > 0;
-  if (text.trim() === "" && !opaque) return null;
+  if (text === "" && !opaque) return null;
   const m = multiply(it.transform as unknown as Matrix, view);
   const size = Math.hypot(m[2], m[3]);
   if (!(size > 0.5)) return null;
-  const font = fontNameOf(page, it.fontName ?? "", fonts);
-  const turn = quarterTurn(m);
+  return { text: opaque ? "" : text, m, width, size, font: fontNameOf(page, it.fontName ?? "", fonts), mcid, opaque };
+}
+
+/** A drawn run placed on the page for the layout analysis. */
+function placed(d: DrawnRun): Run {
+  const turn = quarterTurn(d.m);
   return {
     item: {
-      text: opaque ? "" : text,
-      ...extent(m, width, size, turn),
-      size,
-      font,
-      bold: /bold|black|heavy|semibold|demi/i.test(font),
-      italic: /italic|oblique/i.test(font),
-      mcid,
-      opaque,
+      text: d.text,
+      ...extent(d.m, d.width, d.size, turn),
+      size: d.size,
+      font: d.font,
+      bold: /bold|black|heavy|semibold|demi/i.test(d.font),
+      italic: /italic|oblique/i.test(d.font),
+      mcid: d.mcid,
+      opaque: d.opaque,
     },
     turn,
-    weight: text.trim().length,
+    weight: d.text.trim().length,
   };
 }
 
+/** A page's text runs; the pieces of text drawn sideways are joined first (turned.ts). */
 function textRuns(page: pdfjs.PDFPageProxy, raw: PdfjsTextItem[], view: Matrix, fonts: Map<string, string>): Run[] {
-  const runs: Run[] = [];
+  const drawn: DrawnRun[] = [];
   const marks: (string | null)[] = [];
   for (const it of raw) {
     trackMarks(marks, it);
-    const run = textRun(page, it, view, fonts, marks.findLast((id) => id !== null) ?? null);
-    if (run) runs.push(run);
+    const run = drawnRun(page, it, view, fonts, marks.findLast((id) => id !== null) ?? null);
+    if (run) drawn.push(run);
   }
-  return runs;
+  // A space drawn on its own parts the turned pieces around it; then it has done its work.
+  return joinTurned(drawn)
+    .filter((d) => d.opaque || d.text.trim() !== "")
+    .map(placed);
 }
 
 /**

@@ -70,22 +70,60 @@ const ACCENTS: Record<string, string> = {
   "\u02dd": "\u030b",
 };
 
+/** A run of one letter: what TeX puts an accent over. */
+const isLetter = (item: TextItem): boolean => [...item.text].length === 1 && /\p{L}/u.test(item.text);
+
+/** Whether the accent run `a` sits over the letter run `l`: they overlap by most of the narrower (an italic letter's accent is set off to the right). */
+const over = (a: TextItem, l: TextItem): boolean => Math.min(a.x1, l.x1) - Math.max(a.x0, l.x0) >= 0.4 * Math.min(a.x1 - a.x0, l.x1 - l.x0);
+
 /**
  * An accent drawn as a glyph of its own over a one-letter run (TeX's \tilde{x}, \hat{p}) joined to
  * that letter as its combining mark (x̃), as a reader reads it; poppler does the same.
  */
-function composeAccents(line: TextItem[]): TextItem[] {
+function composeAccents(items: TextItem[]): TextItem[] {
+  const line = items.flatMap((item) => splitAccent(item, items));
   const accents = line.filter((i) => ACCENTS[i.text.trim()] !== undefined);
   if (!accents.length) return line;
   const gone = new Set<TextItem>();
   const out = line.map((item) => {
-    if (accents.includes(item) || [...item.text].length !== 1 || !/\p{L}/u.test(item.text)) return item;
-    const accent = accents.find((a) => !gone.has(a) && Math.min(a.x1, item.x1) - Math.max(a.x0, item.x0) >= 0.5 * (a.x1 - a.x0));
+    if (accents.includes(item) || !isLetter(item)) return item;
+    const accent = accents.find((a) => !gone.has(a) && over(a, item));
     if (!accent) return item;
     gone.add(accent);
     return { ...item, text: (item.text + ACCENTS[accent.text.trim()]!).normalize("NFC") };
   });
   return out.filter((i) => !gone.has(i));
+}
+
+/** A spacing accent's width, in font sizes (TeX's tilde and hat are half an em). */
+const ACCENT_WIDTH = 0.5;
+
+/**
+ * A run that ends in a spacing accent drawn over the one-letter run that follows ("(0) = ˜" then
+ * "a": pdfjs joins the accent to the text before it in the same font) cut into its text and the
+ * accent, for composeAccents to put the accent on its letter; any other run is kept whole.
+ */
+function splitAccent(item: TextItem, line: readonly TextItem[]): TextItem[] {
+  const chars = [...item.text.trimEnd()];
+  if (chars.length < 2 || ACCENTS[chars.at(-1)!] === undefined) return [item];
+  const accent = { ...item, text: chars.at(-1)!, x0: Math.max(item.x0, item.x1 - ACCENT_WIDTH * item.size) };
+  const under = line.some((l) => isLetter(l) && over(accent, l));
+  return under ? [{ ...item, text: chars.slice(0, -1).join(""), x1: accent.x0 }, accent] : [item];
+}
+
+/**
+ * Whether `s` is an accent of the letter `t`: in its size, drawn over it, its baseline at most an em
+ * above t's (TeX raises the accent over a capital, far enough for it to land on a line of its own).
+ */
+function isAccentOf(s: TextItem, t: TextItem): boolean {
+  return (
+    ACCENTS[s.text.trim()] !== undefined &&
+    isLetter(t) &&
+    Math.abs(s.size - t.size) <= 0.15 * t.size &&
+    s.base <= t.base + 0.1 * t.size &&
+    s.base >= t.base - t.size &&
+    over(s, t)
+  );
 }
 
 /** Smaller type than this share of a run's size may be a superscript or subscript of it. */
@@ -123,9 +161,11 @@ function joinScripts(lines: TextItem[][]): TextItem[][] {
   lines.forEach((line, i) => line.forEach((item) => home.set(item, i)));
   for (let i = 0; i < lines.length; i++) {
     for (const s of lines[i]!) {
+      // An accent over a letter of its own line is where it belongs.
+      const placed = ACCENTS[s.text.trim()] !== undefined && lines[i]!.some((l) => isAccentOf(s, l));
       for (let j = Math.max(0, i - 2); j <= Math.min(lines.length - 1, i + 2); j++) {
         if (j === i) continue;
-        const t = lines[j]!.find((cand) => isScriptOf(s, cand) && home.get(cand) === j);
+        const t = lines[j]!.find((cand) => (isScriptOf(s, cand) || (isAccentOf(s, cand) && !placed)) && home.get(cand) === j);
         if (t) {
           home.set(s, j);
           break;
@@ -133,9 +173,49 @@ function joinScripts(lines: TextItem[][]): TextItem[][] {
       }
     }
   }
+  followScripts(lines, home);
   const out: TextItem[][] = lines.map(() => []);
   for (const [item, i] of home) out[i]!.push(item);
   return out.filter((l) => l.length > 0);
+}
+
+/** Whether `s` goes on with the script `t` on its baseline, in its size, touching it ("2" then "πit" of e^{2πit}). */
+function continuesScript(s: TextItem, t: TextItem): boolean {
+  return (
+    Math.abs(s.base - t.base) < 0.2 * t.size &&
+    Math.abs(s.size - t.size) <= 0.1 * t.size &&
+    ((s.x0 >= t.x0 && touches(t.x1, s.x0, s, t)) || (s.x1 <= t.x1 && touches(s.x1, t.x0, s, t)))
+  );
+}
+
+/**
+ * A script set in several runs (TeX's e^{2πit}: "2" in one font, "πit" in another) follows the run
+ * that was moved: only the run touching the base text qualifies as its script, and the rest would
+ * stay behind on a line of their own, read before the line they belong to. Each moved script takes
+ * the runs that touch it in turn, rightwards and leftwards: linear in the line's length.
+ */
+function followScripts(lines: readonly TextItem[][], home: Map<TextItem, number>): void {
+  lines.forEach((line, i) => {
+    if (line.every((c) => home.get(c) === i)) return;
+    const sorted = [...line].sort((a, b) => a.x0 - b.x0);
+    sorted.forEach((t, k) => {
+      const j = home.get(t)!;
+      if (j === i || ACCENTS[t.text.trim()] !== undefined) return;
+      follow(sorted, k, 1, i, j, home);
+      follow(sorted, k, -1, i, j, home);
+    });
+  });
+}
+
+/** Moves from line i to line j the runs after (step 1) or before (step −1) sorted[k] that go on with it. */
+function follow(sorted: readonly TextItem[], k: number, step: 1 | -1, i: number, j: number, home: Map<TextItem, number>): void {
+  let last = sorted[k]!;
+  for (let n = k + step; n >= 0 && n < sorted.length; n += step) {
+    const s = sorted[n]!;
+    if (home.get(s) !== i || !continuesScript(s, last)) return;
+    home.set(s, j);
+    last = s;
+  }
 }
 
 /** A list marker: a bullet glyph, or a number or letter with a period or parenthesis. */

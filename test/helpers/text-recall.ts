@@ -2,7 +2,9 @@
  * Word recall against an independent extractor's text (poppler's pdftotext), robust to the ways two
  * faithful extractions of one page legitimately differ, and strict about the ways a conversion loses
  * text:
- *  - both texts are NFKC-normalised (a ligature "ﬁ" is "fi", a full-width "＜" is "<") and lower-cased;
+ *  - both texts are NFKC-normalised (a ligature "ﬁ" is "fi", a full-width "＜" is "<") and lower-cased,
+ *    without soft hyphens inside a line and without accents on Latin, Greek and Cyrillic letters
+ *    (withoutSoftHyphens, withoutAccents);
  *  - a word is a run of letters and digits; in scripts written without spaces (CJK ideographs, kana,
  *    hangul) every character is a word, so a different line breaking is not a different text;
  *  - a word hyphenated at a line end in the reference ("well-⏎known") is found as either its two
@@ -15,6 +17,7 @@
  * the defects the measure exists to catch. Pure, but for referenceText.
  */
 
+import { decodeXml } from "./convert-quality.ts";
 import { run } from "./tools.ts";
 
 /** Characters that are words on their own: CJK ideographs, kana, hangul syllables. */
@@ -24,7 +27,7 @@ const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han
 /** The words of a text, in order (see the header). */
 export function recallTokens(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.normalize("NFKC").toLowerCase().matchAll(WORD)) {
+  for (const m of withoutAccents(withoutSoftHyphens(text)).normalize("NFKC").toLowerCase().matchAll(WORD)) {
     const w = m[0];
     // A run mixing a spaceless script with letters splits at the script boundary (the regex takes
     // a spaceless character alone only when the run starts with it).
@@ -37,6 +40,24 @@ export function recallTokens(text: string): string[] {
   }
   return out;
 }
+
+/**
+ * A soft hyphen (U+00AD) inside a line is invisible (Unicode: it shows only where a line breaks),
+ * so it parts no words: "hyper\u00adkaliémique" is one word. At a line's end it is the hyphen of a
+ * hyphenated line break, which referenceWords takes like "-".
+ */
+const withoutSoftHyphens = (text: string): string => text.replace(/\u00ad(?=\p{L})/gu, "");
+
+/** Spacing accents (˜ ˆ ¨ ´ ¯ ˙ ˚ ˇ ˘ ˝ ¸ ˛) and the combining diacritics of Latin, Greek and Cyrillic letters. */
+const ACCENTS = /[\u02c6\u02c7\u02c9\u02d8-\u02dd\u00a8\u00af\u00b4\u00b8\u0300-\u036f]/gu;
+
+/**
+ * A text without accents on Latin, Greek and Cyrillic letters: where TeX draws an accent as a glyph
+ * of its own over a letter (\tilde\gamma_1), poppler puts it after the letter ("γ˜1", which NFKC
+ * turns into "γ ̃1"), MuPDF before it ("˜γ1"), and a converter on it ("γ̃1"): three readings of one
+ * word. Word recall is about words; an accent is for exact cells to judge.
+ */
+const withoutAccents = (text: string): string => text.normalize("NFD").replace(ACCENTS, "");
 
 interface RefWord {
   word: string;
@@ -54,7 +75,7 @@ function referenceWords(text: string): RefWord[] {
     // The same words, each reversed as drawn and then normalised.
     const raw = line.toLowerCase().match(WORD) ?? [];
     if (raw.length === words.length) raw.forEach((w, i) => (words[i]!.backwards = reversed(w).normalize("NFKC")));
-    if (words.length && /\p{L}-\s*$/u.test(line)) words.at(-1)!.joinsNext = true;
+    if (words.length && /\p{L}[-\u00ad\u2010]\s*$/u.test(line)) words.at(-1)!.joinsNext = true;
     out.push(...words);
   }
   return out;
@@ -142,11 +163,52 @@ export async function referenceTexts(file: string, page?: number): Promise<strin
 /**
  * The text of a PDF (or of one page) by a second independent extractor, MuPDF's mutool: with
  * poppler's it makes the consensus reference (textRecall's `confirmedBy`). Null when mutool is
- * missing or cannot read the file.
+ * missing or cannot read the file. Each glyph counts once (stextText).
  */
 export async function mupdfText(file: string, page?: number): Promise<string | null> {
-  const res = await run("mutool", ["draw", "-q", "-F", "txt", "-o", "-", file, ...(page === undefined ? [] : [String(page)])]);
-  return res.code === 0 ? res.stdout : null;
+  const res = await run("mutool", ["draw", "-q", "-F", "stext", "-o", "-", file, ...(page === undefined ? [] : [String(page)])]);
+  return res.code === 0 ? stextText(res.stdout) : null;
+}
+
+/** Glyphs closer than these (font sizes, along and across the line) are one glyph drawn twice: poppler's dupMaxPriDelta and dupMaxSecDelta. */
+const DUP_ALONG = 0.1;
+const DUP_ACROSS = 0.2;
+
+/**
+ * The text of MuPDF's structured text (mutool's `stext` XML), line by line, with each glyph once: a
+ * glyph drawn again at (nearly) the same place — fake bold overprinted two to four times, a drop
+ * shadow — is one glyph on the page, and a reader reads it once. MuPDF reports every copy (poppler
+ * drops most, with the thresholds used here, but not a copy it files under another line), and the
+ * consensus would otherwise ask the converter for text a reader never sees twice. Pure.
+ */
+export function stextText(xml: string): string {
+  const seen = new Map<string, { x: number; y: number }[]>();
+  const out: string[] = [];
+  let page = 0;
+  let size = 0;
+  let line = "";
+  const copy = (c: string, x: number, y: number): boolean => {
+    const key = (dy: number): string => `${page}|${c}|${Math.floor(y / 4) + dy}`;
+    const near = [-1, 0, 1].flatMap((dy) => seen.get(key(dy)) ?? []);
+    if (near.some((p) => Math.abs(p.x - x) < DUP_ALONG * size && Math.abs(p.y - y) < DUP_ACROSS * size)) return true;
+    const list = seen.get(key(0));
+    if (list) list.push({ x, y });
+    else seen.set(key(0), [{ x, y }]);
+    return false;
+  };
+  for (const m of xml.matchAll(/<(page|font|char)\b([^>]*)>|<\/(line|block)>/g)) {
+    const attr = (name: string): string => new RegExp(`\\b${name}="([^"]*)"`).exec(m[2] ?? "")?.[1] ?? "";
+    if (m[1] === "page") page++;
+    else if (m[1] === "font") size = Number(attr("size")) || size;
+    else if (m[1] === "char") {
+      const c = decodeXml(attr("c"));
+      if (/^\s*$/.test(c) || !copy(c, Number(attr("x")), Number(attr("y")))) line += c;
+    } else {
+      out.push(line);
+      line = "";
+    }
+  }
+  return out.join("\n");
 }
 
 /** The better of the recalls against each reference text (see referenceTexts), confirmed as textRecall says. */

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { byClass, cellAgrees, normText, scoreTable, typeTruth, type OutCell, type TruthTable } from "../helpers/table-truth.ts";
-import { recallTokens, textRecall } from "../helpers/text-recall.ts";
+import { recallTokens, stextText, textRecall } from "../helpers/text-recall.ts";
 import { displayText } from "../helpers/xlsx-display.ts";
 
 describe("what a cell shows", () => {
@@ -36,6 +36,31 @@ describe("word recall", () => {
   it("finds a word hyphenated at a line end either whole or in halves", () => {
     expect(textRecall("a well-\nknown fact", "a wellknown fact").recall).toBe(1);
     expect(textRecall("a well-\nknown fact", "a well- known fact").recall).toBe(1);
+  });
+
+  it("takes a soft hyphen inside a line for no break, and at a line end for a hyphenated break", () => {
+    expect(recallTokens("hyper\u00adkaliémique (type 4)")).toEqual(["hyperkaliemique", "type", "4"]);
+    expect(textRecall("diabète phospho\u00ad\ngluco-aminé", "diabète phosphogluco-aminé").recall).toBe(1);
+    expect(textRecall("hyper\u00adkaliémique", "hyper kaliémique").recall).toBe(0);
+  });
+
+  it("reads a letter with a TeX accent alike wherever an extractor puts the accent, and nothing else alike", () => {
+    // poppler puts the tilde after the letter, MuPDF before it, a converter on it.
+    expect(textRecall("mit γ˜1 (0) = ã", "mit γ̃1(0) = ˜a", "mit ˜γ1(0) = ˜a").recall).toBe(1);
+    expect(textRecall("mit γ˜1 (0) = ã", "mit γ(0) = a").recall).toBeLessThan(1);
+  });
+
+  it("reads MuPDF's structured text with each glyph once: an overprinted copy is one glyph, the same text elsewhere is not", () => {
+    const char = (c: string, x: number, y: number): string => `<char quad="" x="${x}" y="${y}" color="#000000" c="${c}"/>`;
+    const line = (chars: string[]): string => `<line bbox="" wmode="0" dir="1 0"><font name="F" size="18">${chars.join("")}</font></line>`;
+    const word = (text: string, x: number, y: number): string[] => [...text].map((c, i) => char(c, x + 18 * i, y));
+    const xml = `<document><page id="page1"><block bbox="">${[
+      line(word("股票", 225.12, 543)),
+      // Fake bold: the same glyphs a quarter point off, filed by MuPDF as a line of their own.
+      line(word("股票", 225.36, 543.24)),
+      line([...word("AB", 100, 600), char(" ", 136, 600), ...word("AB", 146, 600)]),
+    ].join("")}</block></page></document>`;
+    expect(stextText(xml).split("\n")).toEqual(["股票", "", "AB AB", ""]);
   });
 
   it("finds a word an extractor read backwards (right-to-left script in visual order)", () => {

@@ -50,6 +50,28 @@ describe("lines", () => {
   });
 });
 
+describe("TeX mathematics on a line", () => {
+  /** A run at [x0, x1] on baseline `base` in `size` points. */
+  const run = (text: string, x0: number, x1: number, base: number, size = 10.9): TextItem => item(text, x0, base, { x1, size });
+  const texts = (items: TextItem[]): string[] => groupLines(items).map((l) => splitLine(l).map(segmentText).join(" | "));
+
+  it('keeps an exponent set in several runs with its base (e^{2πit}: "2" and "πit" in two fonts)', () => {
+    // As TeX sets it (GeoTopo): the exponent 4 pt up, "πit" not touching the "e" and 4.4 pt short of "= cos".
+    const items = [run(") =", 360.4, 377.2, 265.2), run("e", 381.1, 386.2, 265.2), run("2", 386.2, 390.4, 261.3, 8)];
+    items.push(run("πit", 390.4, 401.9, 261.3, 8), run("= cos(2", 406.3, 443.3, 265.2));
+    expect(texts(items)).toEqual([") = e2πit = cos(2"]);
+  });
+
+  it("puts an accent on its letter when pdfjs joined it to the text before it, or TeX raised it over a capital", () => {
+    // "(0) = ˜" then "a" (TeX's \tilde a after an equals sign), and H̃ whose accent sits 2.8 pt up,
+    // beside a superscript that starts a line of its own.
+    const items = [run("(0) = ˜", 392.5, 426.6, 114.1), run("a", 421, 426.7, 114.1), run(".", 426.7, 429.8, 114.1)];
+    items.push(run("(iv)", 114.6, 131.8, 340.6), run("˜", 140.1, 145.6, 337.8), run("H", 137.3, 146.3, 340.6));
+    items.push(run("p", 150, 155.5, 340.6), run("−1", 155.5, 163, 336.9, 8), run("(b)", 163.5, 176, 340.6));
+    expect(texts(items)).toEqual(["(0) = ã.", "(iv) H̃ p−1(b)"]);
+  });
+});
+
 describe("reading order", () => {
   it("reads two columns column by column, between a full-width heading and footer", () => {
     const items = [item("Heading across the page", 0, 10)];
