@@ -247,7 +247,19 @@ describe("three stateless API replicas on a real control plane", () => {
         1_500_000,
       );
       // Every webhook once: one delivery per job, each under its own webhook-id.
-      await until("every webhook", () => Promise.resolve(deliveries.size >= JOBS ? true : undefined), 300_000);
+      await until("every webhook", () => Promise.resolve(deliveries.size >= JOBS ? true : undefined), 300_000).catch(
+        async (err: unknown) => {
+          // What a timeout needs to be understood: how many arrived, and what the missing jobs' statuses say of their webhooks.
+          const delivered = new Set([...deliveries.values()].map((d) => d.jobId));
+          const missing = (await Promise.all(TENANTS.map(pdfJobsOf)))
+            .flat()
+            .filter((pj) => !delivered.has(pj.metadata.labels?.[LABELS.jobId] ?? ""));
+          const statuses = missing.slice(0, 5).map((pj) => `${pj.metadata.name}: ${JSON.stringify(pj.status?.webhook ?? null)}`);
+          throw new Error(
+            `${String(err)}: ${deliveries.size} of ${JOBS} delivered; missing, first 5: ${statuses.join("; ")}\n${controller.logs().slice(-4000)}`,
+          );
+        },
+      );
       const byJob = new Map<string, number>();
       for (const d of deliveries.values()) byJob.set(d.jobId, (byJob.get(d.jobId) ?? 0) + d.count);
       expect(new Set(byJob.keys())).toEqual(new Set(accepted.values()));
