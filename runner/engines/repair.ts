@@ -43,22 +43,36 @@ export interface Inspection {
   stderr: string;
 }
 
-/** One qpdf run: the declared and the real page count, encryption, and what qpdf had to say. */
-export async function inspect(q: QpdfContext, file: string, passwordFile?: string): Promise<Inspection> {
+/**
+ * `qpdf --show-npages --show-encryption FILE` (and `extra`): the declared /Count, encryption, and
+ * what qpdf had to say; the output itself for the caller's own reading.
+ */
+async function show(
+  q: QpdfContext,
+  file: string,
+  passwordFile: string | undefined,
+  extra: readonly string[],
+  maxOutput: number,
+): Promise<{ stdout: string; opened: Omit<Inspection, "pages"> }> {
   const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
-  const res = await exec(q.qpdf, [...pw, "--show-npages", "--show-encryption", "--show-pages", file], {
-    signal: q.signal,
-    maxOutput: 64 * 1024 * 1024,
-  });
+  const res = await exec(q.qpdf, [...pw, "--show-npages", "--show-encryption", ...extra, file], { signal: q.signal, maxOutput });
   const declared = Number.parseInt(res.stdout.split("\n", 1)[0] ?? "", 10);
   return {
-    code: res.code,
-    pages: res.stdout.match(/^page \d+: /gm)?.length ?? 0,
-    declared: Number.isFinite(declared) ? declared : -1,
-    encrypted: !res.stdout.includes("File is not encrypted"),
-    needsPassword: /invalid password|incorrect password supplied/i.test(res.stdout + res.stderr),
-    stderr: res.stderr,
+    stdout: res.stdout,
+    opened: {
+      code: res.code,
+      declared: Number.isFinite(declared) ? declared : -1,
+      encrypted: !res.stdout.includes("File is not encrypted"),
+      needsPassword: /invalid password|incorrect password supplied/i.test(res.stdout + res.stderr),
+      stderr: res.stderr,
+    },
   };
+}
+
+/** One qpdf run: the declared and the real page count, encryption, and what qpdf had to say. */
+export async function inspect(q: QpdfContext, file: string, passwordFile?: string): Promise<Inspection> {
+  const { stdout, opened } = await show(q, file, passwordFile, ["--show-pages"], 64 * 1024 * 1024);
+  return { ...opened, pages: stdout.match(/^page \d+: /gm)?.length ?? 0 };
 }
 
 /**
@@ -66,16 +80,7 @@ export async function inspect(q: QpdfContext, file: string, passwordFile?: strin
  * and prints the root's /Count as written, without walking the page tree. `pages` is not known.
  */
 async function inspectOpen(q: QpdfContext, file: string, passwordFile?: string): Promise<Omit<Inspection, "pages">> {
-  const pw = passwordFile ? [`--password-file=${passwordFile}`] : [];
-  const res = await exec(q.qpdf, [...pw, "--show-npages", "--show-encryption", file], { signal: q.signal, maxOutput: 1024 * 1024 });
-  const declared = Number.parseInt(res.stdout.split("\n", 1)[0] ?? "", 10);
-  return {
-    code: res.code,
-    declared: Number.isFinite(declared) ? declared : -1,
-    encrypted: !res.stdout.includes("File is not encrypted"),
-    needsPassword: /invalid password|incorrect password supplied/i.test(res.stdout + res.stderr),
-    stderr: res.stderr,
-  };
+  return (await show(q, file, passwordFile, [], 1024 * 1024)).opened;
 }
 
 /**
