@@ -281,7 +281,10 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
       throw jobError;
     } finally {
       await ownBrowsers?.close();
-      await rm(work, { recursive: true, force: true });
     }
+  }).finally(async () => {
+    // After withSandbox has ended the job's sandbox: an engine of a job that failed early (another
+    // input's inspection) could otherwise still write here while the directory is removed.
+    await rm(work, { recursive: true, force: true, maxRetries: 3 });
   });
 }

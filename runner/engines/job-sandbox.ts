@@ -64,6 +64,9 @@ async function head(file: string, max: number): Promise<string> {
   }
 }
 
+/** How long close() waits for a killed sandbox to be reaped (SIGKILL: milliseconds, unless the host is stalled). */
+const REAP_WAIT_MS = 5_000;
+
 /** One running sandbox: its shell, and the commands sent to it that have not answered yet. */
 interface Session {
   readonly server: ChildProcess;
@@ -79,6 +82,8 @@ export class JobSandbox {
   /** Bumped by kill(): a sandbox still starting when it was killed is not used. */
   #generation = 0;
   #next = 0;
+  /** Set by close(): the job is over, and no command starts a sandbox again. */
+  #closed = false;
 
   /** `scope.writable[0]` (the job's work directory) holds the control directory. */
   constructor(scope: SandboxScope) {
@@ -89,6 +94,7 @@ export class JobSandbox {
   }
 
   #start(): Promise<Session> {
+    if (this.#closed) return Promise.reject(new SandboxAborted("the job's sandbox is closed"));
     this.#session ??= (async () => {
       const generation = this.#generation;
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
@@ -176,10 +182,26 @@ export class JobSandbox {
     }
   }
 
-  /** Kills the sandbox (its engines have all answered by now) without waiting for it to be reaped. */
+  /**
+   * Ends the job's sandbox for good: kills it and every engine still in it (an engine of a job
+   * that failed early may still run: another input's inspection), waits for it to be reaped, and
+   * removes the control directory. A command sent afterwards fails (SandboxAborted) instead of
+   * starting a sandbox that would outlive the job.
+   */
   async close(): Promise<void> {
-    this.#live?.server.stdin?.end();
+    this.#closed = true;
+    const server = this.#live?.server;
+    server?.stdin?.end();
     this.kill();
-    await rm(this.#dir, { recursive: true, force: true });
+    if (server && server.exitCode === null && server.signalCode === null) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, REAP_WAIT_MS);
+        server.once("exit", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    await rm(this.#dir, { recursive: true, force: true, maxRetries: 3 });
   }
 }

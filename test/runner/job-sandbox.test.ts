@@ -3,7 +3,8 @@
  * bwrap: what a command prints comes back whole, bounded by `maxOutput`, and separately for
  * stdout and stderr, whatever the bound (a 64 MiB bound must not mean 64 MiB buffers).
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,5 +60,27 @@ describe("JobSandbox", () => {
       box.run("sh", ["-c", "echo b"], { maxOutput: 100 }),
     ]);
     expect([a.stdout, b.stdout]).toEqual(["a\n", "b\n"]);
+  });
+
+  it("stops every engine still running when closed, and starts no sandbox for a command sent afterwards", async () => {
+    // A job that failed on one input while another input's engine still runs: closing must leave
+    // nothing writing into the work directory, which is removed right after.
+    const work = path.join(dir, "closing");
+    await mkdir(work);
+    const closing = new JobSandbox({ ...sandboxPolicy(loadConfig({ FOLIO_SANDBOX: "bwrap" })), readable: [], writable: [work] });
+    const writer = closing.run("sh", ["-c", `i=0; while :; do : > ${work}/f$i; i=$((i+1)); done`], { maxOutput: 100 });
+    const settled = writer.then(
+      () => "resolved",
+      (e: unknown) => e,
+    );
+    while ((await readdir(work)).length < 20) await new Promise((r) => setTimeout(r, 20));
+    await closing.close();
+    expect(await settled).toBeInstanceOf(SandboxAborted);
+    const after = (await readdir(work)).length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await readdir(work)).length).toBe(after);
+    expect(existsSync(path.join(work, ".engines"))).toBe(false);
+    await expect(closing.run("echo", ["late"], { maxOutput: 100 })).rejects.toBeInstanceOf(SandboxAborted);
+    expect(existsSync(path.join(work, ".engines"))).toBe(false);
   });
 });
