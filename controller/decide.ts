@@ -99,7 +99,23 @@ export interface DecideOptions {
    * or keep it queued at `position`. Absent: start at once (no limit on running Jobs).
    */
   queue?: { start: boolean; position: number };
+  /**
+   * The PdfJob names a Secret (`spec.secretRef`) that does not exist: asked by the reconciler
+   * only before a PdfJob's first Job. Absent: it exists, or it was not asked.
+   */
+  secretMissing?: boolean;
 }
+
+/**
+ * How long a PdfJob waits, from its creation, for the Secret it names. The API writes the Secret
+ * right after the PdfJob; a replica stopped in between (SIGKILL, a rolling restart) leaves the job
+ * without its passwords or signing secrets, and the client's retry writes them
+ * (api/jobs/kubernetes.ts `#completeSecret`). A job never started without them cannot lose a
+ * webhook to "no signing secret" nor start a protect without its passwords; one whose Secret
+ * never comes fails.
+ */
+export const SECRET_WAIT_MS = 60_000;
+const SECRET_POLL_MS = 1_000;
 
 /** How long to wait for a deleted Job's runner to stop before looking again. */
 export const JOB_GONE_POLL_MS = 5000;
@@ -195,10 +211,29 @@ function queued(ctx: Ctx, position: number): Action[] {
   return updateIfChanged(ctx, next);
 }
 
+/** When the PdfJob was created: the API's annotation, else its creationTimestamp. */
+function createdAt(pj: PdfJob): number | undefined {
+  const annotated = Number(pj.metadata.annotations?.[PDFJOB_ANNOTATIONS.createdMs]);
+  if (Number.isFinite(annotated) && annotated > 0) return annotated;
+  return toMs(pj.metadata.creationTimestamp) ?? undefined;
+}
+
+/** A PdfJob whose Secret is not there yet: look again soon; fail it after SECRET_WAIT_MS. */
+function awaitSecret(ctx: Ctx): Action[] {
+  const created = createdAt(ctx.pj) ?? ctx.now;
+  if (ctx.now - created < SECRET_WAIT_MS) return [{ action: "requeueAfter", ms: SECRET_POLL_MS }];
+  return end(ctx, {
+    phase: "Failed",
+    error: { code: "internal_error", message: "The job's request was not fully recorded; send it again." },
+    detail: `its Secret ${ctx.pj.spec.secretRef?.name ?? ""} did not appear within ${SECRET_WAIT_MS / 1000} s of its creation`,
+  });
+}
+
 function create(ctx: Ctx, spec: PdfJobSpec, name: string): Action[] {
   const queue = ctx.opts.queue;
   // A Running PdfJob whose Job vanished holds its place already.
   if (queue && !queue.start && ctx.status.phase !== "Running") return queued(ctx, queue.position);
+  if (ctx.opts.secretMissing) return awaitSecret(ctx);
   if (JSON.stringify(runnerPodSpec(ctx.pj, spec, ctx.opts.template.limits)).length > RUNNER_SPEC_MAX_BYTES) {
     return end(ctx, {
       phase: "Failed",

@@ -44,7 +44,7 @@ import { FairQueue } from "./fair-queue.ts";
 import { startUploadSweep, unfinishedInputs } from "./upload-sweep.ts";
 import { ControllerMetrics, serveMetrics, type MetricsServer } from "./metrics.ts";
 import { Reconciler, type Caches } from "./reconciler.ts";
-import { kubeSecrets, webhookSender } from "./webhooks.ts";
+import { kubeSecrets, webhookSender, type SecretData } from "./webhooks.ts";
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;
@@ -93,10 +93,10 @@ export interface Controller {
 }
 
 /** The webhook sender for `o.webhooks`, reading tenants' signing secrets from the cluster. */
-function clusterWebhookSender(o: ControllerOptions, breakers: ReceiverBreakers): WebhookSender {
+function clusterWebhookSender(o: ControllerOptions, breakers: ReceiverBreakers, secrets: SecretData): WebhookSender {
   const w = o.webhooks ?? {};
   return webhookSender({
-    secrets: kubeSecrets(o.kubeConfig),
+    secrets,
     guard: new SsrfGuard(w.allowedHosts ?? []),
     ...(w.tls ? { tls: w.tls } : {}),
     ...(w.timeoutMs === undefined ? {} : { timeoutMs: w.timeoutMs }),
@@ -135,7 +135,8 @@ export function startController(o: ControllerOptions): Controller {
         ? logger?.warn({ tenant, host }, "Opened webhook circuit")
         : logger?.info({ tenant, host }, "Closed webhook circuit"),
   });
-  const sendWebhook = o.sendWebhook ?? clusterWebhookSender(o, breakers);
+  const secrets = kubeSecrets(o.kubeConfig);
+  const sendWebhook = o.sendWebhook ?? clusterWebhookSender(o, breakers, secrets);
   const reconciler = new Reconciler({
     caches,
     template: o.template,
@@ -147,6 +148,7 @@ export function startController(o: ControllerOptions): Controller {
     onPhaseChange: (change) => metrics.phaseChanged(change),
     onReconcile: (result, seconds) => metrics.reconciled(result, seconds),
     fairQueue,
+    secretExists: async (namespace, name) => (await secrets(namespace, name)) !== null,
     ...(logger ? { logger } : {}),
   });
 

@@ -5,7 +5,7 @@
  */
 import type { V1Job, V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "../core/logger.ts";
-import { TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
+import { PDFJOB_ANNOTATIONS, TERMINAL_PHASES, type PdfJob } from "../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { applyActions, statusCodeOf, type ApplyDeps, type ApplyResult } from "./apply.ts";
 import { isOwnResultKey, RESULT_MAX_BYTES } from "./validate.ts";
@@ -38,6 +38,11 @@ export interface ReconcilerOptions extends ApplyDeps {
   onReconcile?: (result: ReconcileResult, seconds: number) => void;
   /** Hands out the places of FOLIO_MAX_RUNNING_JOBS (controller/fair-queue.ts); none: no limit. */
   fairQueue?: Pick<FairQueue, "admit" | "release">;
+  /**
+   * Whether a Secret exists (one GET), asked before a PdfJob that names one gets its first Job
+   * (decide()'s `secretMissing`). Absent: never asked, as if it existed.
+   */
+  secretExists?: (namespace: string, name: string) => Promise<boolean>;
 }
 
 export interface ReconcileOutcome {
@@ -120,17 +125,33 @@ export class Reconciler {
     const observedPod = job ? await this.#observedPod(pj, namespace, jobName, job) : undefined;
     // A PdfJob that would get a Job asks the fair queue for a place first.
     const queue = !job && this.#o.fairQueue ? this.#o.fairQueue.admit(key) : undefined;
+    const secretMissing = await this.#secretMissing(pj, namespace, job, queue);
     const actions = decide(pj, job, (this.#o.now ?? (() => new Date()))(), {
       template: this.#o.template,
       ...(observedPod ? { observedPod } : {}),
       // Scanning every PdfJob is only needed when a job ends and its inputs go.
       inputKeysInUse: lazySet(() => this.#inputKeysInUse(pj)),
       ...(queue ? { queue } : {}),
+      secretMissing,
     });
     const result = await applyActions(pj, actions, this.#o);
     // A place handed out for a Job that was not created goes back.
     if (queue?.reserved && !createdJob(actions, result)) this.#o.fairQueue!.release(key);
     return { actions, result };
+  }
+
+  /** Whether a PdfJob about to get its first Job names a Secret that is not there (decide.ts SECRET_WAIT_MS). */
+  async #secretMissing(pj: PdfJob, namespace: string, job: V1Job | null, queue: { start: boolean } | undefined): Promise<boolean> {
+    const name = pj.spec.secretRef?.name;
+    const first =
+      !job &&
+      (!queue || queue.start) &&
+      !pj.status?.jobName &&
+      !pj.metadata.deletionTimestamp &&
+      pj.metadata.annotations?.[PDFJOB_ANNOTATIONS.rejected] === undefined &&
+      !(pj.status?.phase && TERMINAL_PHASES.includes(pj.status.phase));
+    if (!this.#o.secretExists || typeof name !== "string" || !first) return false;
+    return !(await this.#o.secretExists(namespace, name));
   }
 
   /** The runner's newest termination among the Job's pods, with a stored result read in place of its reference. */

@@ -44,7 +44,7 @@ import { parseUploadKey } from "../../core/storage/upload-record.ts";
 import type { UploadedPart } from "../http/uploads.ts";
 import { Declined, type IdempotentRequest } from "../store/idempotency.ts";
 import type { KubernetesIdempotencyStore, PdfJobClaim } from "../store/kubernetes/idempotency.ts";
-import { ended, live, type PdfJobCache } from "../store/kubernetes/pdfjob-cache.ts";
+import { awaitsSecret, ended, live, type PdfJobCache } from "../store/kubernetes/pdfjob-cache.ts";
 import { fileObjectOf, S3Uploads, type MetadataStore } from "../store/kubernetes/uploads.ts";
 import {
   replayResult,
@@ -55,7 +55,7 @@ import {
   type ReplayResult,
   type SubmitResult,
 } from "./backend.ts";
-import type { PdfJobClient } from "./pdfjob-client.ts";
+import { isStatus, type PdfJobClient } from "./pdfjob-client.ts";
 
 /** The tenant's webhook signing secrets now (the current one, and the previous during a rotation). */
 export type SigningSecrets = (tenantId: string, now: number) => string[];
@@ -189,9 +189,36 @@ export class KubernetesBackend implements JobBackend {
     return pj && pj.spec.tenant === tenantId ? pj : null;
   }
 
+  /**
+   * A retry's answer before its body is read. A job whose creating replica stopped before it wrote
+   * the job's Secret (see `#completeSecret`) is not answered here: the retry then goes on to
+   * `submit`, which has the request and writes the Secret.
+   */
   async replay(req: IdempotentRequest, opts: { fresh?: boolean } = {}): Promise<ReplayResult | null> {
     const answer = opts.fresh ? await this.#d.idempotency.replayReadThrough(req) : await this.#d.idempotency.replay(req);
+    if (answer.kind === "replay") {
+      const pj = await this.#pdfJob(req.tenantId, answer.jobId);
+      if (pj && awaitsSecret(pj) && !(await this.#d.kube.secretExists(pj.spec.secretRef!.name))) return null;
+    }
     return replayResult(answer, (id) => this.getJob(req.tenantId, id));
+  }
+
+  /**
+   * A retry of a request whose job exists: the first request's replica may have stopped (a
+   * SIGKILL, a rolling restart) between creating the PdfJob and its Secret. The retry carries the
+   * same request (same hash), so it writes the Secret the job waits for (409: it was there). The
+   * controller starts no such job without its Secret, and fails it if none comes
+   * (controller/decide.ts SECRET_WAIT_MS).
+   */
+  async #completeSecret(nj: NewJob, jobId: string): Promise<void> {
+    const pj = await this.#pdfJob(nj.tenantId, jobId);
+    const data = pj && awaitsSecret(pj) ? this.#secretData(nj) : null;
+    if (!pj || !data) return;
+    try {
+      await this.#d.kube.createOwnedSecret(pj, this.#labels(nj, jobId), data);
+    } catch (err) {
+      if (!isStatus(err, 409)) throw err;
+    }
   }
 
   async submit(nj: NewJob, idem: { key: string; hash: string } | null): Promise<SubmitResult> {
@@ -202,6 +229,7 @@ export class KubernetesBackend implements JobBackend {
       }
       const taken = await this.#d.idempotency.take({ tenantId: nj.tenantId, ...idem }, (claim) => this.#create(nj, claim));
       if (taken.kind === "created") return taken.value;
+      if (taken.kind === "replay") await this.#completeSecret(nj, taken.jobId);
       return (await replayResult(taken, (id) => this.getJob(nj.tenantId, id)))!;
     } catch (err) {
       if (err instanceof Declined) return err.answer as SubmitResult;
@@ -234,7 +262,7 @@ export class KubernetesBackend implements JobBackend {
     const secrets = this.#secretData(nj);
     if (secrets) {
       try {
-        await this.#d.kube.createOwnedSecret(pj, this.#labels(nj, claim), secrets);
+        await this.#d.kube.createOwnedSecret(pj, this.#labels(nj, claim.jobId), secrets);
       } catch (err) {
         // A job without its passwords or signing secrets must not run: take it back.
         await this.#d.kube.reject(claim.name, "secret_failed").catch(() => undefined);
@@ -264,11 +292,11 @@ export class KubernetesBackend implements JobBackend {
     );
   }
 
-  #labels(nj: NewJob, claim: PdfJobClaim): Record<string, string> {
+  #labels(nj: NewJob, jobId: string): Record<string, string> {
     return {
       [LABELS.tenant]: nj.tenantId,
-      [LABELS.jobId]: claim.jobId,
-      [LABELS.outputTag]: outputTag(claim.jobId),
+      [LABELS.jobId]: jobId,
+      [LABELS.outputTag]: outputTag(jobId),
       [LABELS.managedBy]: MANAGED_BY,
     };
   }
@@ -276,7 +304,7 @@ export class KubernetesBackend implements JobBackend {
   #metadata(nj: NewJob, claim: PdfJobClaim): PdfJob["metadata"] {
     return {
       name: claim.name,
-      labels: this.#labels(nj, claim),
+      labels: this.#labels(nj, claim.jobId),
       annotations: { [PDFJOB_ANNOTATIONS.createdMs]: String(this.#now()), ...claim.annotations },
       finalizers: [PDFJOB_FINALIZER],
     };

@@ -183,6 +183,17 @@ export class PdfJobClient {
     await this.#core.createNamespacedSecret({ namespace: this.namespace, body });
   }
 
+  /** Whether the Secret `name` exists in this namespace (one GET; its data is not kept). */
+  async secretExists(name: string): Promise<boolean> {
+    try {
+      await this.#core.readNamespacedSecret({ namespace: this.namespace, name });
+      return true;
+    } catch (err) {
+      if (isStatus(err, 404)) return false;
+      throw err;
+    }
+  }
+
   /** The apiserver answers and the PdfJob resource exists. */
   async ready(): Promise<boolean> {
     try {

@@ -418,6 +418,38 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
     expect(JSON.stringify(pj)).not.toContain(signing);
   });
 
+  it("writes the Secret of a keyed job whose first replica stopped before writing it, when the client retries", async () => {
+    const fileId = await upload(replicas[0]!, "acme");
+    const idem = { key: "order-secret-1", hash: "hs1" };
+    const nj = newJob("acme", fileId, { webhookUrl: "https://hooks.example.com/x" });
+    const made = (await replicas[0]!.backend.submit(nj, idem)) as { kind: string; job: { id: string } };
+    expect(made.kind).toBe("created");
+    const [pj] = (await pdfJobsOf("acme")).filter((p) => p.metadata.labels?.[LABELS.jobId] === made.job.id);
+    const core = kc.makeApiClient(CoreV1Api);
+    const name = pj!.spec.secretRef!.name;
+    // What a SIGKILL between the PdfJob's creation and its Secret's leaves behind.
+    await core.deleteNamespacedSecret({ namespace: NS, name });
+    const exists = (): Promise<boolean> =>
+      core.readNamespacedSecret({ namespace: NS, name }).then(
+        () => true,
+        () => false,
+      );
+    await until("the Secret to be gone", async () => ((await exists()) ? undefined : true), 5000);
+    for (const r of replicas)
+      await until("the job in every cache", async () => ((await r.backend.getJob("acme", made.job.id)) ? true : undefined), 5000);
+    // The retry is not answered before its request is read (it has no passwords to write then)...
+    expect(await replicas[1]!.backend.replay({ tenantId: "acme", ...idem })).toBeNull();
+    // ...but once it is: the same job, and its Secret written as the first replica would have.
+    const retried = await replicas[1]!.backend.submit(nj, idem);
+    expect(retried).toMatchObject({ kind: "replayed", job: { id: made.job.id } });
+    const secret = await core.readNamespacedSecret({ namespace: NS, name });
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "PdfJob", uid: pj!.metadata.uid, controller: true });
+    expect(Buffer.from(secret.data!.webhook_secrets!, "base64").toString("utf8")).toBe(await admin.webhookSecret("acme"));
+    // A job with its Secret is answered at once again, and a second retry writes nothing.
+    expect(await replicas[2]!.backend.replay({ tenantId: "acme", ...idem })).toMatchObject({ kind: "replayed", job: { id: made.job.id } });
+    expect(await replicas[2]!.backend.submit(nj, idem)).toMatchObject({ kind: "replayed", job: { id: made.job.id } });
+  });
+
   it("serves job lists, counts and outputs from the cache", async () => {
     const r = replicas[1]!;
     const listed = await r.backend.listJobs("acme", { limit: 3 });

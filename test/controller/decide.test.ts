@@ -5,9 +5,9 @@
  */
 import type { V1Job } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { decide, type Action, type ObservedPod } from "../../controller/decide.ts";
+import { decide, SECRET_WAIT_MS, type Action, type ObservedPod } from "../../controller/decide.ts";
 import { JobObject } from "../../core/schemas/api.ts";
-import { PdfJobStatus, type PdfJob } from "../../core/schemas/pdfjob.ts";
+import { pdfJobName, PdfJobStatus, type PdfJob } from "../../core/schemas/pdfjob.ts";
 import { webhookMessageId } from "../../core/webhooks/events.ts";
 import {
   active,
@@ -630,5 +630,21 @@ describe("decide: the API's rejections, idempotency holds and the fair queue", (
     const started = decide(far, null, at(3), { template: TEMPLATE, queue: { start: true, position: 0 } });
     expect(kinds(started)).toEqual(["createJob", "updateStatus", "recordEvent"]);
     expect(statusOf(started).queuePosition).toBeUndefined();
+  });
+
+  it("should start no Job while the Secret a PdfJob names is missing, and fail it once the wait is over", () => {
+    // The API replica that created the PdfJob stopped before it wrote the Secret: the client's
+    // retry writes it (api/jobs/kubernetes.ts); meanwhile no runner starts without its passwords.
+    const pj = pdfJob({ spec: { webhook: { url: "https://hooks.example.com/x" }, secretRef: { name: pdfJobName(JOB_ID) } } });
+    const missing = (now: number): Action[] => decide(pj, null, at(now), { template: TEMPLATE, secretMissing: true });
+    expect(missing(1)).toEqual([{ action: "requeueAfter", ms: 1000 }]);
+    expect(missing(SECRET_WAIT_MS / 1000 - 1)).toEqual([{ action: "requeueAfter", ms: 1000 }]);
+    // The Secret came: the Job is created as for any new PdfJob.
+    expect(kinds(decide(pj, null, at(30), { template: TEMPLATE }))).toEqual(["createJob", "updateStatus", "recordEvent"]);
+    const ended = missing(SECRET_WAIT_MS / 1000);
+    expect(kinds(ended)).toContain("updateStatus");
+    expect(kinds(ended)).not.toContain("createJob");
+    expect(statusOf(ended)).toMatchObject({ phase: "Failed", error: { code: "internal_error" } });
+    expect(statusOf(ended).error?.message).toMatch(/not fully recorded; send it again/);
   });
 });

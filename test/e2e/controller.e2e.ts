@@ -9,7 +9,15 @@
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createWriteStream } from "node:fs";
-import { BatchV1Api, CoordinationV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from "@kubernetes/client-node";
+import {
+  BatchV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childJobName } from "../../controller/job-template.ts";
 import { newId } from "../../core/ids.ts";
@@ -45,13 +53,21 @@ let world: E2eWorld;
 
 const upload = (file: string): Promise<PdfJobInput> => uploadPdf(store, TENANT, file);
 
-async function createPdfJob(inputs: PdfJobInput[]): Promise<string> {
+async function createPdfJob(inputs: PdfJobInput[], opts: { withSecret?: boolean } = {}): Promise<string> {
   const name = pdfJobName(newId("job"));
   const body = {
     apiVersion: PDFJOB_API_VERSION,
     kind: PDFJOB_KIND,
     metadata: { name, namespace: NS, finalizers: [PDFJOB_FINALIZER] },
-    spec: { tenant: TENANT, operation: "merge", inputs, options: { outline: "keep" }, deadlineSeconds: 120, retentionSeconds: 3600 },
+    spec: {
+      tenant: TENANT,
+      operation: "merge",
+      inputs,
+      options: { outline: "keep" },
+      deadlineSeconds: 120,
+      retentionSeconds: 3600,
+      ...(opts.withSecret ? { secretRef: { name } } : {}),
+    },
   };
   await custom.createNamespacedCustomObject({ ...CRD, body });
   return name;
@@ -111,6 +127,24 @@ describe("the PdfJob controller on a real control plane", () => {
     expect(pj.status?.inputsDeletedTime).toBeDefined();
     expect(await store.exists(a.key)).toBe(false);
     expect(await store.exists(b.key)).toBe(false);
+  });
+
+  it("should start no runner for a PdfJob until the Secret it names exists", async () => {
+    // An API replica stopped between writing the PdfJob and its Secret: the client's retry
+    // writes the Secret later (test/api/kubernetes-backend.test.ts).
+    const a = await upload(await textPdf(path.join(dir, "s.pdf"), 1, "secret"));
+    const name = await createPdfJob([a], { withSecret: true });
+    await sleep(4000);
+    const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS });
+    expect(jobs.items.map((j) => j.metadata?.name)).not.toContain(childJobName(await getPdfJob(name)));
+    expect((await getPdfJob(name)).status?.jobName).toBeUndefined();
+    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name }, stringData: { webhook_secrets: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" } },
+    });
+    const pj = await terminal(name);
+    expect(pj.status?.error).toBeUndefined();
+    expect(pj.status?.phase).toBe("Succeeded");
   });
 
   it("should change nothing when an ended PdfJob is reconciled again", async () => {

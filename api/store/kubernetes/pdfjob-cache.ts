@@ -29,6 +29,12 @@ export const ended = (pj: PdfJob): boolean => TERMINAL_PHASES.includes(pj.status
 export const rejected = (pj: PdfJob): boolean => pj.metadata.annotations?.[PDFJOB_ANNOTATIONS.rejected] !== undefined;
 /** A PdfJob the API shows: not being deleted, not taken back. */
 export const live = (pj: PdfJob): boolean => !pj.metadata.deletionTimestamp && !rejected(pj);
+/**
+ * A PdfJob that names a Secret and has not been given a Job yet: the controller starts it only
+ * once the Secret exists (the API writes it right after the PdfJob; controller/decide.ts).
+ */
+export const awaitsSecret = (pj: PdfJob): boolean =>
+  live(pj) && !ended(pj) && typeof pj.spec.secretRef?.name === "string" && !pj.status?.jobName;
 /** A PdfJob that holds one of its tenant's places under the cap. */
 const holdsPlace = (pj: PdfJob): boolean => live(pj) && !ended(pj);
 
