@@ -132,8 +132,9 @@ describe("the PdfJob controller on a real control plane", () => {
   it("should start no runner for a PdfJob until the Secret it names exists", async () => {
     // An API replica stopped between writing the PdfJob and its Secret: the client's retry
     // writes the Secret later (test/api/kubernetes-backend.test.ts).
-    const a = await upload(await textPdf(path.join(dir, "s.pdf"), 1, "secret"));
-    const name = await createPdfJob([a], { withSecret: true });
+    const a = await upload(await textPdf(path.join(dir, "s1.pdf"), 1, "secret"));
+    const b = await upload(await textPdf(path.join(dir, "s2.pdf"), 1, "kept"));
+    const name = await createPdfJob([a, b], { withSecret: true });
     await sleep(4000);
     const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS });
     expect(jobs.items.map((j) => j.metadata?.name)).not.toContain(childJobName(await getPdfJob(name)));
