@@ -93,11 +93,13 @@ export class SofficePool implements SofficeProvider {
       ready: null,
     }));
     void sweepStaleRoots(opts.tmpDir);
+    // A failed start is logged by launch() and reaches the jobs waiting on slot.ready; this catch
+    // only keeps it from being unhandled when no job waits (the slot starts again for the next one).
     for (const slot of this.slots) void this.launch(slot).catch(() => undefined);
   }
 
   async toPdf(input: string, opts: SofficeConvertOptions): Promise<string> {
-    if (this.closed) throw new Error("the LibreOffice pool is closed");
+    if (this.closed) throw poolClosed();
     const job = await stageInput(input, opts);
     const slot = await this.acquire(opts.signal);
     let output: string[];
@@ -152,8 +154,9 @@ export class SofficePool implements SofficeProvider {
     return instance.lastOutput;
   }
 
-  /** The slot's office, started if needed. */
+  /** The slot's office, started if needed (never once the pool is closed: nothing would kill it). */
   private async instanceOf(slot: Slot, signal: AbortSignal): Promise<SofficeInstance> {
+    if (this.closed) throw poolClosed();
     const ready = slot.ready ?? this.launch(slot);
     const aborted = new Promise<never>((_, reject) => {
       const onAbort = (): void => reject(new JobError("timeout", "The job ran out of time waiting for LibreOffice to start."));
@@ -178,7 +181,10 @@ export class SofficePool implements SofficeProvider {
       // Crash between jobs: restart now, so the next job finds a warm office. During a job, the
       // job's IPC connection breaks and runOn() does the replacing.
       if (slot.instance === instance && !slot.busy && !this.closed) {
-        void this.replace(slot, instance, "crash");
+        // No job awaits this replacement; it fails only when the dead office cannot be cleared away.
+        this.replace(slot, instance, "crash").catch((err: unknown) =>
+          this.opts.log.error({ err, slot: slot.index }, "Could not clear away a crashed LibreOffice"),
+        );
       }
     };
     slot.instance = instance;
@@ -195,7 +201,8 @@ export class SofficePool implements SofficeProvider {
         if (slot.instance === instance) slot.instance = null;
         if (cancelled) this.opts.log.debug({ slot: slot.index }, "LibreOffice start cancelled: the office was stopped");
         else this.opts.log.error({ err, slot: slot.index }, "LibreOffice did not start");
-        throw new Error("LibreOffice did not start", { cause: err });
+        // A job waiting for this office learns why it will not get one.
+        throw this.closed ? poolClosed(err) : new Error("LibreOffice did not start", { cause: err });
       },
     );
     slot.ready = ready;
@@ -215,13 +222,16 @@ export class SofficePool implements SofficeProvider {
     if (reason === "recycle") this.counts.recycles++;
     if (reason === "crash") this.counts.crashes++;
     const killed = old.kill();
-    const next = killed.then(() => (this.closed ? Promise.reject(new Error("the LibreOffice pool is closed")) : this.launch(slot)));
+    const next = killed.then(() => (this.closed ? Promise.reject(poolClosed()) : this.launch(slot)));
+    // A job that takes the slot meanwhile awaits `next` and handles its failure; until then, no one may.
     next.catch(() => undefined);
     slot.ready = next;
     await killed;
   }
 
   private acquire(signal: AbortSignal): Promise<Slot> {
+    // close() has failed the queue already: a job arriving after it would wait for ever.
+    if (this.closed) return Promise.reject(poolClosed());
     // Prefer a free slot whose office is up; otherwise any free slot (it will start its office).
     const free = this.slots.filter((s) => !s.busy);
     const slot = free.find((s) => s.instance?.isAlive) ?? free[0];
@@ -272,20 +282,31 @@ export class SofficePool implements SofficeProvider {
     };
   }
 
-  /** Fails queued jobs, kills every office (and its process group) and removes the profiles. */
+  /**
+   * Fails queued jobs, kills every office (and its process group) and removes the profiles. An
+   * office still starting is cancelled: close() returns once its start has given up and cleaned
+   * up after itself, so no start of the pool (its office, its profile, its log line) outlives it.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    for (const w of this.waiters.splice(0)) w.reject(new Error("the LibreOffice pool is closed"));
+    for (const w of this.waiters.splice(0)) w.reject(poolClosed());
     await Promise.all(
       this.slots.map(async (slot) => {
-        const instance = slot.instance;
+        const { instance, ready } = slot;
         slot.instance = null;
         slot.ready = null;
         await instance?.kill();
+        // Only waiting for it to settle: its failure is handled by whoever asked for the office.
+        await ready?.catch(() => undefined);
       }),
     );
     await rm(this.root, RM_RETRYING);
   }
+}
+
+/** What a job gets from a closed pool; `cause` is what the closing interrupted, if anything. */
+function poolClosed(cause?: unknown): Error {
+  return new Error("the LibreOffice pool is closed", cause === undefined ? undefined : { cause });
 }
 
 /**
