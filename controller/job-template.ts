@@ -296,6 +296,7 @@ export function jobTemplateFromConfig(config: Config, image: string): JobTemplat
     ...(c.FOLIO_RUNNER_IMAGE_PULL_POLICY ? { imagePullPolicy: c.FOLIO_RUNNER_IMAGE_PULL_POLICY } : {}),
     ...(c.FOLIO_RUNNER_RESOURCES ? { resources: c.FOLIO_RUNNER_RESOURCES } : {}),
     ttlSecondsAfterFinished: c.FOLIO_RUNNER_TTL_SECONDS,
+    ...(c.FOLIO_RUNNER_TIMEOUT_MS ? { limits: { timeout_ms: c.FOLIO_RUNNER_TIMEOUT_MS } } : {}),
     ...(c.FOLIO_RUNNER_TMP_SIZE_LIMIT ? { tmpSizeLimit: c.FOLIO_RUNNER_TMP_SIZE_LIMIT } : {}),
     ...(c.FOLIO_RUNNER_SERVICE_ACCOUNT ? { serviceAccountName: c.FOLIO_RUNNER_SERVICE_ACCOUNT } : {}),
     ...(c.FOLIO_RUNNER_PRIORITY_CLASS ? { priorityClassName: c.FOLIO_RUNNER_PRIORITY_CLASS } : {}),

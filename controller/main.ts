@@ -255,11 +255,13 @@ function leaderElectionFrom(config: Config, onLost: () => void): LeaderElectionO
 /** Runner pods get no bucket credentials: each Job gets presigned URLs for its own keys, in a Secret (runner-access.ts). */
 function presignedAccess(config: Config, store: S3ObjectStore, kubeConfig: KubeConfig): NonNullable<ControllerOptions["prepareJob"]> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
+  // The runners' own address of the store, when their network reaches it by another one.
+  const runnerEndpoint = config.FOLIO_RUNNER_S3_ENDPOINT ?? config.FOLIO_S3_ENDPOINT;
   return accessPreparer({
     target: {
       bucket: config.FOLIO_S3_BUCKET ?? "",
       region: config.FOLIO_S3_REGION,
-      ...(config.FOLIO_S3_ENDPOINT ? { endpoint: config.FOLIO_S3_ENDPOINT } : {}),
+      ...(runnerEndpoint ? { endpoint: runnerEndpoint } : {}),
       forcePathStyle: config.FOLIO_S3_FORCE_PATH_STYLE,
     },
     credentials: () => store.client.config.credentials(),

@@ -253,6 +253,16 @@ export const CONFIG_KEYS = {
     doc: "Controller: sizeLimit of the runner pods' /tmp emptyDir (e.g. `8Gi`).",
   },
   FOLIO_RUNNER_TTL_SECONDS: { schema: int(600), doc: "Controller: ttlSecondsAfterFinished of the runner Jobs." },
+  FOLIO_RUNNER_TIMEOUT_MS: {
+    schema: z.coerce.number().int().min(1000).optional(),
+    doc: "Controller: the runner's own time limit for a job (it then reports `timeout`); the Job's activeDeadlineSeconds stays the hard stop.",
+    defaultDoc: "just under the Job's deadline",
+  },
+  FOLIO_RUNNER_S3_ENDPOINT: {
+    schema: z.url({ protocol: /^https?$/ }).optional(),
+    doc: "Controller: the object store's endpoint as runner pods reach it, which the presigned URLs it hands them name (when their network reaches the store by another address than the controller's).",
+    defaultDoc: "`FOLIO_S3_ENDPOINT`",
+  },
   FOLIO_RUNNER_NODE_SELECTOR: {
     schema: json(z.record(z.string(), z.string())),
     doc: "Controller: nodeSelector of the runner pods, as JSON.",

@@ -1,6 +1,7 @@
 /**
  * The PdfJob lifecycle at its edges, on the real control plane (test/k8s/platform.ts), the local
- * kubelet and a real MinIO (test/s3/server.ts), with the controller (startController) in-process:
+ * kubelet and a real MinIO (test/s3/server.ts), with `folio controller` in containers of the API
+ * image (test/e2e/containers.ts), configured through their environment as the chart does:
  *
  * - a hung runner: the real runner, pointed at a storage endpoint that accepts connections and
  *   never answers, is stopped by the Job's activeDeadlineSeconds and the PdfJob fails `timeout`;
@@ -11,8 +12,9 @@
  * - the CEL rule rejects a `spec` edit (422) while metadata and status edits go through.
  *
  * Two controllers run, each watching one namespace: `folio-restricted` (enforce=restricted) with
- * the ordinary runner template, and `folio-hung` whose runners get the silent storage endpoint
- * and a runner timeout of an hour (so that only the Job's deadline can end them).
+ * the ordinary settings, and `folio-hung` whose runners get the silent storage endpoint
+ * (FOLIO_RUNNER_S3_ENDPOINT, which the presigned URLs name) and a runner timeout of an hour
+ * (FOLIO_RUNNER_TIMEOUT_MS: only the Job's deadline can end them).
  */
 import { createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
@@ -28,8 +30,6 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JobTemplateOptions } from "../../controller/job-template.ts";
-import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
 import {
   LABELS,
@@ -48,8 +48,8 @@ import { S3ObjectStore } from "../../core/storage/s3-store.ts";
 import { textPdf } from "../fixtures/pdf-fixtures.ts";
 import { runnerImage } from "../k8s/images.ts";
 import type { S3Server } from "../s3/server.ts";
-import { type E2eWorld, startE2eWorld, runnerAccess, runnerTemplate, until, uploadPdf } from "./support.ts";
-import { createLogger } from "../../core/logger.ts";
+import { startReadyController, type ReadyController } from "./containers.ts";
+import { type E2eWorld, startE2eWorld, until, uploadPdf } from "./support.ts";
 
 const RESTRICTED = "folio-restricted";
 const HUNG = "folio-hung";
@@ -63,7 +63,7 @@ let kc: KubeConfig;
 let custom: CustomObjectsApi;
 let core: CoreV1Api;
 let batch: BatchV1Api;
-let controllers: Controller[] = [];
+let controllers: ReadyController[] = [];
 let dir: string;
 let world: E2eWorld;
 
@@ -159,27 +159,14 @@ async function createNamespace(name: string, labels: Record<string, string> = {}
   );
 }
 
-/**
- * The e2e runner template, its runners pointed at another storage endpoint (same bucket and keys):
- * their presigned URLs name that endpoint.
- */
-function template(storageEndpoint: string, timeoutMs?: number): { template: JobTemplateOptions; endpoint: string } {
-  return {
-    template: { ...runnerTemplate(s3), ...(timeoutMs === undefined ? {} : { limits: { timeout_ms: timeoutMs } }) },
-    endpoint: storageEndpoint,
-  };
-}
-
-function startNamespaceController(namespace: string, t: { template: JobTemplateOptions; endpoint: string }): Controller {
-  const c = startController({
-    kubeConfig: kc,
-    store,
-    namespace,
-    workers: 2,
-    template: t.template,
-    prepareJob: runnerAccess(kc, s3, t.endpoint),
-    logger: createLogger({ level: "info" }, { component: "controller", namespace }),
-  });
+/** `folio controller` watching `namespace` only (its Lease there too), with `env` on top of the store's settings. */
+async function startNamespaceController(namespace: string, env: Record<string, string> = {}): Promise<ReadyController> {
+  const c = await startReadyController(
+    world.platform,
+    { ...s3.env, FOLIO_CONTROLLER_NAMESPACE: namespace, ...env },
+    [],
+    `folio-controller-${namespace}`,
+  );
   controllers.push(c);
   return c;
 }
@@ -198,16 +185,20 @@ describe("the PdfJob lifecycle on a real control plane", () => {
       "pod-security.kubernetes.io/enforce-version": "latest",
     });
     await createNamespace(HUNG);
-    const started = [
-      startNamespaceController(RESTRICTED, template(s3.endpoint)),
+    await Promise.all([
+      startNamespaceController(RESTRICTED),
       // The runner would wait an hour for its storage: only the Job's deadline ends it.
-      startNamespaceController(HUNG, template(silent.endpoint, 3_600_000)),
-    ];
-    await Promise.all(started.map((c) => c.synced()));
-  });
+      startNamespaceController(HUNG, { FOLIO_RUNNER_S3_ENDPOINT: silent.endpoint, FOLIO_RUNNER_TIMEOUT_MS: "3600000" }),
+    ]);
+  }, 600_000);
 
   afterAll(async () => {
-    await Promise.all(controllers.map((c) => c.stop()));
+    await Promise.all(
+      controllers.map(async (c) => {
+        await c.stop();
+        await c.cleanup();
+      }),
+    );
     controllers = [];
     for (const socket of silent?.sockets ?? []) socket.destroy();
     silent?.server.close();
@@ -216,7 +207,8 @@ describe("the PdfJob lifecycle on a real control plane", () => {
 
   it("should fail a hung runner with `timeout` when the Job's deadline passes", async () => {
     const before = silentConnections;
-    const name = await createPdfJob(HUNG, await twoInputs("hung"), 5);
+    // Deadline 15 s: time for a runner container to start and reach its storage on a loaded machine.
+    const name = await createPdfJob(HUNG, await twoInputs("hung"), 15);
     const pj = await terminal(HUNG, name, 90_000);
     expect(pj.status?.phase).toBe("Failed");
     expect(pj.status?.error?.code).toBe("timeout");
