@@ -1,13 +1,14 @@
 /**
- * The dashboard in Kubernetes mode, in Chromium: two API replicas (two `folio serve` processes,
- * FOLIO_BACKEND=kubernetes, one FOLIO_DASHBOARD_SECRET) on a real kube-apiserver and MinIO. The
+ * The dashboard in Kubernetes mode, in Chromium: two API replicas (two `folio serve` containers of
+ * the API image, FOLIO_BACKEND=kubernetes, one FOLIO_DASHBOARD_SECRET; test/e2e/containers.ts) on a
+ * real control plane and MinIO. The
  * invite made by `folio users invite` lives in the cluster; the owner signs in on replica 1 and
  * makes a key there that works on the public API of both replicas; the same browser session is
  * valid on replica 2, and "sign out everywhere" there ends it on replica 1 at once. The audit log
  * is in the cluster. An operator on replica 2 suspends the tenant (its Tenant resource): its key
  * answers 403 tenant_suspended on replica 1 within 2 s, and works again once resumed.
  *
- * Webhook attempts and "redeliver" (the controller in-process): a job whose receiver first fails
+ * Webhook attempts and "redeliver" (`folio controller` in a container): a job whose receiver first fails
  * then answers shows both attempts (time, HTTP status, latency, next retry) from its PdfJob's
  * status on the job page; "redeliver" annotates the PdfJob, and the controller sends the same
  * message again, signed with the tenant's secret. A viewer sees no button and is refused.
@@ -18,9 +19,7 @@ import type { AddressInfo } from "node:net";
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { Webhook } from "standardwebhooks";
 import { loadOrCreateTls } from "../../api/tls.ts";
-import { startController, type Controller } from "../../controller/main.ts";
 import { newId } from "../../core/ids.ts";
-import { createLogger } from "../../core/logger.ts";
 import {
   LABELS,
   MANAGED_BY,
@@ -36,21 +35,16 @@ import {
   type PdfJob,
 } from "../../core/schemas/pdfjob.ts";
 import { outputTag } from "../../core/schemas/storage-keys.ts";
-import { S3ObjectStore } from "../../core/storage/s3-store.ts";
-import { tmpDir } from "../helpers/tools.ts";
 import { TENANT_PLURAL } from "../../core/schemas/tenant.ts";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startServer, type Server } from "../api/harness.ts";
+import { freePort, type Server } from "../api/harness.ts";
 import { acceptInvite, launch, newContext, screenshot } from "../dashboard/browser.ts";
-import { startControlPlane, type ControlPlane } from "../k8s/control-plane.ts";
-import { loadKubeConfig } from "../k8s/kubeconfig.ts";
-import { startS3Server, type S3Server } from "../s3/server.ts";
-import { applyCrds, until } from "./support.ts";
+import { startApiContainer, startReadyController, type ReadyController } from "./containers.ts";
+import { startE2eWorld, until, type E2eWorld } from "./support.ts";
 
 const NS = "default";
-let cp: ControlPlane;
-let s3: S3Server;
+let world: E2eWorld;
 let kc: KubeConfig;
 let api1: Server;
 let api2: Server;
@@ -58,26 +52,23 @@ let browser: Browser;
 let page: Page;
 /** The owner's key, made through the dashboard on replica 1. */
 let ownerKey: string;
-let controller: Controller | undefined;
-let store: S3ObjectStore | undefined;
+let controller: ReadyController | undefined;
 let receiver: https.Server | undefined;
-let cleanupDir: (() => Promise<void>) | undefined;
 
 async function replica(secret: string): Promise<Server> {
-  return startServer({
+  return startApiContainer(world.platform, {
     FOLIO_BACKEND: "kubernetes",
-    KUBECONFIG: cp.kubeconfigs.admin,
+    KUBECONFIG: world.platform.kubeconfig,
     FOLIO_JOBS_NAMESPACE: NS,
     FOLIO_DASHBOARD_SECRET: secret,
     FOLIO_METRICS_PORT: String(await freePort()),
-    ...s3.env,
+    ...world.s3.env,
   });
 }
 
 beforeAll(async () => {
-  [cp, s3] = await Promise.all([startControlPlane(), startS3Server()]);
-  kc = loadKubeConfig(cp.kubeconfigs.admin);
-  await applyCrds(kc);
+  world = await startE2eWorld("folio-e2e-dash-k8s-");
+  kc = world.kc;
   // A new CRD's storage answers 429 "(re)initializing" for a moment after it is Established.
   const custom = kc.makeApiClient(CustomObjectsApi);
   await until("PdfJobs to be listable", () =>
@@ -88,23 +79,19 @@ beforeAll(async () => {
   );
   const secret = randomBytes(36).toString("base64url");
   [api1, api2] = await Promise.all([replica(secret), replica(secret)]);
-  // The admin CLI reads the same configuration as the server: it writes people to the cluster.
-  Object.assign(process.env, { FOLIO_BACKEND: "kubernetes", KUBECONFIG: cp.kubeconfigs.admin, FOLIO_JOBS_NAMESPACE: NS, ...s3.env });
   browser = await launch();
   page = await (await newContext(browser, api1.base)).newPage();
 }, 600_000);
 
 afterAll(async () => {
   await controller?.stop();
-  store?.close();
+  await controller?.cleanup();
   receiver?.closeAllConnections();
   receiver?.close();
-  await cleanupDir?.();
   await browser?.close();
   await api1?.cleanup();
   await api2?.cleanup();
-  await s3?.stop();
-  await cp?.stop();
+  await world?.stop();
 });
 
 describe("the dashboard in Kubernetes mode, two API replicas", () => {
@@ -255,9 +242,7 @@ describe("webhook attempts and redelivery in Kubernetes mode", () => {
   }
 
   beforeAll(async () => {
-    const dir = await tmpDir("folio-e2e-dash-hooks-");
-    cleanupDir = dir.cleanup;
-    const tls = await loadOrCreateTls(dir.dir, {});
+    const tls = await loadOrCreateTls(world.dir, {});
     // The first request of each message fails with 500; every later one is answered 204.
     receiver = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
       const chunks: Buffer[] = [];
@@ -270,19 +255,20 @@ describe("webhook attempts and redelivery in Kubernetes mode", () => {
       });
     });
     await new Promise<void>((resolve) => receiver!.listen(0, "127.0.0.1", resolve));
-    store = new S3ObjectStore(s3.storeOptions);
-    controller = startController({
-      kubeConfig: kc,
-      store,
-      namespace: NS,
-      workers: 1,
-      // The job is refused before any runner Job: no image is ever pulled.
-      template: { image: "folio-runner:never-started", imagePullPolicy: "Never" },
-      webhooks: { allowedHosts: ["127.0.0.1"], tls: { ca: tls.cert } },
-      logger: createLogger({ level: "warn" }, { component: "controller" }),
-    });
-    await controller.synced();
-  }, 120_000);
+    controller = await startReadyController(
+      world.platform,
+      {
+        ...world.s3.env,
+        FOLIO_CONTROLLER_NAMESPACE: NS,
+        FOLIO_CONTROLLER_WORKERS: "1",
+        // The job is refused before any runner Job: no image is ever pulled.
+        FOLIO_RUNNER_IMAGE: "folio-runner:never-started",
+        FOLIO_WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+        FOLIO_WEBHOOK_CA_FILE: tls.certPath,
+      },
+      [tls.certPath],
+    );
+  }, 180_000);
 
   it("shows each attempt from the PdfJob's status, redelivers the same message signed with the tenant's secret, and refuses a viewer", async () => {
     const tenant = ((await api1.folio(["tenants", "list", "--json"])).json as { tenant: string; id: string }[]).find(
