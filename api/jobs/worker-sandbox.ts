@@ -4,8 +4,8 @@
  * tenant's documents; so in embedded mode (FOLIO_SANDBOX=bwrap) each worker process starts in a
  * sandbox (core/sandbox.ts bwrapArgv) that shows it:
  *
- * - the system read-only, and Folio's code read-only (the checkout's bin, core, runner,
- *   node_modules, package.json, .tools/node, .tools/verapdf; the data directory masked if it lies
+ * - the system read-only, and Folio's code read-only (bin, core, runner — of the checkout or of
+ *   the compiled tree — and the checkout's node_modules, package.json, .tools/node, .tools/verapdf; the data directory masked if it lies
  *   in the checkout, and so are the TLS files);
  * - its own staging directory (`Stage`), nothing else of ours: `in/` read-only (the running job's
  *   inputs, hard links — or copies — of the stored files, put there by the API), `out/` (the job's
@@ -38,10 +38,26 @@ import { bwrapArgv, sandboxPolicy, SandboxUnavailable, type SandboxScope } from 
 /** The user a root Folio runs its workers as (nobody): see above. */
 export const WORKER_UID = 65534;
 
-/** Folio's directory (the checkout, or the compiled tree): two levels above this module. */
-const ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
+/** Folio's code: two levels above this module — the checkout, or the compiled tree (dist/) in it. */
+const CODE_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
+/**
+ * The package around that code: the nearest directory at or above it with a package.json (the
+ * checkout for both). Node finds node_modules, and `"type": "module"`, by walking up from the
+ * module: a compiled tree's worker needs the checkout's, not a dist/node_modules that does not exist.
+ */
+const PACKAGE_ROOT = packageRoot(CODE_ROOT);
 /** What a worker runs: Folio's code and the tools it uses, never the rest of the checkout. */
-const CODE = ["bin", "core", "runner", "node_modules", "package.json", ".tools/node", ".tools/verapdf"];
+const CODE = [
+  ...["bin", "core", "runner"].map((c) => path.join(CODE_ROOT, c)),
+  ...["node_modules", "package.json", ".tools/node", ".tools/verapdf"].map((c) => path.join(PACKAGE_ROOT, c)),
+];
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json"))) return dir;
+    if (dir === path.dirname(dir)) return from;
+  }
+}
 
 /** How the pool sandboxes its workers: one per pool, from the workers' environment. */
 export interface WorkerSandbox {
@@ -64,7 +80,7 @@ export function workerSandbox(env: NodeJS.ProcessEnv): WorkerSandbox | null {
   // directory. A worker started as nobody could not reach that (0700, root's): it stages in
   // FOLIO_TMP_DIR instead, by copy.
   const tmp = path.resolve(config.FOLIO_TMP_DIR);
-  if (user) checkReachable([tmp, ...CODE.map((c) => path.join(ROOT, c)), process.execPath]);
+  if (user) checkReachable([tmp, ...CODE, process.execPath]);
   const root = user ? path.join(tmp, `folio-workers-${process.pid}`) : path.join(path.resolve(env.FOLIO_DATA_DIR), "work", "workers");
   rmSync(root, { recursive: true, force: true }); // a previous run's
   mkdirSync(root, { recursive: true, mode: user ? 0o711 : 0o700 });
@@ -126,7 +142,7 @@ export class Stage {
     const [cmd, ...args] = command;
     const scope: SandboxScope = {
       ...this.#box.policy,
-      system: [...new Set([path.dirname(process.execPath), ...CODE.map((c) => path.join(ROOT, c))])],
+      system: [...new Set([path.dirname(process.execPath), ...CODE])],
       writable: [this.dir],
       readable: [this.in],
       network: "host",

@@ -118,7 +118,11 @@ export function httpsRequest(
   });
 }
 
-export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+/**
+ * `folio serve` on a free port with a fresh data directory. `compiled`: the compiled tree through
+ * the `bin/folio` script, as `make run` starts it (`make build` first); otherwise bin/folio.ts.
+ */
+export async function startServer(env: Record<string, string> = {}, opts: { compiled?: boolean } = {}): Promise<Server> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "folio-api-"));
   const port = await freePort();
   let output = "";
@@ -129,15 +133,15 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
   const exited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
   const launch = async (): Promise<void> => {
     const from = output.length;
+    const serve = ["serve", "--port", String(port), "--data-dir", dataDir];
     // The same Node flags bin/folio gives `folio serve`.
-    child = spawn(
-      process.execPath,
-      ["--max-semi-space-size=4", path.join(ROOT, "bin/folio.ts"), "serve", "--port", String(port), "--data-dir", dataDir],
-      {
-        env: { ...process.env, FOLIO_LOG_LEVEL: "info", FOLIO_WORKERS: "2", ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
+    const [command, ...args] = opts.compiled
+      ? [path.join(ROOT, "bin/folio"), ...serve]
+      : [process.execPath, "--max-semi-space-size=4", path.join(ROOT, "bin/folio.ts"), ...serve];
+    child = spawn(command, args, {
+      env: { ...process.env, FOLIO_LOG_LEVEL: "info", FOLIO_WORKERS: "2", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const ready = new Promise<void>((resolve, reject) => {
       const onData = (b: Buffer): void => {
         output += b.toString();
