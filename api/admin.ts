@@ -28,6 +28,7 @@ import { openDb, type Db } from "./store/db.ts";
 import { SqliteUserStore, TENANT_ROLES, type TenantRole, type UserStore } from "./store/users.ts";
 import { KubernetesAccessRequests } from "./store/kubernetes/access-requests.ts";
 import { KubernetesTenantAdmin } from "./store/kubernetes/tenant-admin.ts";
+import { retryingThrottled } from "./store/kubernetes/throttled.ts";
 import {
   AdminError,
   SqliteAccessRequests,
@@ -393,7 +394,8 @@ async function listUsers(ctx: UsersCtx): Promise<number> {
 
 /** The cluster's stores with the user's kubeconfig, in the namespace the flags or the kubeconfig give. */
 function clusterStores(p: Parsed, config: Config): { admin: TenantAdmin; requests: AccessRequests; close: () => void } {
-  const kc = new KubeConfig();
+  // An operator may run this right after `helm install`, while the CRDs' storage still answers 429.
+  const kc = retryingThrottled(new KubeConfig());
   const file = flag(p, "kubeconfig") ?? config.KUBECONFIG;
   if (file) kc.loadFromFile(file);
   else kc.loadFromDefault();
