@@ -24,6 +24,8 @@ import type { Table, TextItem } from "./types.ts";
 const SAME_X = 3;
 /** A centred group header's middle lies within this share of its columns' width of theirs. */
 const CENTRED = 0.04;
+/** Spans centred within this much (font sizes) of the best centred one are as centred. */
+const CLOSE = 0.1;
 /** Edges this close (points) are flush. */
 const FLUSH = 1;
 /** A continuation line follows the line above within this many font sizes, baseline to baseline. */
@@ -158,24 +160,31 @@ function withinRules(free: [number, number], covers: [number, number], ruled: re
 
 /**
  * The columns a header piece spans when it is centred over several (a group header: "Berth 2016"
- * over Revenue, Tonnage and Net change, printed in the middle one): the widest run of free columns
- * around it whose middle is the piece's, within CENTRED of their width. Else the columns it covers.
+ * over Revenue, Tonnage and Net change, printed in the middle one): among the runs of free columns
+ * around it whose middle is the piece's, within CENTRED of their width, the best centred — and of
+ * those centred as well within CLOSE of its size, the widest (equal columns make every symmetric
+ * run centred; the text is closest to the middle of the one it was set over). Else the columns
+ * it covers.
  */
 function centredSpan(
-  piece: { x0: number; x1: number },
+  piece: { x0: number; x1: number; size: number },
   covers: [number, number],
   free: [number, number],
   edges: readonly number[],
 ): [number, number] {
   const mid = (piece.x0 + piece.x1) / 2;
-  let best = covers;
+  const centred: { span: [number, number]; off: number }[] = [];
   for (let a = free[0]; a <= covers[0]; a++) {
     for (let b = Math.max(covers[1], a + 1); b <= free[1]; b++) {
       const [left, right] = [edges[a]!, edges[b + 1]!];
-      if (Math.abs((left + right) / 2 - mid) <= CENTRED * (right - left) && b - a > best[1] - best[0]) best = [a, b];
+      const off = Math.abs((left + right) / 2 - mid);
+      if (off <= CENTRED * (right - left)) centred.push({ span: [a, b], off });
     }
   }
-  return best;
+  const best = minOf(centred, (c) => c.off);
+  return centred
+    .filter((c) => c.off <= best + CLOSE * piece.size)
+    .reduce<[number, number]>((w, c) => (c.span[1] - c.span[0] > w[1] - w[0] ? c.span : w), covers);
 }
 
 /**
@@ -244,21 +253,29 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     for (const p of row.flatMap((li) => placed[li]!)) byCol.set(p.col, [...(byCol.get(p.col) ?? []), p]);
     const starts = [...byCol.keys()].sort((a, b) => a - b);
     const header = !row.some((li) => placed[li]!.some((p) => p.piece.value));
+    // The row's cells never overlap: a group header centred over its columns leaves the next one
+    // only the columns after them ("Handgun" over 1–3, "Long gun" over 4–6, not 3–7).
+    let taken = -1;
+    // A piece running across columns spans them, up to the next cell of the row.
+    const reaches = starts.map((c, k) =>
+      Math.min(
+        maxOf(byCol.get(c)!, (p) => p.last),
+        (starts[k + 1] ?? cols) - 1,
+      ),
+    );
     starts.forEach((c, k) => {
       const group = byCol.get(c)!;
-      // A piece running across columns spans them, up to the next cell of the row.
-      const reach = Math.min(
-        maxOf(group, (p) => p.last),
-        (starts[k + 1] ?? cols) - 1,
-      );
-      const free = withinRules([(starts[k - 1] ?? -1) + 1, (starts[k + 1] ?? cols) - 1], [c, reach], ruled);
+      const reach = reaches[k]!;
+      // Free: the columns between the ones the cells beside it run across.
+      const free = withinRules([Math.max(reaches[k - 1] ?? -1, taken) + 1, (starts[k + 1] ?? cols) - 1], [c, reach], ruled);
       // A header cell of one piece, or of pieces stacked on lines of their own (a header wrapped
       // over two lines), may be centred over a group of columns.
       // A label set flush with its own column's values is that column's, however centred it looks.
       const stacked = new Set(group.map((p) => p.line)).size === group.length;
-      const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1) };
+      const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1), size: maxOf(group, (p) => p.piece.size) };
       const flush = c === reach && valueEdges[c]!.some((x) => Math.abs(x - extent.x0) <= FLUSH || Math.abs(x - extent.x1) <= FLUSH);
       const span: [number, number] = header && stacked && !flush ? centredSpan(extent, [c, reach], free, edges) : [c, reach];
+      taken = span[1];
       drafts.push({ row: r, col: span[0], rowSpan: 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
     });
   });

@@ -92,6 +92,23 @@ describe("columns from whitespace", () => {
   });
 });
 
+describe("group headers side by side", () => {
+  it("span each their own columns, never one another's", () => {
+    // Two group headers, each centred over three columns, with a label column left of them and a
+    // totals column right: the second is centred over both its three columns and all five after
+    // the first's, and must take only its own three.
+    const items = [item("Handgun", 79, 10), item("Long gun", 182.5, 10)];
+    const xs = [75, 110, 145, 180, 215, 250, 285];
+    for (let r = 1; r < 6; r++) items.push(item(`State ${r}`, 0, 10 + 12 * r), ...xs.map((x) => right(`${r},00${r}`, x, 10 + 12 * r)));
+    const grid = textGrid({ items, kind: "stream" })!;
+    const header = grid.table.cells.filter((c) => c.row === 0).map((c) => [segmentText(c.lines[0]!), c.col, c.colSpan]);
+    expect(header).toEqual([
+      ["Handgun", 1, 3],
+      ["Long gun", 4, 3],
+    ]);
+  });
+});
+
 describe("tables whose rules touch", () => {
   const h = (y: number, x0 = 0, x1 = 300): Rule => ({ x0, x1, y0: y, y1: y });
   const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
