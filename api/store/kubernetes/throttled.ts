@@ -38,7 +38,7 @@ export async function retryThrottled<T>(call: () => Promise<T>, first?: Promise<
 /** Makes every API client `kc` makes retry 429s (retryThrottled); returns `kc`. */
 export function retryingThrottled(kc: KubeConfig): KubeConfig {
   const make = kc.makeApiClient.bind(kc);
-  kc.makeApiClient = ((apiClientType) =>
+  kc.makeApiClient = (apiClientType) =>
     new Proxy(make(apiClientType), {
       get(target, prop, receiver) {
         const value: unknown = Reflect.get(target, prop, receiver);
@@ -50,6 +50,6 @@ export function retryingThrottled(kc: KubeConfig): KubeConfig {
           return first instanceof Promise ? retryThrottled(send as () => Promise<unknown>, first) : first;
         };
       },
-    }));
+    });
   return kc;
 }
