@@ -68,6 +68,40 @@ export function buildTable(
 }
 
 /**
+ * The cells of rows with fewer cells than the table's widest rows, put in the columns they stand
+ * under. A row that a cell of an earlier row spans into (HTML's rowspan: Chromium's tags leave it
+ * out of the rows below, and pdfjs gives no RowSpan attribute), or that has a cell spanning several
+ * columns, tags fewer cells; counted from the left they would slide one column left ("John Smith"
+ * under Department). Each such cell goes, left to right, to the column of the widest rows it
+ * overlaps most. Rows as wide as the widest stay as they are.
+ */
+function placeShortRows(rows: CellDraft[][]): CellDraft[][] {
+  const width = maxOf(rows, (r) => r.length, 0);
+  const full = rows.filter((r) => r.length === width && r.every((d) => d.items.length > 0));
+  if (!full.length || full.length === rows.length) return rows;
+  const columns = Array.from({ length: width }, (_, c) => {
+    const items = full.flatMap((r) => r[c]!.items);
+    return { x0: minOf(items, (i) => i.x0), x1: maxOf(items, (i) => i.x1) };
+  });
+  return rows.map((row) => {
+    if (row.length === width) return row;
+    const out: CellDraft[] = [];
+    let next = 0;
+    for (const d of row.filter((cell) => cell.items.length > 0)) {
+      const [x0, x1] = [minOf(d.items, (i) => i.x0), maxOf(d.items, (i) => i.x1)];
+      const overlap = (c: number): number => Math.min(x1, columns[c]!.x1) - Math.max(x0, columns[c]!.x0);
+      let col = next;
+      for (let c = next + 1; c < width; c++) if (overlap(c) > overlap(col)) col = c;
+      if (col >= width) break;
+      out.push({ ...d, col });
+      next = col + 1;
+    }
+    // A cell no column was left for keeps the order it was tagged in (consistent() then judges).
+    return out.length === row.filter((cell) => cell.items.length > 0).length ? out : row;
+  });
+}
+
+/**
  * Whether a tagged table's cells stand where its rows and columns say: each row below the one
  * before it, each cell right of the one before it in its row, and each column's cells overlapping
  * that column's span. Producers tag tables loosely — cells in another order than they stand,
@@ -75,11 +109,15 @@ export function buildTable(
  * scramble a table that its rules or its whitespace show plainly; it is then not used.
  */
 function consistent(rows: readonly CellDraft[][]): boolean {
-  const spans = rows.map((row) =>
-    row.map((d) =>
-      d.items.length ? { x0: minOf(d.items, (i) => i.x0), x1: maxOf(d.items, (i) => i.x1), y: minOf(d.items, (i) => i.base) } : null,
-    ),
-  );
+  // By the column each cell was given (placeShortRows may leave a row's first columns empty).
+  const spans = rows.map((row) => {
+    const byCol: ({ x0: number; x1: number; y: number } | null)[] = [];
+    for (const d of row)
+      byCol[d.col] = d.items.length
+        ? { x0: minOf(d.items, (i) => i.x0), x1: maxOf(d.items, (i) => i.x1), y: minOf(d.items, (i) => i.base) }
+        : null;
+    return byCol;
+  });
   let prevY = Number.NEGATIVE_INFINITY;
   for (const row of spans) {
     const placed = row.filter((s) => s !== null);
@@ -107,10 +145,14 @@ function consistent(rows: readonly CellDraft[][]): boolean {
  * tags do not match its geometry (see consistent).
  */
 export function tableFromStructure(st: StructTable, byMcid: Map<string, TextItem[]>): Table | null {
-  const rows = st.rows
-    .map((row) => row.map((cell) => ({ items: cell.mcids.flatMap((id) => byMcid.get(id) ?? []), header: cell.header })))
-    .filter((row) => row.some((cell) => cell.items.length > 0))
-    .map((row, r) => row.map((cell, c): CellDraft => ({ row: r, col: c, rowSpan: 1, colSpan: 1, items: cell.items, header: cell.header })));
+  const rows = placeShortRows(
+    st.rows
+      .map((row) => row.map((cell) => ({ items: cell.mcids.flatMap((id) => byMcid.get(id) ?? []), header: cell.header })))
+      .filter((row) => row.some((cell) => cell.items.length > 0))
+      .map((row, r) =>
+        row.map((cell, c): CellDraft => ({ row: r, col: c, rowSpan: 1, colSpan: 1, items: cell.items, header: cell.header })),
+      ),
+  );
   const drafts = rows.flat();
   const placed = drafts.flatMap((d) => d.items);
   if (placed.length === 0 || !consistent(rows)) return null;

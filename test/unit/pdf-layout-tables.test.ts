@@ -392,6 +392,33 @@ describe("tagged tables", () => {
     };
     expect(tableFromStructure(ordered, byMcid)).not.toBeNull();
   });
+
+  it("put the cells of a row an earlier cell spans into under their own columns, not slid left", () => {
+    // HTML's rowspan, as Chromium tags it: the rows under "Sales" have no cell for its column.
+    const byMcid = new Map<string, TextItem[]>(
+      [
+        ["h1", item("Department", 0, 10)],
+        ["h2", item("Name", 80, 10)],
+        ["h3", item("Salary", 160, 10)],
+        ["a1", item("Sales", 0, 22)],
+        ["a2", item("Maria Garcia", 80, 22)],
+        ["a3", right("74,500", 190, 22)],
+        ["b2", item("John Smith", 80, 34)],
+        ["b3", right("52,300", 190, 34)],
+        ["c1", item("Support", 0, 46)],
+        ["c2", item("Priya Patel", 80, 46)],
+        ["c3", right("48,900", 190, 46)],
+      ].map(([id, it]) => [id as string, [it as TextItem]]),
+    );
+    const row = (...ids: string[]): { mcids: string[]; header: boolean }[] =>
+      ids.map((id) => ({ mcids: [id], header: id.startsWith("h") }));
+    const table = tableFromStructure(
+      { rows: [row("h1", "h2", "h3"), row("a1", "a2", "a3"), row("b2", "b3"), row("c1", "c2", "c3")] },
+      byMcid,
+    )!;
+    expect(rowTexts(table)[2]).toEqual(["John Smith", "52,300"]);
+    expect(table.cells.filter((c) => c.row === 2).map((c) => c.col)).toEqual([1, 2]);
+  });
 });
 
 describe("text as a reader sees it", () => {
