@@ -482,25 +482,39 @@ describe.runIf(HAVE)("Kubernetes mode's stores on a real apiserver, three replic
       await new Promise((r) => setTimeout(r, 1000));
       return delta(a, await requestCounts(kc)).total === 0 ? true : undefined;
     });
-    const before = await requestCounts(kc);
-    for (const r of replicas) {
-      for (let i = 0; i < 20; i++) {
-        expect((await r.backend.getJob("acme", jobId))?.status).toBe("succeeded");
-        expect(await r.backend.getJob("globex", jobId)).toBeNull();
-        expect((await r.backend.getFile("acme", output))?.filename).toBe("o.pdf");
-        expect((await r.backend.listJobs("acme", { limit: 100 })).data.length).toBeGreaterThan(0);
-        expect(await r.backend.countUnfinished("acme")).toBeGreaterThan(0);
-        expect((await r.backend.waitFor("acme", jobId, 1000))?.status).toBe("succeeded");
+    // The control plane's own clients may still touch these resources now and then (the garbage
+    // collector looking an owner up): they can only add requests, so the quietest of three tries
+    // is Folio's own count.
+    const quietest = async (reads: () => Promise<void>): Promise<{ total: number; byKind: string }> => {
+      let fewest: { total: number; byKind: string } | undefined;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const before = await requestCounts(kc);
+        await reads();
+        const d = delta(before, await requestCounts(kc));
+        if (!fewest || d.total < fewest.total) fewest = d;
       }
-    }
-    const reads = delta(before, await requestCounts(kc));
+      return fewest!;
+    };
+    const reads = await quietest(async () => {
+      for (const r of replicas) {
+        for (let i = 0; i < 20; i++) {
+          expect((await r.backend.getJob("acme", jobId))?.status).toBe("succeeded");
+          expect(await r.backend.getJob("globex", jobId)).toBeNull();
+          expect((await r.backend.getFile("acme", output))?.filename).toBe("o.pdf");
+          expect((await r.backend.listJobs("acme", { limit: 100 })).data.length).toBeGreaterThan(0);
+          expect(await r.backend.countUnfinished("acme")).toBeGreaterThan(0);
+          expect((await r.backend.waitFor("acme", jobId, 1000))?.status).toBe("succeeded");
+        }
+      }
+    });
     console.log(`360 cached reads through 3 replicas: ${reads.total} apiserver requests${reads.byKind ? ` (${reads.byKind})` : ""}`);
     expect(reads).toEqual({ total: 0, byKind: "" });
 
     // An id no cache knows (it may have been made through another replica a moment ago): one list.
-    const unknown = await requestCounts(kc);
-    for (let i = 0; i < 5; i++) expect(await replicas[i % 3]!.backend.getJob("acme", newId("job"))).toBeNull();
-    expect(delta(unknown, await requestCounts(kc))).toEqual({ total: 5, byKind: "LIST pdfjobs 5" });
+    const unknown = await quietest(async () => {
+      for (let i = 0; i < 5; i++) expect(await replicas[i % 3]!.backend.getJob("acme", newId("job"))).toBeNull();
+    });
+    expect(unknown).toEqual({ total: 5, byKind: "LIST pdfjobs 5" });
   });
   it("serves outputs from the cache and, on a replica that has not seen them yet, reads them through; keeps them per tenant", async () => {
     const fileId = await upload(replicas[0]!, "acme");
