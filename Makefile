@@ -47,10 +47,12 @@ format: $(SETUP_STAMP) ## Format the sources with Prettier (make lint checks it)
 unit: build ## Run the test suite only (no lint)
 	vitest run
 
+# A test that fails gets one retry; test/summary.ts names every test that needed it ("flaky") at the
+# end of the log, beside the failed ones, so a flake is seen and fixed, not hidden.
 test: build typecheck lint test-platform images images-full ## The whole suite: type-check, lint, every test on real engines, e2e on the local control plane, the chart
 	status=0; \
-	FOLIO_S3_REQUIRED=1 vitest run --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
-	vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile.json=dist/e2e-results.json || status=$$?; \
+	FOLIO_S3_REQUIRED=1 vitest run --retry=1 --reporter=default --reporter=json --outputFile.json=dist/test-results.json || status=$$?; \
+	vitest run --retry=1 --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile.json=dist/e2e-results.json || status=$$?; \
 	test/chart/run.sh || status=$$?; \
 	node test/summary.ts dist/test-results.json dist/e2e-results.json; exit $$status
 
