@@ -226,7 +226,7 @@ const SAME_X = 3;
  * columns but not the columns in a group. That is when its text parts into more columns, apart
  * from the drawn ones, than it has drawn inner rules. Null when the rules tell the columns.
  */
-function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextItem[]): Table | null {
+function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextItem[], hidden: boolean): Table | null {
   const innerXs = grid.xs.slice(1, -1);
   const tg = textGrid({
     items: items.filter((i) => inside(i, box)),
@@ -237,7 +237,28 @@ function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextI
   });
   if (!tg) return null;
   const textOnly = tg.separators.filter((x) => !innerXs.some((d) => Math.abs(d - x) < SAME_X)).length;
+  if (hidden) return tg.table.cols >= lattice.cols ? tg.table : null;
   return textOnly > innerXs.length && tg.table.cols > lattice.cols ? tg.table : null;
+}
+
+/** A merged cell with at least this many lines parted along the grid's columns is rows, not a cell. */
+const HIDDEN_ROWS = 4;
+
+/**
+ * Whether a cell that spans grid columns holds lines whose pieces stand in different ones of those
+ * columns: the body of a table boxed as one band under its ruled header (the header's rules part
+ * the columns, the body's rows are set by whitespace inside one box). Read as one merged cell,
+ * every row of the body would be glued into one text.
+ */
+function hiddenRows(grid: Grid, drafts: readonly CellDraft[]): boolean {
+  const column = (x: number): number => Math.max(1, firstAtLeast(grid.xs, x)) - 1;
+  return drafts.some((d) => {
+    if (d.colSpan < 2) return false;
+    const parted = groupLines(d.items.filter((i) => !i.opaque)).filter(
+      (line) => new Set(linePieces(line).map((p) => column((p.x0 + p.x1) / 2))).size >= 2,
+    );
+    return parted.length >= HIDDEN_ROWS;
+  });
 }
 
 /** At most this many lines in each cell of a boxed header (see boxedHeader). */
@@ -288,7 +309,7 @@ export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]
     }
     if (drafts.filter((d) => d.items.length > 0).length < 2 || boxedHeader(grid, drafts, box, items)) continue;
     const lattice = buildTable("lattice", splitBands(drafts, grid.ys.length - 1).drafts, grid.xs, box);
-    tables.push(textColumns(lattice, grid, box, items) ?? lattice);
+    tables.push(textColumns(lattice, grid, box, items, hiddenRows(grid, drafts)) ?? lattice);
   }
   return tables;
 }

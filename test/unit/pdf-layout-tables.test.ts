@@ -212,6 +212,43 @@ describe("a page's header box over a body ruled into blocks of columns", () => {
   });
 });
 
+describe("a body boxed as one band under a ruled header", () => {
+  const h = (y: number): Rule => ({ x0: 0, x1: 360, y0: y, y1: y });
+  const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
+  // The header's cells are boxed; the body's rows are set by whitespace inside one box, so the
+  // grid's only body cell spans every column (expenditure reports, statements printed by banks).
+  const rules = [h(0), h(20), h(120), v(0, 0, 120), v(80, 0, 20), v(160, 0, 20), v(300, 0, 20), v(360, 0, 120)];
+  const rows: [string, string, string, string][] = [
+    ["DOC NO.", "DATE", "DESCRIPTION", "AMOUNT"],
+    ["D001", "05/03/2019", "AIRFARE FOR E JOHNSON KANSAS CITY AND RETURN", "920.68"],
+    ["D002", "05/24/2019", "TRAIN FARE", "907.96"],
+    ["D003", "06/01/2019", "HOTEL", "1,112.00"],
+    ["D004", "06/02/2019", "TAXI FOR K FORD TO AIRPORT", "70.00"],
+  ];
+  const items = [item("DOC NO.", 5, 14), item("DATE", 85, 14), item("DESCRIPTION", 165, 14), right("AMOUNT", 355, 14)];
+  // Rows of the body, a description wrapped to a second line in the first and the last.
+  const body: [string, string, string, string][] = [
+    ["D001", "05/03/2019", "AIRFARE FOR E JOHNSON", "920.68"],
+    ["", "", "KANSAS CITY AND RETURN", ""],
+    ["D002", "05/24/2019", "TRAIN FARE", "907.96"],
+    ["D003", "06/01/2019", "HOTEL", "1,112.00"],
+    ["D004", "06/02/2019", "TAXI FOR K FORD", "70.00"],
+    ["", "", "TO AIRPORT", ""],
+  ];
+  body.forEach(([a, b, c, d], r) => {
+    const base = 35 + 12 * r;
+    if (a) items.push(item(a, 5, base));
+    if (b) items.push(item(b, 85, base));
+    if (c) items.push(item(c, 165, base));
+    if (d) items.push(right(d, 355, base));
+  });
+
+  it("reads the body's rows in the header's columns, not as one cell holding them all", () => {
+    const [table] = latticeTables(rules, items);
+    expect(rowTexts(table!)).toEqual(rows);
+  });
+});
+
 describe("rows that rules part without a horizontal rule", () => {
   it("part a header row where the boxes of its lower labels begin", () => {
     const h = (y: number): Rule => ({ x0: 0, x1: 300, y0: y, y1: y });
