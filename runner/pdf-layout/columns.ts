@@ -12,7 +12,7 @@
  * leaves empty. Pure.
  */
 import { typeCell } from "./cells.ts";
-import { isMarker, WORD_GAP } from "./lines.ts";
+import { isMarker, OVERDRAWN, WORD_GAP } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { TextItem } from "./types.ts";
 
@@ -63,11 +63,26 @@ export function pieceOf(items: TextItem[]): Piece {
 }
 
 /**
- * A line's pieces: its items (sorted left to right) joined where they touch or overlap, and cut
- * where a value meets anything but a touching run ("2024-05-30" | "East").
+ * The line's items, each that a later one starts over an em inside (lines.ts's OVERDRAWN) ending
+ * where that one starts: a cell's text too long for it, drawn on under the cells after it and
+ * clipped at its edge (ledgers, exported reports), reaches as far as its cell on the page. Its
+ * text stays whole. Kerning and italic overhangs overlap by a fraction of an em.
+ */
+function withinCells(sorted: readonly TextItem[]): TextItem[] {
+  return sorted.map((item, k) => {
+    const next = sorted.slice(k + 1).find((n) => n.x0 < item.x1 - OVERDRAWN * item.size && Math.abs(n.base - item.base) < 0.1 * item.size);
+    // Cut back a word space short of the next run: the cell's text reads "192, 26406576", not glued.
+    return next && next.x0 > item.x0 + OVERDRAWN * item.size ? { ...item, x1: next.x0 - 2 * WORD_GAP * item.size } : item;
+  });
+}
+
+/**
+ * A line's pieces: its items (sorted left to right, cut back to their cells: withinCells) joined
+ * where they touch or overlap, and cut where a value meets anything but a touching run
+ * ("2024-05-30" | "East").
  */
 export function linePieces(items: readonly TextItem[]): Piece[] {
-  const sorted = [...items].sort((a, b) => a.x0 - b.x0);
+  const sorted = withinCells([...items].sort((a, b) => a.x0 - b.x0));
   const out: TextItem[][] = [];
   let right = Number.NEGATIVE_INFINITY;
   for (const item of sorted) {

@@ -66,6 +66,8 @@ export interface GlyphRun {
 const RUN_GAP = WORD_GAP;
 /** Inside one text-showing operator, pdfjs' own limit: a wider jump makes two items there already. */
 const SHOW_GAP = 0.6;
+/** A TJ number moving this far right (ems) in a TJ that draws space glyphs jumps to a new cell (showText). */
+const SPACED_JUMP = 0.2;
 
 interface TextState {
   ctm: Matrix;
@@ -150,10 +152,15 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   const deviceSize = size * Math.abs(trm[3]);
   const base = trm[3] * (st.y + st.rise) + trm[5];
   out.show();
+  // A TJ that draws its word spaces as space glyphs moves by its numbers only to kern, or to jump
+  // to the next cell of a table set in one TJ: a wide jump there starts a run, as a new text-showing
+  // operator does. (TeX draws no spaces: its numbers are its word spaces, and stay inside a run.)
+  const spaced = glyphs.some((g) => typeof g !== "number" && g.isSpace);
   let x = 0;
   for (const g of glyphs) {
     if (typeof g === "number") {
       x -= (g * size) / 1000;
+      if (spaced && -g > SPACED_JUMP * 1000) out.show();
       continue;
     }
     const w = (g.width ?? 0) * widthScale;

@@ -12,6 +12,8 @@ const SAME_LINE = 0.35;
 const SEGMENT_GAP = 0.9;
 /** A gap wider than this (fraction of the font size) between two runs is a word space, as pdfjs reckons. */
 export const WORD_GAP = 0.1;
+/** A run starting this far (font sizes) inside the text before it is drawn over it (segmentText, columns.ts). */
+export const OVERDRAWN = 1;
 
 export function segmentOf(items: TextItem[]): Segment {
   const size = maxOf(
@@ -275,13 +277,18 @@ export function joinLines(texts: readonly string[]): string {
 export function segmentText(seg: Segment): string {
   let text = "";
   let right = Number.NaN;
+  let base = Number.NaN;
   for (const item of seg.items) {
     if (item.opaque) continue;
     const gap = item.x0 - right;
-    const apart = gap > WORD_GAP * item.size || scriptsMeet(text, item.text);
+    // A run that starts over an em inside the text before it on its baseline is drawn over it (a
+    // cell's text running on under the next cell's, clipped): another word, never glued to it.
+    const over = -gap > OVERDRAWN * item.size && Math.abs(item.base - base) < 0.1 * item.size;
+    const apart = gap > WORD_GAP * item.size || over || scriptsMeet(text, item.text);
     if (text && apart && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text)) text += " ";
     text += item.text;
     right = item.x1;
+    base = item.base;
   }
   return text.replace(/\s+/g, " ").trim();
 }

@@ -93,6 +93,23 @@ describe("glyph runs", () => {
     expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([["lower8bits", 100, 156, 92]]);
   });
 
+  it("ends a run at a wide TJ offset in a TJ that draws its spaces, as a ledger sets its cells", () => {
+    // A ledger's row in one TJ array: "4", 0.43 em, "JV", 0.59 em, "R", then "BEING TRF" with a
+    // space glyph between its words; the tiny offsets are kerning.
+    const ops = opList([
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [100, 700]],
+      ["showText", [[...glyphs("4"), -430, ...glyphs("J"), -6, ...glyphs("V"), -590, ...glyphs("R"), -590, ...glyphs("BEING TRF")]]],
+    ]);
+    expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([
+      ["4", 100, 105, 92],
+      ["JV", 109.3, 119.36, 92],
+      ["R", 125.26, 130.26, 92],
+      ["BEING TRF", 136.16, 178.66, 92],
+    ]);
+  });
+
   it("measures nothing in a font it cannot resolve or in rotated text", () => {
     const unknown = opList([
       ["beginText", []],

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { splitBands } from "../../runner/pdf-layout/bands.ts";
-import { columnGaps, linePieces } from "../../runner/pdf-layout/columns.ts";
+import { columnGaps, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
@@ -472,6 +472,22 @@ describe("text as a reader sees it", () => {
     expect(dropOverprints(fakeBold).map((i) => i.text)).toEqual(["本科", "2011 年年度报告"]);
     // A zero under a long line that holds zeros elsewhere is its own text.
     expect(dropOverprints([item("Chq. No. 085900 BILL NO.133, 140, 142", 0, 50), item("0", 120, 50)])).toHaveLength(2);
+  });
+
+  it("ends a cell's text that runs on under the next cells where they start, and never glues them", () => {
+    // A ledger's particulars drawn whole (clipped on the page at the cell's edge) under the amounts
+    // of the same line: "192," ends at 255 on the page, the amount starts at 200.
+    const row = [item("Chq. No. 085900 BILL NO.187, 192,", 50, 50), item("26406576", 200, 50), item("0", 300, 50)];
+    const pieces = linePieces(row);
+    expect(pieces.map((p) => [pieceText(p), p.x1 < 200])).toEqual([
+      ["Chq. No. 085900 BILL NO.187, 192,", true],
+      ["26406576", false],
+      ["0", false],
+    ]);
+    // Read as one stretch of text, the amount is a word of its own, not "192,26406576".
+    expect(segmentText(splitLine(row, 100)[0]!)).toBe("Chq. No. 085900 BILL NO.187, 192, 26406576 0");
+    // Kerning (a run starting a little inside the one before) still joins without a space.
+    expect(segmentText(splitLine([item("Wa", 0, 50), item("ve", 9, 50)])[0]!)).toBe("Wave");
   });
 
   it("joins superscripts and subscripts to the run they touch", () => {
