@@ -100,6 +100,8 @@ class RunBuilder {
   private opening = true;
   /** Glyphs being drawn belong to an annotation's appearance. */
   annotation = false;
+  /** The fonts the page draws space glyphs in (spacedFonts). */
+  spacedFonts: ReadonlySet<FontMetrics> = new Set();
 
   /** A text-showing operator begins. */
   show(): void {
@@ -152,10 +154,10 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   const deviceSize = size * Math.abs(trm[3]);
   const base = trm[3] * (st.y + st.rise) + trm[5];
   out.show();
-  // A TJ that draws its word spaces as space glyphs moves by its numbers only to kern, or to jump
-  // to the next cell of a table set in one TJ: a wide jump there starts a run, as a new text-showing
-  // operator does. (TeX draws no spaces: its numbers are its word spaces, and stay inside a run.)
-  const spaced = glyphs.some((g) => typeof g !== "number" && g.isSpace);
+  // A font the page draws space glyphs in moves by TJ numbers only to kern, or to jump to the next
+  // cell of a table set in one TJ: a wide jump there starts a run, as a new text-showing operator
+  // does. (TeX draws no spaces: its numbers are its word spaces, and stay inside a run.)
+  const spaced = out.spacedFonts.has(font);
   let x = 0;
   for (const g of glyphs) {
     if (typeof g === "number") {
@@ -243,9 +245,28 @@ function nestedState(st: TextState, formMatrix: unknown): TextState {
   return formMatrix ? { ...st, ctm: multiply(formMatrix as Matrix, st.ctm) } : { ...st };
 }
 
+/**
+ * The fonts a page shows a space glyph in, anywhere. Fonts are followed in the order the operators
+ * set them (q/Q aside): it only decides how wide TJ numbers are read (showText).
+ */
+function spacedFonts(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, font: FontLookup): Set<FontMetrics> {
+  const out = new Set<FontMetrics>();
+  let current: FontMetrics | null = null;
+  for (let i = 0; i < ops.fnArray.length; i++) {
+    const fn = ops.fnArray[i];
+    const a = (ops.argsArray[i] ?? []) as unknown[];
+    if (fn === OPS.setFont) current = font(String(a[0]));
+    else if (fn === OPS.showText && current && !out.has(current)) {
+      if (((a[0] ?? []) as (Glyph | number)[]).some((g) => typeof g !== "number" && g.isSpace)) out.add(current);
+    }
+  }
+  return out;
+}
+
 /** The glyph runs of a page. `view` is the viewport transform; `font` resolves a loaded font name. */
 export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, view: Matrix, font: FontLookup): GlyphRun[] {
   const out = new RunBuilder();
+  out.spacedFonts = spacedFonts(ops, OPS, font);
   const stack: TextState[] = [];
   let st: TextState = {
     ctm: view,

@@ -33,7 +33,9 @@ const VIEW: Matrix = [1, 0, 0, -1, 0, 792];
 /** Every glyph half an em wide, the space a quarter. */
 const glyphs = (text: string): { unicode: string; width: number; isSpace: boolean }[] =>
   [...text].map((c) => ({ unicode: c, width: c === " " ? 250 : 500, isSpace: c === " " }));
-const font = (): { fontMatrix: number[] } => ({ fontMatrix: [0.001, 0, 0, 0.001, 0, 0] });
+/** The one loaded font (pdfjs hands out the same object for a name each time). */
+const F1 = { fontMatrix: [0.001, 0, 0, 0.001, 0, 0] };
+const font = (): { fontMatrix: number[] } => F1;
 
 /** An operator list from [op name, args] pairs. */
 function opList(ops: [keyof TextOpCodes, unknown[]][]): { fnArray: number[]; argsArray: unknown[] } {
@@ -95,18 +97,23 @@ describe("glyph runs", () => {
 
   it("ends a run at a wide TJ offset in a TJ that draws its spaces, as a ledger sets its cells", () => {
     // A ledger's row in one TJ array: "4", 0.43 em, "JV", 0.59 em, "R", then "BEING TRF" with a
-    // space glyph between its words; the tiny offsets are kerning.
+    // space glyph between its words; the tiny offsets are kerning. Then a balance and its "Cr."
+    // in a TJ of their own without a space: the font draws spaces elsewhere on the page.
     const ops = opList([
       ["beginText", []],
       ["setFont", ["F1", 10]],
       ["moveText", [100, 700]],
       ["showText", [[...glyphs("4"), -430, ...glyphs("J"), -6, ...glyphs("V"), -590, ...glyphs("R"), -590, ...glyphs("BEING TRF")]]],
+      ["moveText", [100, 0]],
+      ["showText", [[...glyphs("25"), -430, ...glyphs("Cr.")]]],
     ]);
     expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([
       ["4", 100, 105, 92],
       ["JV", 109.3, 119.36, 92],
       ["R", 125.26, 130.26, 92],
       ["BEING TRF", 136.16, 178.66, 92],
+      ["25", 200, 210, 92],
+      ["Cr.", 214.3, 229.3, 92],
     ]);
   });
 
