@@ -39,6 +39,10 @@ export interface TextOpCodes {
   /** An annotation's appearance begins / ends (pdfjs renders them into the operator list). */
   beginAnnotation?: number;
   endAnnotation?: number;
+  /** W and W* (the next path clips), and the path operator (clipPath follows them). */
+  clip?: number;
+  eoClip?: number;
+  constructPath?: number;
 }
 
 /** What the walk needs of a loaded font (pdfjs' FontFaceObject). */
@@ -56,7 +60,30 @@ export interface GlyphRun {
   text: string;
   /** Drawn by an annotation's appearance (a form field's value, a stamp), not by the page. */
   annotation?: boolean;
+  /**
+   * It goes on from the run before it without a jump, but in another clipping area: the next cell
+   * of a table whose cells each clip their text (splitAtGaps cuts there even without a space).
+   */
+  clipped?: boolean;
 }
+
+/** The horizontal extent of a clipping area, in device space. */
+interface Clip {
+  x0: number;
+  x1: number;
+}
+
+/** Where a glyph drawn from x0 to x1 shows inside `clip`: nothing (an empty box at its edge) when the clip hides it wholly. */
+function visibleInk(x0: number, x1: number, clip: Clip | null): { x0: number; x1: number; hidden: boolean } {
+  if (!clip) return { x0, x1, hidden: false };
+  if (x0 >= clip.x1) return { x0: clip.x1, x1: clip.x1, hidden: true };
+  if (x1 <= clip.x0) return { x0: clip.x0, x1: clip.x0, hidden: true };
+  return { x0: Math.max(x0, clip.x0), x1: Math.min(x1, clip.x1), hidden: false };
+}
+
+/** Two clipping areas of the same extent (a producer may set the same one again for each run). */
+const sameClip = (a: Clip | null, b: Clip | null): boolean =>
+  a === b || (a !== null && b !== null && Math.abs(a.x0 - b.x0) < 0.5 && Math.abs(a.x1 - b.x1) < 0.5);
 
 /**
  * A jump wider than this (font sizes) between two glyphs ends a run: a word space, where pdfjs puts
@@ -83,6 +110,8 @@ interface TextState {
   rise: number;
   font: FontMetrics | null;
   fontSize: number;
+  /** The clipping area text is drawn in (part of the graphics state), or null for the whole page. */
+  clip: Clip | null;
 }
 
 interface Glyph {
@@ -108,17 +137,27 @@ class RunBuilder {
     this.opening = true;
   }
 
-  /** A glyph drawn from x0, its ink ending at x1 and its advance (with Tc and Tw) at next. */
-  add(x0: number, x1: number, next: number, base: number, size: number, text: string): void {
-    const last = this.runs.at(-1);
+  /** The clipping area of the last run's glyphs. */
+  private clip: Clip | null = null;
+
+  /** Whether a glyph at x0 starts near enough to the cursor to go on with the run (see RUN_GAP, SHOW_GAP). */
+  #closeTo(x0: number, size: number): boolean {
     const gap = x0 - this.cursor;
-    const limit = (this.opening ? RUN_GAP : SHOW_GAP) * size;
-    const follows =
-      last !== undefined &&
-      Math.abs(base - last.base) < 0.1 * size &&
-      Math.abs(size - last.size) < 0.1 * size &&
-      gap > -0.5 * size &&
-      gap <= limit;
+    return gap > -0.5 * size && gap <= (this.opening ? RUN_GAP : SHOW_GAP) * size;
+  }
+
+  /**
+   * A glyph drawn from x0, its ink ending at x1 and its advance (with Tc and Tw) at next, inside
+   * `clip`. What the clip hides still belongs to the run's text (a cell's text cut at the cell's
+   * edge is the cell's, whole, as a reader copying it gets it); the run's box ends at the clip.
+   */
+  add(x0: number, x1: number, next: number, base: number, size: number, text: string, clip: Clip | null = null): void {
+    const last = this.runs.at(-1);
+    const sameLine = last !== undefined && Math.abs(base - last.base) < 0.1 * size && Math.abs(size - last.size) < 0.1 * size;
+    const seamless = sameLine && this.#closeTo(x0, size);
+    // A glyph the clip hides wholly goes on with the run it is hidden from, however far it jumps.
+    const ink = visibleInk(x0, x1, clip);
+    const follows = sameClip(clip, this.clip) && (seamless || (sameLine && ink.hidden));
     if (/^\s*$/.test(text)) {
       // A space never starts a run; it only carries the cursor.
       if (follows) {
@@ -129,10 +168,20 @@ class RunBuilder {
     }
     if (follows && Boolean(last.annotation) === this.annotation) {
       last.text += text;
-      last.x1 = Math.max(last.x1, x1);
-    } else this.runs.push({ x0, x1, base, size, text, ...(this.annotation ? { annotation: true } : {}) });
+      if (!ink.hidden) last.x1 = Math.max(last.x1, ink.x1);
+    } else
+      this.runs.push({
+        x0: ink.x0,
+        x1: ink.x1,
+        base,
+        size,
+        text,
+        ...(this.annotation ? { annotation: true } : {}),
+        ...(seamless ? { clipped: true } : {}),
+      });
     this.cursor = next;
     this.opening = false;
+    this.clip = clip;
   }
 }
 
@@ -169,7 +218,7 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
     const advance = w + ((g.isSpace ? st.wordSpacing : 0) + st.charSpacing) * direction;
     if (upright && g.unicode) {
       const at = (dx: number): number => trm[0] * (st.x + dx * hScale) + trm[4];
-      out.add(at(x), at(x + w), at(x + advance), base, deviceSize, g.unicode);
+      out.add(at(x), at(x + w), at(x + advance), base, deviceSize, g.unicode, st.clip);
     }
     x += advance;
   }
@@ -263,44 +312,96 @@ function spacedFonts(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: Text
   return out;
 }
 
+/**
+ * The clipping area `clip` narrowed by a clipping path (constructPath's operands: its bounding box,
+ * pdfjs' minMax, in user space) drawn under `ctm`; the path's box stands for the path. Null (the
+ * whole page) stays null when the path has no box.
+ */
+function narrowed(clip: Clip | null, a: unknown[], ctm: Matrix): Clip | null {
+  const box = a[2] as ArrayLike<number> | undefined;
+  if (!box || box.length < 4 || ![0, 1, 2, 3].every((k) => Number.isFinite(box[k]))) return clip;
+  const xs = [
+    [box[0]!, box[1]!],
+    [box[2]!, box[1]!],
+    [box[0]!, box[3]!],
+    [box[2]!, box[3]!],
+  ].map(([x, y]) => ctm[0] * x! + ctm[2] * y! + ctm[4]);
+  const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
+  return { x0: Math.max(x0, clip?.x0 ?? x0), x1: Math.min(x1, clip?.x1 ?? x1) };
+}
+
+/**
+ * W / W* (the next path clips) or a path (which narrows the clip when one of those came before it);
+ * returns whether the next path clips.
+ */
+function clipOp(st: TextState, fn: number | undefined, a: unknown[], OPS: TextOpCodes, clipping: boolean): boolean {
+  if (!isOp(fn, OPS.constructPath)) return true;
+  if (clipping) st.clip = narrowed(st.clip, a, st.ctm);
+  return false;
+}
+
+/** Where the walk of a page's operators is: the state, the states q and forms saved, a pending clip. */
+interface Walk {
+  st: TextState;
+  stack: TextState[];
+  /** W or W* seen: the next path is a clipping path. */
+  clipping: boolean;
+}
+
+/**
+ * q/Q, form XObjects and annotations' appearances: the state saved and restored. Returns whether
+ * `fn` was one of them.
+ */
+function nestingOp(walk: Walk, fn: number | undefined, a: unknown[], OPS: TextOpCodes, view: Matrix, out: RunBuilder): boolean {
+  const form = fn === OPS.paintFormXObjectBegin;
+  if (isOp(fn, OPS.beginAnnotation)) {
+    walk.stack.push(walk.st);
+    walk.st = annotationState(walk.st, a, view);
+    out.annotation = true;
+  } else if (isOp(fn, OPS.endAnnotation)) {
+    walk.st = walk.stack.pop() ?? walk.st;
+    out.annotation = false;
+  } else if (fn === OPS.save || form) {
+    walk.stack.push(walk.st);
+    walk.st = nestedState(walk.st, form ? a[0] : undefined);
+  } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) walk.st = walk.stack.pop() ?? walk.st;
+  else return false;
+  return true;
+}
+
 /** The glyph runs of a page. `view` is the viewport transform; `font` resolves a loaded font name. */
 export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, view: Matrix, font: FontLookup): GlyphRun[] {
   const out = new RunBuilder();
   out.spacedFonts = spacedFonts(ops, OPS, font);
-  const stack: TextState[] = [];
-  let st: TextState = {
-    ctm: view,
-    tm: IDENTITY,
-    x: 0,
-    y: 0,
-    lineX: 0,
-    lineY: 0,
-    leading: 0,
-    charSpacing: 0,
-    wordSpacing: 0,
-    hScale: 1,
-    rise: 0,
-    font: null,
-    fontSize: 0,
+  const walk: Walk = {
+    st: {
+      ctm: view,
+      tm: IDENTITY,
+      x: 0,
+      y: 0,
+      lineX: 0,
+      lineY: 0,
+      leading: 0,
+      charSpacing: 0,
+      wordSpacing: 0,
+      hScale: 1,
+      rise: 0,
+      font: null,
+      fontSize: 0,
+      clip: null,
+    },
+    stack: [],
+    clipping: false,
   };
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
     const a = (ops.argsArray[i] ?? []) as unknown[];
-    const form = fn === OPS.paintFormXObjectBegin;
-    if (isOp(fn, OPS.beginAnnotation)) {
-      stack.push(st);
-      st = annotationState(st, a, view);
-      out.annotation = true;
-    } else if (isOp(fn, OPS.endAnnotation)) {
-      st = stack.pop() ?? st;
-      out.annotation = false;
-    } else if (fn === OPS.save || form) {
-      stack.push(st);
-      st = nestedState(st, form ? a[0] : undefined);
-    } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) st = stack.pop() ?? st;
-    else if (fn === OPS.transform) st.ctm = multiply(a as unknown as Matrix, st.ctm);
-    else if (fn === OPS.showText) showText(st, (a[0] ?? []) as (Glyph | number)[], out);
-    else textStateOp(st, fn, a, OPS, font);
+    if (isOp(fn, OPS.clip) || isOp(fn, OPS.eoClip) || isOp(fn, OPS.constructPath))
+      walk.clipping = clipOp(walk.st, fn, a, OPS, walk.clipping);
+    else if (nestingOp(walk, fn, a, OPS, view, out)) continue;
+    else if (fn === OPS.transform) walk.st.ctm = multiply(a as unknown as Matrix, walk.st.ctm);
+    else if (fn === OPS.showText) showText(walk.st, (a[0] ?? []) as (Glyph | number)[], out);
+    else textStateOp(walk.st, fn, a, OPS, font);
   }
   return out.runs;
 }
@@ -332,15 +433,16 @@ function cut(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | null {
   if (solid(text) !== runs.map((r) => solid(r.text)).join("") || solid(text).length !== text.replace(/\s+/g, "").length) return null;
   const pieces: TextItem[] = [];
   let at = 0;
-  for (const r of runs) {
+  for (const [k, r] of runs.entries()) {
     let chars = solid(r.text).length;
     const start = at;
     while (at < text.length && chars > 0) {
       if (!/\s/.test(text[at]!)) chars--;
       at++;
     }
-    // pdfjs put a space wherever glyphs jump: a cut anywhere else means the runs are not this item's.
-    if (at < text.length && !/\s/.test(text[at]!)) return null;
+    // pdfjs put a space wherever glyphs jump: a cut anywhere else means the runs are not this item's,
+    // unless the next run goes on in a clipping area of its own (the next cell's).
+    if (at < text.length && !/\s/.test(text[at]!) && !runs[k + 1]?.clipped) return null;
     pieces.push({ ...item, text: text.slice(start, at).trim(), x0: r.x0, x1: r.x1 });
   }
   return pieces;
@@ -411,6 +513,29 @@ function logicalOrder(item: TextItem, clusters: ReadonlySet<string>): TextItem {
 }
 
 /**
+ * The runs under an item that spell its text, left to right from its start, or all the runs under
+ * it when none do. A cell's text its clip cuts at the cell's edge keeps pdfjs' whole width, over
+ * the next cells' runs, which are not its own.
+ */
+function spelling(item: TextItem, under: readonly GlyphRun[]): readonly GlyphRun[] {
+  const want = solid(item.text);
+  let got = "";
+  for (const [k, r] of under.entries()) {
+    got += solid(r.text);
+    // A run may go on past the item: pdfjs parts hidden text where it jumps, the clip keeps it one run.
+    if (got.startsWith(want)) return under.slice(0, k + 1);
+    if (!want.startsWith(got)) break;
+  }
+  return under;
+}
+
+/** An item one run spells (or starts), ending where that run's visible glyphs end (see spelling); else as it is. */
+function inkOf(item: TextItem, own: readonly GlyphRun[]): TextItem {
+  const run = own.length === 1 ? own[0]! : null;
+  return run && run.x1 < item.x1 && solid(run.text).startsWith(solid(item.text)) ? { ...item, x1: run.x1 } : item;
+}
+
+/**
  * Splits pdfjs text items at the gaps between glyph runs (see the header and cutSpaceless), and puts
  * right-to-left words drawn as one glyph cluster back in logical order (`clusters`, rtlClusters).
  */
@@ -420,8 +545,9 @@ export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[
   for (const item of items) {
     const spaced = /\S\s+\S/.test(item.text);
     const under = !item.opaque && (spaced || item.text.length >= 2) ? runsUnder(item, sorted) : [];
-    const pieces = under.length > 1 ? (spaced ? cut(item, under) : cutSpaceless(item, under)) : null;
-    for (const piece of pieces ?? [item]) out.push(clusters.size && RTL.test(piece.text) ? logicalOrder(piece, clusters) : piece);
+    const own = spelling(item, under);
+    const pieces = (own.length > 1 ? (spaced ? cut(item, own) : cutSpaceless(item, own)) : null) ?? [inkOf(item, own)];
+    for (const piece of pieces) out.push(clusters.size && RTL.test(piece.text) ? logicalOrder(piece, clusters) : piece);
   }
   return out;
 }

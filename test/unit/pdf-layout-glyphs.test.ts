@@ -27,6 +27,9 @@ const OPS: TextOpCodes = {
   setHScale: 16,
   setTextRise: 17,
   showText: 18,
+  clip: 19,
+  eoClip: 20,
+  constructPath: 21,
 };
 /** A US Letter page's viewport: y flipped, origin at the top-left corner. */
 const VIEW: Matrix = [1, 0, 0, -1, 0, 792];
@@ -117,6 +120,49 @@ describe("glyph runs", () => {
     ]);
   });
 
+  it("ends a run's box at its clip, keeps the hidden glyphs' text, and parts runs clipped apart", () => {
+    // A ledger cell clipped to x 100–150 (re W n) whose text runs on under the next cell, then the
+    // next cell's amount drawn right where the hidden text ends, without a gap: two cells.
+    const ops = opList([
+      ["save", []],
+      ["clip", []],
+      ["constructPath", [0, [], [100, 0, 150, 792]]],
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [100, 700]],
+      ["showText", [glyphs("Payment 2016")]],
+      ["restore", []],
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [157.5, 700]],
+      ["showText", [glyphs("1074")]],
+    ]);
+    // "Payment 2016": 11 glyphs of 5 and a space of 2.5, 100 to 157.5; the clip hides from 150.
+    const runs = glyphRuns(ops, OPS, VIEW, font);
+    expect(brief(runs)).toEqual([
+      ["Payment 2016", 100, 150, 92],
+      ["1074", 157.5, 177.5, 92],
+    ]);
+    expect(runs[1]!.clipped).toBe(true);
+    // pdfjs reads the two as one item with no space; it is cut where the clip parts them.
+    const item: TextItem = {
+      text: "Payment 20161074",
+      x0: 100,
+      x1: 177.5,
+      base: 92,
+      size: 10,
+      font: "F",
+      bold: false,
+      italic: false,
+      mcid: null,
+      opaque: false,
+    };
+    expect(splitAtGaps([item], runs).map((p) => [p.text, p.x0, p.x1])).toEqual([
+      ["Payment 2016", 100, 150],
+      ["1074", 157.5, 177.5],
+    ]);
+  });
+
   it("measures nothing in a font it cannot resolve or in rotated text", () => {
     const unknown = opList([
       ["beginText", []],
@@ -155,6 +201,14 @@ describe("splitAtGaps", () => {
       ["2024-05-30", 100, 120, "p1_mc3"],
       ["East", 122, 142, "p1_mc3"],
     ]);
+  });
+
+  it("ends an item its clip cuts where its run's visible glyphs end, over the next cells' runs", () => {
+    // pdfjs measures the clipped text whole (to 400), over an amount of the next cell; the item's
+    // run (its hidden rest included, "NO.133" beyond what pdfjs put in this item) ends at 150.
+    const clipped = item("Chq. No. 085900 BILL", 100, 400);
+    const runs = [run("Chq. No. 085900 BILL NO.133", 100, 150), run("26406576", 200, 240)];
+    expect(splitAtGaps([clipped], runs).map((p) => [p.text, p.x0, p.x1])).toEqual([["Chq. No. 085900 BILL", 100, 150]]);
   });
 
   it("keeps a run whole where the glyphs do not spell it or would be cut inside a word", () => {
