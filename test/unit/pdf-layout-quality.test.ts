@@ -72,6 +72,15 @@ describe("word recall", () => {
     expect(textRecall("total 110626", "total 1106 26").recall).toBe(0.5);
   });
 
+  it("finds a word both readers glue across a clip, named for its file, as its two halves side by side only", () => {
+    const glued = ["20161074935"];
+    expect(textRecall("dated 20161074935 0 Dr", "dated 2016 1074935 0 Dr", undefined, glued).recall).toBe(1);
+    // Not apart, not for another word, and not without the file's list.
+    expect(textRecall("dated 20161074935 0 Dr", "2016 dated 1074935 0 Dr", undefined, glued).recall).toBe(0.75);
+    expect(textRecall("total 110626", "total 1106 26", undefined, glued).recall).toBe(0.5);
+    expect(textRecall("dated 20161074935 0 Dr", "dated 2016 1074935 0 Dr").recall).toBe(0.75);
+  });
+
   it("with a second extractor, counts only the words both read", () => {
     // poppler reads TeX's prime as "0"; MuPDF reads ′: the "0" is no evidence either way.
     const r = textRecall("Seien (U 0 , ϕ0 )", "Seien (U′, ϕ′)", "Seien (U′, ϕ′)");
