@@ -532,9 +532,10 @@ function spelling(item: TextItem, under: readonly GlyphRun[]): readonly GlyphRun
 /** An item one run spells (or starts), ending where that run's visible glyphs end (see spelling); else as it is. */
 function inkOf(item: TextItem, own: readonly GlyphRun[]): TextItem {
   const run = own.length === 1 ? own[0]! : null;
-  // Only a clip cuts an item short by more than half an em: pdfjs and the walk measure a whole
-  // item alike, up to rounding, and its box stays pdfjs' then.
-  return run && run.x1 < item.x1 - 0.5 * item.size && solid(run.text).startsWith(solid(item.text)) ? { ...item, x1: run.x1 } : item;
+  // Only a clip cuts an item short by more than a tenth of an em: pdfjs and the walk measure a
+  // whole item alike, up to rounding, and its box stays pdfjs' then (a group header's centring
+  // can turn on a hundred-thousandth of a point).
+  return run && run.x1 < item.x1 - WORD_GAP * item.size && solid(run.text).startsWith(solid(item.text)) ? { ...item, x1: run.x1 } : item;
 }
 
 /**
