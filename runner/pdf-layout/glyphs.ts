@@ -8,9 +8,14 @@
  * Tf; q/Q, cm and form XObjects for the graphics state; ISO 32000-1 §9.3–9.4) and returns the
  * stretches of glyphs drawn without a jump. Only a jump to where a text-showing operator starts
  * counts — text placed on its own, as a cell's is; the offsets inside one TJ array are how TeX and
- * others space words, and stay inside a run. splitAtGaps then cuts each pdfjs text item where two
- * of those stretches meet. Only upright horizontal text is measured; anything else stays as pdfjs
- * gave it. The walk runs in the extraction worker; splitAtGaps is pure.
+ * others space words, and stay inside a run, unless the font draws its spaces as glyphs elsewhere
+ * on the page (then a wide offset jumps to the next cell of a row set in one TJ). The walk also
+ * follows the clipping path (W/W*, kept with q/Q): a run's box ends where its clip hides the rest
+ * of it, its text staying whole, and text going on without a gap in another clipping area is the
+ * next cell's. splitAtGaps then cuts each pdfjs text item where two of those stretches meet, and
+ * ends an item its clip cuts short where its visible glyphs end. Only upright horizontal text is
+ * measured; anything else stays as pdfjs gave it. The walk runs in the extraction worker;
+ * splitAtGaps is pure.
  */
 import { IDENTITY, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { WORD_GAP } from "./lines.ts";
@@ -519,6 +524,7 @@ function logicalOrder(item: TextItem, clusters: ReadonlySet<string>): TextItem {
  */
 function spelling(item: TextItem, under: readonly GlyphRun[]): readonly GlyphRun[] {
   const want = solid(item.text);
+  if (!want) return under;
   let got = "";
   for (const [k, r] of under.entries()) {
     got += solid(r.text);
