@@ -181,7 +181,13 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   const started = performance.now();
   const parsedSpec = RunnerSpec.safeParse(rawSpec);
   if (!parsedSpec.success) throw new JobError("validation_failed", `Invalid job spec: ${zodMessage(parsedSpec.error)}`);
-  const spec = parsedSpec.data;
+  // Paths as the engines see them: the sandbox shows them at their absolute place, and an engine
+  // does not run in the caller's directory (`folio run convert ../in.pdf` named no file there).
+  const spec = {
+    ...parsedSpec.data,
+    inputs: parsedSpec.data.inputs.map((i) => ({ ...i, path: path.resolve(i.path) })),
+    output_dir: path.resolve(parsedSpec.data.output_dir),
+  };
   const def = OPS[spec.operation];
   const parsedOptions = OPTIONS_SCHEMAS[spec.operation].safeParse(spec.options);
   if (!parsedOptions.success) throw new JobError("validation_failed", `Invalid options: ${zodMessage(parsedOptions.error)}`);
@@ -207,8 +213,8 @@ export async function runSpec(rawSpec: unknown, deps: RunDeps): Promise<RunnerRe
   // of ours (core/sandbox.ts; FOLIO_SANDBOX).
   const sandbox = {
     ...sandboxPolicy(deps.config),
-    readable: spec.inputs.map((i) => path.resolve(i.path)),
-    writable: [work, path.resolve(spec.output_dir)],
+    readable: spec.inputs.map((i) => i.path),
+    writable: [work, spec.output_dir],
   };
   return withSandbox(sandbox, async (): Promise<RunnerResult> => {
     const ownBrowsers = deps.browsers ? null : createBrowsers(deps.config, log, false);

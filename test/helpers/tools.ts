@@ -23,9 +23,13 @@ export interface FolioRun {
 }
 
 /** Runs `bin/folio ARGS`, optionally with stdin, and parses its stdout. */
-export function folio(args: readonly string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<FolioRun> {
+export function folio(args: readonly string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<FolioRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(FOLIO, args, { env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(FOLIO, args, {
+      env: { ...process.env, ...opts.env },
+      stdio: ["pipe", "pipe", "pipe"],
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));

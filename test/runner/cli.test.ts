@@ -4,7 +4,7 @@
  * code; `folio runner --spec` and `--worker` speak the same JSON. Drives the real CLI (make build).
  */
 import { createHash } from "node:crypto";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -47,6 +47,18 @@ describe("folio run", () => {
     expect(file.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
     expect(file.pages).toBe(await pageCount(file.path));
     expect(file.pages).toBe(4);
+  });
+
+  it("takes input and output paths relative to the caller's directory, '..' included", async () => {
+    // From a directory beside the files: the engines run elsewhere, and once named no file there
+    // (every such input was refused as invalid_pdf).
+    const here = path.join(dir, "here");
+    await mkdir(here, { recursive: true });
+    const res = await folio(["run", "merge", `../${path.basename(a)}`, `../${path.basename(b)}@1`, "-o", "../relative-out"], { cwd: here });
+    expect(res.code, res.stdout + res.stderr).toBe(EXIT.OK);
+    const [file] = res.json.outputs;
+    expect(path.dirname(file.path)).toBe(path.join(dir, "relative-out"));
+    expect(await pageCount(file.path)).toBe(4);
   });
 
   it("finds veraPDF from the compiled code too: PDF/A of a PDF validates", async () => {
