@@ -70,9 +70,15 @@ export function pieceOf(items: TextItem[]): Piece {
  */
 function withinCells(sorted: readonly TextItem[]): TextItem[] {
   return sorted.map((item, k) => {
-    const next = sorted.slice(k + 1).find((n) => n.x0 < item.x1 - OVERDRAWN * item.size && Math.abs(n.base - item.base) < 0.1 * item.size);
-    // Cut back a word space short of the next run: the cell's text reads "192, 26406576", not glued.
-    return next && next.x0 > item.x0 + OVERDRAWN * item.size ? { ...item, x1: next.x0 - 2 * WORD_GAP * item.size } : item;
+    const reach = item.x1 - OVERDRAWN * item.size;
+    // Sorted by x0: only the items starting before `reach` can be drawn over this one.
+    for (let n = k + 1; n < sorted.length && sorted[n]!.x0 < reach; n++) {
+      const next = sorted[n]!;
+      if (Math.abs(next.base - item.base) >= 0.1 * item.size) continue;
+      // Cut back a word space short of the next run: the cell's text reads "192, 26406576", not glued.
+      return next.x0 > item.x0 + OVERDRAWN * item.size ? { ...item, x1: next.x0 - 2 * WORD_GAP * item.size } : item;
+    }
+    return item;
   });
 }
 

@@ -224,7 +224,9 @@ const SAME_X = 3;
  * The region read by its text columns (textgrid.ts, its drawn rules kept) when its rules leave
  * columns out: a box around a table, rules under its header only, a grid ruling its groups of
  * columns but not the columns in a group. That is when its text parts into more columns, apart
- * from the drawn ones, than it has drawn inner rules. Null when the rules tell the columns.
+ * from the drawn ones, than it has drawn inner rules — or, `hidden` (hiddenRows), when a merged
+ * cell holds rows set in the grid's columns, and the text parts into at least the grid's columns.
+ * Null when the rules tell the columns.
  */
 function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextItem[], hidden: boolean): Table | null {
   const innerXs = grid.xs.slice(1, -1);

@@ -67,6 +67,12 @@ export function buildTable(
   };
 }
 
+/** How far across the page a cell's items reach. */
+const across = (items: readonly TextItem[]): { x0: number; x1: number } => ({
+  x0: minOf(items, (i) => i.x0),
+  x1: maxOf(items, (i) => i.x1),
+});
+
 /**
  * The cells of rows with fewer cells than the table's widest rows, put in the columns they stand
  * under. A row that a cell of an earlier row spans into (HTML's rowspan: Chromium's tags leave it
@@ -79,16 +85,14 @@ function placeShortRows(rows: CellDraft[][]): CellDraft[][] {
   const width = maxOf(rows, (r) => r.length, 0);
   const full = rows.filter((r) => r.length === width && r.every((d) => d.items.length > 0));
   if (!full.length || full.length === rows.length) return rows;
-  const columns = Array.from({ length: width }, (_, c) => {
-    const items = full.flatMap((r) => r[c]!.items);
-    return { x0: minOf(items, (i) => i.x0), x1: maxOf(items, (i) => i.x1) };
-  });
+  const columns = Array.from({ length: width }, (_, c) => across(full.flatMap((r) => r[c]!.items)));
   return rows.map((row) => {
     if (row.length === width) return row;
+    const filled = row.filter((cell) => cell.items.length > 0);
     const out: CellDraft[] = [];
     let next = 0;
-    for (const d of row.filter((cell) => cell.items.length > 0)) {
-      const [x0, x1] = [minOf(d.items, (i) => i.x0), maxOf(d.items, (i) => i.x1)];
+    for (const d of filled) {
+      const { x0, x1 } = across(d.items);
       const overlap = (c: number): number => Math.min(x1, columns[c]!.x1) - Math.max(x0, columns[c]!.x0);
       let col = next;
       for (let c = next + 1; c < width; c++) if (overlap(c) > overlap(col)) col = c;
@@ -97,7 +101,7 @@ function placeShortRows(rows: CellDraft[][]): CellDraft[][] {
       next = col + 1;
     }
     // A cell no column was left for keeps the order it was tagged in (consistent() then judges).
-    return out.length === row.filter((cell) => cell.items.length > 0).length ? out : row;
+    return out.length === filled.length ? out : row;
   });
 }
 
@@ -112,10 +116,7 @@ function consistent(rows: readonly CellDraft[][]): boolean {
   // By the column each cell was given (placeShortRows may leave a row's first columns empty).
   const spans = rows.map((row) => {
     const byCol: ({ x0: number; x1: number; y: number } | null)[] = [];
-    for (const d of row)
-      byCol[d.col] = d.items.length
-        ? { x0: minOf(d.items, (i) => i.x0), x1: maxOf(d.items, (i) => i.x1), y: minOf(d.items, (i) => i.base) }
-        : null;
+    for (const d of row) byCol[d.col] = d.items.length ? { ...across(d.items), y: minOf(d.items, (i) => i.base) } : null;
     return byCol;
   });
   let prevY = Number.NEGATIVE_INFINITY;

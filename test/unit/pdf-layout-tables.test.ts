@@ -35,6 +35,9 @@ function item(text: string, x: number, base: number, extra: Partial<TextItem> = 
   };
 }
 const right = (text: string, x1: number, base: number): TextItem => item(text, x1 - 5 * text.length, base);
+/** A horizontal rule at y from x0 to x1, and a vertical one at x from y0 to y1. */
+const h = (y: number, x0 = 0, x1 = 300): Rule => ({ x0, x1, y0: y, y1: y });
+const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
 const lines = (items: TextItem[]): { base: number; size: number; pieces: ReturnType<typeof linePieces> }[] =>
   groupLines(items).map((l) => ({ base: l[0]!.base, size: 10, pieces: linePieces(l) }));
 const rowTexts = (t: Table): string[][] =>
@@ -110,8 +113,6 @@ describe("group headers side by side", () => {
 });
 
 describe("tables whose rules touch", () => {
-  const h = (y: number, x0 = 0, x1 = 300): Rule => ({ x0, x1, y0: y, y1: y });
-  const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
   // A box round a summary's header, a rule down between its column groups running through the data
   // row below into the box of the next table's header, which its own rules part elsewhere.
   const rules = [
@@ -172,8 +173,6 @@ describe("tables whose rules touch", () => {
 });
 
 describe("a page's header box over a body ruled into blocks of columns", () => {
-  const h = (y: number): Rule => ({ x0: 0, x1: 300, y0: y, y1: y });
-  const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
   // Two rows of a header box with no inner rule, then a body whose blocks only a rule parts: inside
   // each block, labels and right-aligned counts set by whitespace, a line a row.
   const rules = [h(0), h(20), h(40), h(200), v(0, 0, 200), v(300, 0, 200), v(150, 40, 200)];
@@ -213,11 +212,9 @@ describe("a page's header box over a body ruled into blocks of columns", () => {
 });
 
 describe("a body boxed as one band under a ruled header", () => {
-  const h = (y: number): Rule => ({ x0: 0, x1: 360, y0: y, y1: y });
-  const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
   // The header's cells are boxed; the body's rows are set by whitespace inside one box, so the
   // grid's only body cell spans every column (expenditure reports, statements printed by banks).
-  const rules = [h(0), h(20), h(120), v(0, 0, 120), v(80, 0, 20), v(160, 0, 20), v(300, 0, 20), v(360, 0, 120)];
+  const rules = [h(0, 0, 360), h(20, 0, 360), h(120, 0, 360), v(0, 0, 120), v(80, 0, 20), v(160, 0, 20), v(300, 0, 20), v(360, 0, 120)];
   const rows: [string, string, string, string][] = [
     ["DOC NO.", "DATE", "DESCRIPTION", "AMOUNT"],
     ["D001", "05/03/2019", "AIRFARE FOR E JOHNSON KANSAS CITY AND RETURN", "920.68"],
@@ -251,8 +248,6 @@ describe("a body boxed as one band under a ruled header", () => {
 
 describe("rows that rules part without a horizontal rule", () => {
   it("part a header row where the boxes of its lower labels begin", () => {
-    const h = (y: number): Rule => ({ x0: 0, x1: 300, y0: y, y1: y });
-    const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
     // Group rules at 0, 150, 300 down the whole table; label boxes (no top edge drawn) from y 12
     // in the header, at 50, 100, 200, 250; the same rules down the body from y 20.
     const sub = [50, 100, 200, 250];
