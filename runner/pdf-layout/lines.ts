@@ -168,10 +168,12 @@ function joinScripts(lines: TextItem[][]): TextItem[][] {
       for (let j = Math.max(0, i - 2); j <= Math.min(lines.length - 1, i + 2); j++) {
         if (j === i) continue;
         const t = lines[j]!.find((cand) => (isScriptOf(s, cand) || (isAccentOf(s, cand) && !placed)) && home.get(cand) === j);
-        if (t) {
-          home.set(s, j);
-          break;
-        }
+        if (!t) continue;
+        // A script that also touches a run of its own line stays there: "{x₀}" set just above a
+        // display's big "⋃", whose top the subscript touches too.
+        if (isScriptOf(s, t) && lines[i]!.some((l) => isScriptOf(s, l))) break;
+        home.set(s, j);
+        break;
       }
     }
   }

@@ -95,6 +95,40 @@ describe("columns from whitespace", () => {
   });
 });
 
+describe("row labels indented under their sections", () => {
+  // A report's label column: a section row, an item indented under it, the section's total at an
+  // indent of its own; no left edge holds most of the labels (Arizona's registration report:
+  // "Legislative District 1", "Coconino", "Total:").
+  const texts: [string, number, string[]][] = [];
+  for (let d = 1; d <= 4; d++) {
+    texts.push(["Legislative District", 36, [`${d}`]]);
+    texts.push(["Coconino", 50, ["1", "737", "2,079"]]);
+    texts.push(["Total:", 42, ["55", "31,890", "167,703"]]);
+  }
+  const items = texts.flatMap(([label, x, values], r) => [
+    item(label, x, 10 + 12 * r),
+    ...values.map((val, k) => right(val, [160, 213, 524][k]!, 10 + 12 * r)),
+  ]);
+
+  it("are one column of the table, not a reason to refuse it", () => {
+    const found = streamTables(items);
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table).slice(0, 3)).toEqual([
+      ["Legislative District", "1"],
+      ["Coconino", "1", "737", "2,079"],
+      ["Total:", "55", "31,890", "167,703"],
+    ]);
+  });
+
+  it("do not make lines of prose starting at scattered places a table", () => {
+    const prose = [0, 17, 31, 44, 58, 73].map((x, r) => [
+      item("some words of a", x, 10 + 12 * r),
+      item("sentence here", x + 120, 10 + 12 * r),
+    ]);
+    expect(streamTables(prose.flat())).toHaveLength(0);
+  });
+});
+
 describe("group headers side by side", () => {
   it("span each their own columns, never one another's", () => {
     // Two group headers, each centred over three columns, with a label column left of them and a
@@ -243,6 +277,31 @@ describe("a body boxed as one band under a ruled header", () => {
   it("reads the body's rows in the header's columns, not as one cell holding them all", () => {
     const [table] = latticeTables(rules, items);
     expect(rowTexts(table!)).toEqual(rows);
+  });
+});
+
+describe("a grid ruled between its columns but not around them", () => {
+  // LaTeX's {l|r|r} with \hline, or a report drawing inner separators only: the row rules reach
+  // past the outermost vertical rules, over the row labels and the last column.
+  const rules = [h(0, 0, 250), h(20, 0, 250), h(40, 0, 250), h(60, 0, 250), v(70, 0, 60), v(130, 0, 60), v(190, 0, 60)];
+  const rows = [
+    ["", "mpg", "cyl", "carb"],
+    ["Mazda RX4", "21.0", "6", "4"],
+    ["Datsun 710", "22.8", "4", "1"],
+  ];
+  const items = rows.flatMap((row, r) =>
+    row.flatMap((text, c) => (text ? [c === 0 ? item(text, 5, 14 + 20 * r) : right(text, [0, 125, 185, 245][c]!, 14 + 20 * r)] : [])),
+  );
+
+  it("reads the columns past the outermost vertical rules as the table's", () => {
+    const tables = latticeTables(rules, items);
+    expect(tables).toHaveLength(1);
+    expect(rowTexts(tables[0]!)).toEqual(rows);
+  });
+
+  it("adds no empty column where nothing stands past the vertical rules", () => {
+    const inner = items.filter((i) => i.x0 > 70 && i.x1 < 190);
+    expect(latticeTables(rules, inner).map((t) => t.cols)).toEqual([2]);
   });
 });
 
@@ -490,6 +549,20 @@ describe("text as a reader sees it", () => {
     expect(groupLines(hco).map((l) => l.map((i) => i.text).join(""))).toEqual(["(HCO3–)"]);
     // Small type below a big line, not touching it, is a line of its own.
     expect(groupLines([item("Big", 0, 100, { size: 116, x1: 178 }), item("Small", 0, 145, { size: 12 })])).toHaveLength(2);
+  });
+
+  it("keeps a subscript on its own line when it also touches a big operator of the line below", () => {
+    // TeX: "… überdecken {x₀} × y." over a display "⋃ᵢ₌₁^{m(x₀)}" whose top reaches the line; the
+    // "₀" touches both its "x" and the "⋃" (the geometry of GeoTopo's page 20, rounded).
+    const items = [
+      item("{", 460.7, 272.3, { size: 10.9, x1: 466.2 }),
+      item("x", 468.6, 272.3, { size: 10.9, x1: 474.8 }),
+      item("0", 474.8, 274, { size: 8, x1: 479 }),
+      item("} ×", 482, 272.3, { size: 10.9, x1: 498.3 }),
+      item("⋃", 467.1, 280, { size: 10.9, x1: 476.2 }),
+      item("m", 476.2, 282.5, { size: 8, x1: 483.7 }),
+    ];
+    expect(groupLines(items).map((l) => l.map((i) => i.text).join(""))).toEqual(["{x0} ×", "⋃m"]);
   });
 });
 
