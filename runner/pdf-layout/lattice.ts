@@ -122,15 +122,41 @@ function openEnds(vs: readonly Rule[], ys: readonly number[]): number[] {
   return distinct(free.map((e) => e.y)).filter((y) => distinct(free.filter((e) => Math.abs(e.y - y) <= TOL).map((e) => e.x)).length >= 2);
 }
 
-/** The grid of one region of rules, or null when it is not a grid of at least two cells. */
-export function buildGrid(region: readonly Rule[]): Grid | null {
+/** Horizontal rules reaching this far (points) past the outermost vertical one rule a column there. */
+const OPEN_COLUMN = 4;
+
+/**
+ * The vertical grid lines with the table's open sides: a grid ruled between its columns but not
+ * around them (LaTeX's {l|r|r}, reports drawing inner separators only) has rows ruled past its
+ * outermost vertical rules, and text out there (row labels, a last column) is the table's too. A
+ * side is open when two horizontal rules or more reach past it and text stands between them; the
+ * grid line goes where the farthest of them ends.
+ */
+function outerEdges(xs: readonly number[], hs: readonly Rule[], items: readonly TextItem[]): number[] {
+  if (!xs.length || !hs.length) return [...xs];
+  const [first, last] = [xs[0]!, xs.at(-1)!];
+  const [top, bottom] = [Math.min(...hs.map((h) => h.y0)), Math.max(...hs.map((h) => h.y0))];
+  const open = (reach: readonly Rule[], x0: number, x1: number): boolean =>
+    reach.length >= 2 && items.some((i) => i.x0 >= x0 - TOL && i.x1 <= x1 + TOL && i.base > top && i.base < bottom);
+  const before = hs.filter((h) => h.x0 < first - OPEN_COLUMN);
+  const after = hs.filter((h) => h.x1 > last + OPEN_COLUMN);
+  const left = Math.min(...before.map((h) => h.x0));
+  const right = Math.max(...after.map((h) => h.x1));
+  return [...(open(before, left, first) ? [left] : []), ...xs, ...(open(after, last, right) ? [right] : [])];
+}
+
+/**
+ * The grid of one region of rules, or null when it is not a grid of at least two cells. `items`
+ * (the page's text) tell whether text stands in a column past the outermost vertical rules.
+ */
+export function buildGrid(region: readonly Rule[], items: readonly TextItem[] = []): Grid | null {
   const drawn = region.filter(isHorizontal);
   const vs = region.filter((r) => !isHorizontal(r));
   const [left, right] = [Math.min(...region.map((r) => r.x0)), Math.max(...region.map((r) => r.x1))];
   const open = openEnds(vs, distinct(drawn.map((r) => r.y0)));
   const hs = [...drawn, ...open.map((y) => ({ x0: left, x1: right, y0: y, y1: y }))];
   const ys = distinct(hs.map((r) => r.y0));
-  const xs = distinct(vs.map((r) => r.x0));
+  const xs = outerEdges(distinct(vs.map((r) => r.x0)), drawn, items);
   if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
   // The spans drawn on each grid line, gathered once (a grid of n lines is then O(n²), not O(n³)).
   const vSpans = spansOn(
@@ -204,8 +230,8 @@ const openRows = (grid: Grid, r: number): boolean => grid.rightEdge.slice(0, r +
  * A region's rules as the grids they draw: one, or several stacked (see stackSplit), each built
  * from the rules on its side of the line between them (a horizontal rule on that line in both).
  */
-export function stackedGrids(region: readonly Rule[]): Grid[] {
-  const grid = buildGrid(region);
+export function stackedGrids(region: readonly Rule[], items: readonly TextItem[] = []): Grid[] {
+  const grid = buildGrid(region, items);
   if (!grid) return [];
   const r = stackSplit(grid);
   if (r < 0) return [grid];
@@ -214,7 +240,7 @@ export function stackedGrids(region: readonly Rule[]): Grid[] {
   const upper = region.filter((rule) => (isHorizontal(rule) ? rule.y0 <= y + TOL : mid(rule) < y));
   const lower = region.filter((rule) => (isHorizontal(rule) ? rule.y0 >= y - TOL : mid(rule) > y));
   // Each side has fewer grid rows, so this ends.
-  return [...stackedGrids(upper), ...stackedGrids(lower)];
+  return [...stackedGrids(upper, items), ...stackedGrids(lower, items)];
 }
 
 /** Separators closer than this (points) are the same one. */
@@ -293,7 +319,7 @@ function boxedHeader(grid: Grid, drafts: readonly CellDraft[], box: Box, items: 
 export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]): Table[] {
   if (rules.length > MAX_RULES) return [];
   const tables: Table[] = [];
-  for (const grid of ruleRegions(rules).flatMap(stackedGrids)) {
+  for (const grid of ruleRegions(rules).flatMap((region) => stackedGrids(region, items))) {
     const box = { x0: grid.xs[0]!, x1: grid.xs.at(-1)!, top: grid.ys[0]!, bottom: grid.ys.at(-1)! };
     const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
     // The draft covering each grid cell, so that placing an item is a lookup, not a search.

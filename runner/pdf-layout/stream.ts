@@ -49,14 +49,42 @@ interface Line {
 const cellText = (c: Cell): string => c.lines.map(segmentText).join(" ");
 const words = (c: Cell): number => cellText(c).split(" ").filter(Boolean).length;
 
-/** Whether most of the cells share a left edge, a right edge or a centre. */
-function aligned(cells: readonly Cell[]): boolean {
+/** Indented row labels (a section, its items, their total) start at a few places: at most this many… */
+const INDENT_LEVELS = 3;
+/** …each holding two cells or more, and together nearly all of the column's cells. */
+const MIN_INDENTED = 0.9;
+
+/**
+ * Whether most of the cells share a left edge, a right edge or a centre, or, in the first column
+ * (`labels`: the row labels), nearly all start at one of a few indents.
+ */
+function aligned(cells: readonly Cell[], labels: boolean): boolean {
   const spans = cells.map((c) => [minOf(c.lines, (l) => l.x0), maxOf(c.lines, (l) => l.x1)] as const);
   const edges: ((s: readonly [number, number]) => number)[] = [(s) => s[0], (s) => s[1], (s) => (s[0] + s[1]) / 2];
-  return edges.some((edge) => {
+  const shared = edges.some((edge) => {
     const xs = spans.map(edge);
     return xs.some((x) => xs.filter((y) => Math.abs(x - y) <= ALIGN).length >= MIN_ALIGNED * xs.length);
   });
+  return shared || (labels && indented(spans.map((s) => s[0])));
+}
+
+/** Whether nearly all of `xs` stand at one of a few places (INDENT_LEVELS), two or more at each. */
+function indented(xs: readonly number[]): boolean {
+  const levels: number[] = [];
+  let start = Number.NEGATIVE_INFINITY;
+  for (const x of [...xs].sort((a, b) => a - b)) {
+    if (x - start <= ALIGN) levels[levels.length - 1]!++;
+    else {
+      levels.push(1);
+      start = x;
+    }
+  }
+  const held = levels
+    .filter((n) => n >= 2)
+    .sort((a, b) => b - a)
+    .slice(0, INDENT_LEVELS)
+    .reduce((a, b) => a + b, 0);
+  return held >= MIN_INDENTED * xs.length;
 }
 
 /** Whether a grid reads as a table rather than prose or a list (see the header). */
@@ -72,7 +100,7 @@ function tableLike(table: Table): boolean {
   if (full.length < MIN_ALIGN_ROWS) return true;
   for (let col = 0; col < table.cols; col++) {
     const cells = full.flatMap((r) => r.filter((c) => c.col === col && c.colSpan === 1));
-    if (cells.length >= 2 && !aligned(cells)) return false;
+    if (cells.length >= 2 && !aligned(cells, col === 0)) return false;
   }
   return true;
 }

@@ -6,7 +6,7 @@
  * made by hand; test/truth/roundtrip.ts, generated from spreadsheets). A merged cell's text sits in
  * its top-left cell, the cells it covers are "". Each text is typed here, independently of Folio:
  * a number (thousands grouped by "," or a space, decimals, sign or parentheses, a currency sign,
- * a percent), a date (month/day/year, day-Mon-year, ISO, "Mon d, yyyy", "d Mon yyyy") or text.
+ * a percent; or grouped by "." with a decimal comma, "27.083.460", "10.000,00", "3,5"), a date (month/day/year, day-Mon-year, ISO, "Mon d, yyyy", "d Mon yyyy") or text.
  *
  * An output cell agrees with a truth cell when the text the workbook shows equals the truth's text
  * (whitespace, NFKC forms and the spaces a line break leaves after a hyphen or between CJK
@@ -71,6 +71,8 @@ export type Typed =
 
 const NUMBER =
   /^(?<neg>[-\u2212])?(?<open>\()?(?<cur>[$€£¥])?\s?(?<num>\d{1,3}(?:(?<sep>[, \u00a0])\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s?(?<pct>%)?(?<close>\))?$/u;
+const COMMA_DECIMAL =
+  /^(?<neg>[-\u2212])?(?<open>\()?(?<cur>[$€£¥])?\s?(?<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})*,\d+)\s?(?<pct>%)?(?<close>\))?$/u;
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 function isoDate(y: number, m: number, d: number): string | null {
@@ -94,19 +96,27 @@ function dateOf(s: string): string | null {
   return null;
 }
 
+/**
+ * The value of a number written as NUMBER or COMMA_DECIMAL says, or null. Both parentheses or
+ * neither; "007" and "0085648100300" are identifiers, not numbers.
+ */
+function numberOf(s: string): number | null {
+  const en = NUMBER.exec(s)?.groups;
+  // Grouped by "." with a decimal comma ("27.083.460", "$ 10.000,00", "3,5"): Spanish, German, …
+  const comma = en ? undefined : COMMA_DECIMAL.exec(s)?.groups;
+  const g = en ?? comma;
+  if (!g || Boolean(g.open) !== Boolean(g.close) || /^0\d/.test(g.num!)) return null;
+  const digits = en ? g.num!.replace(/[, \u00a0]/g, "") : g.num!.replace(/\./g, "").replace(",", ".");
+  return (g.neg || g.open ? -1 : 1) * Number(digits) * (g.pct ? 0.01 : 1);
+}
+
 /** A truth cell's type and value, from its text (see the header). */
 export function typeTruth(text: string): Typed {
   const s = text.trim();
   const date = dateOf(s);
   if (date) return { kind: "date", value: date, text: s };
-  const m = NUMBER.exec(s);
-  const g = m?.groups;
-  // Both parentheses or neither; "007" and "0085648100300" are identifiers, not numbers.
-  if (g && Boolean(g.open) === Boolean(g.close) && !/^0\d/.test(g.num!)) {
-    const n = Number(g.num!.replace(/[, \u00a0]/g, ""));
-    return { kind: "number", value: (g.neg || g.open ? -1 : 1) * n * (g.pct ? 0.01 : 1), text: s };
-  }
-  return { kind: "text", text: s };
+  const value = numberOf(s);
+  return value === null ? { kind: "text", text: s } : { kind: "number", value, text: s };
 }
 
 const SPACELESS = "\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}";

@@ -103,6 +103,11 @@ describe("exact cells", () => {
   it("types truth text independently: grouped numbers, parentheses, currency, percent, dates, identifiers", () => {
     expect(typeTruth("98 452")).toMatchObject({ kind: "number", value: 98452 });
     expect(typeTruth("(1,234)")).toMatchObject({ kind: "number", value: -1234 });
+    expect(typeTruth("27.083.460")).toMatchObject({ kind: "number", value: 27083460 });
+    expect(typeTruth("$ 10.000,00")).toMatchObject({ kind: "number", value: 10000 });
+    expect(typeTruth("(3,5 %)")).toMatchObject({ kind: "number", value: -0.035 });
+    // One "." group is the English decimal point, as before.
+    expect(typeTruth("1.234")).toMatchObject({ kind: "number", value: 1.234 });
     expect(typeTruth("$ 0.61")).toMatchObject({ kind: "number", value: 0.61 });
     expect(typeTruth("12.5%")).toMatchObject({ kind: "number", value: 0.125 });
     expect(typeTruth("01-Apr-16")).toMatchObject({ kind: "date", value: "2016-04-01" });
@@ -111,7 +116,10 @@ describe("exact cells", () => {
 
   it("agrees on value for numbers and dates, on shown text for the rest; typed asks for the cell type", () => {
     expect(cellAgrees(typeTruth("1,234.50"), cell("1,234.50", 1234.5), true)).toBe(true);
-    expect(cellAgrees(typeTruth("1.234,50"), cell("1,234.50", 1234.5), true)).toBe(false);
+    // A number written with a decimal comma is the same value, whatever the locale shows it as…
+    expect(cellAgrees(typeTruth("1.234,50"), cell("1,234.50", 1234.5), true)).toBe(true);
+    // …and a misread one is not ("1.234,50" read as 1.2345).
+    expect(cellAgrees(typeTruth("1.234,50"), cell("1.2345", 1.2345), true)).toBe(false);
     expect(cellAgrees(typeTruth("1,234.50"), cell("1,234.50"), true)).toBe(false);
     expect(cellAgrees(typeTruth("1,234.50"), cell("1,234.50"), false)).toBe(true);
     expect(normText("以公允价值计量 当期损益")).toBe("以公允价值计量当期损益");
