@@ -103,8 +103,9 @@ bench-k8s: k8s-platform s3-server $(SETUP_STAMP) images ## Benchmark the operato
 dashboard-screenshots: build ## Run the dashboard's browser tests and save their screenshots into docs/screenshots
 	FOLIO_SCREENSHOTS=docs vitest run test/dashboard/tenant.test.ts test/dashboard/operator.test.ts
 
-bench-convert: build ## Benchmark PDF → DOCX/XLSX against pdf2docx and a table extractor (throwaway Python venv)
+bench-convert: build ## Benchmark PDF → DOCX/XLSX against pdf2docx and a table extractor (throwaway Python venv), and on other projects' truth
 	node bench/pdf-to-office.ts
+	node bench/external-truth.ts
 
 bench-edge: $(SETUP_STAMP) ## One tenant's job latency alone and under 2,000 idle sockets + 50 slow uploads (IDLE=, SLOW=, ROUNDS=)
 	node bench/edge.ts $(or $(IDLE),2000) $(or $(SLOW),50) $(or $(ROUNDS),3)
