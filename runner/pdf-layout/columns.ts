@@ -37,6 +37,10 @@ export interface PieceLine {
 const CROSSING = 0.12;
 /** A gap this narrow (font sizes) on every line, and the same width on each, is a word space. */
 const WORD_SPACE = 0.45;
+/** Narrower than this (font sizes) is no word space: kerning, or cells set a hair apart. */
+const MIN_WORD_SPACE = 0.15;
+/** Edges closer than this (points) are in line. */
+const ALIGN = 2;
 /** Narrowest column gap, in points. */
 const MIN_GAP = 0.8;
 
@@ -163,6 +167,20 @@ function wordSpacing(widths: readonly number[], size: number): boolean {
 }
 
 /**
+ * Whether a river is the word space of a phrase: the words of a phrase straddle it, a word space
+ * apart, on a few lines, and every other line leaves it wide open, with nothing there in line with
+ * the words right of it. "Legislative District | 1" over a column of counts, a title's "Jan |
+ * Voter" over a table's columns. Columns set a word space apart have such gaps on most of their
+ * lines, or their cells line up with the cells of the lines set wider. `phrases` and `wide` are the
+ * pieces right of the river on those lines; `lines` counts the lines with text on both sides.
+ */
+function phraseSpace(phrases: readonly Piece[], wide: readonly Piece[], lines: number): boolean {
+  if (!phrases.length || phrases.length + wide.length !== lines || wide.length < 2 * phrases.length) return false;
+  const near = (a: number, b: number): boolean => Math.abs(a - b) <= ALIGN;
+  return !phrases.some((p) => wide.some((w) => near(p.x0, w.x0) || near(p.x1, w.x1)));
+}
+
+/**
  * Whether a gap is a column gap (see the header) rather than a word space inside a column. Two
  * pieces that read as one value together and a list marker before its text are one cell's
  * (readAsOne), however regularly they line up.
@@ -172,9 +190,14 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
   let sizes = 0;
   let values = 0;
   let joined = 0;
+  const wide: Piece[] = [];
+  const phrases: Piece[] = [];
   for (const line of lines) {
     const [l, r] = around(line, g);
     if (!l || !r) continue;
+    const gap = r.x0 - l.x1;
+    if (gap > WORD_SPACE * line.size) wide.push(r);
+    else if (!l.value && gap >= MIN_WORD_SPACE * line.size) phrases.push(r);
     widths.push(r.x0 - l.x1);
     sizes += line.size;
     if (l.value || r.value) values++;
@@ -182,6 +205,7 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
   }
   // A column gap has text on both sides on two lines at least (one, in a table of two lines).
   if (widths.length < Math.min(2, lines.length)) return false;
+  if (phraseSpace(phrases, wide, widths.length)) return false;
   if (joined >= 0.8 * widths.length) return false;
   if (values * 2 >= widths.length) return true;
   return !wordSpacing(widths, sizes / widths.length);
@@ -218,7 +242,7 @@ export interface Separator {
 }
 
 /** Header pieces that overlap one another (a label set on two lines) as one block each, left to right. */
-function blocks(pieces: readonly Piece[]): Gap[] {
+function blocks(pieces: readonly Gap[]): Gap[] {
   const out: Gap[] = [];
   for (const p of [...pieces].sort((a, b) => a.x0 - b.x0)) {
     const last = out.at(-1);
@@ -240,13 +264,34 @@ function headerOnly(g: Gap, next: number, head: readonly PieceLine[]): Gap[] {
   const pieces = head.flatMap((l) => l.pieces);
   if (!pieces.length) return [];
   const space = WORD_SPACE * maxOf(pieces, (p) => p.size);
-  const inner = blocks(pieces).filter((b) => b.x0 > g.x0 + space && b.x1 < g.x1 - space);
+  // A label's words are one block: a title's words set over the columns ("STATE OF ARIZONA …")
+  // cross the rivers together and head no column of their own.
+  const inner = blocks(head.flatMap(phrases)).filter((b) => b.x0 > g.x0 + space && b.x1 < g.x1 - space);
   return inner.length && head.at(-1)!.pieces.some((b) => b.x1 > g.x1 && b.x0 < next) ? inner : [];
 }
 
-/** Where a river parts its columns: its middle, or before a piece that starts inside it (a left-aligned header over right-aligned numbers). */
+/** A line's pieces with the words of one phrase (no gap wider than a word space) taken together. */
+function phrases(line: PieceLine): Gap[] {
+  const out: Gap[] = [];
+  for (const p of line.pieces) {
+    const last = out.at(-1);
+    if (last && p.x0 - last.x1 <= WORD_SPACE * line.size) last.x1 = Math.max(last.x1, p.x1);
+    else out.push({ x0: p.x0, x1: p.x1 });
+  }
+  return out;
+}
+
+/**
+ * Where a river parts its columns: its middle, or before a piece that starts inside it (a
+ * left-aligned header over right-aligned numbers) — not one that goes on with a phrase from the
+ * river's left bank ("Legislative District 1" across the river before a column of counts).
+ */
 function partAt(lines: readonly PieceLine[], g: Gap): number {
-  const starts = lines.flatMap((l) => l.pieces.filter((p) => p.x0 > g.x0 && p.x0 < g.x1).map((p) => p.x0));
+  const starts = lines.flatMap((l) =>
+    phrases(l)
+      .filter((p) => p.x0 > g.x0 && p.x0 < g.x1)
+      .map((p) => p.x0),
+  );
   return Math.max(
     g.x0,
     Math.min(

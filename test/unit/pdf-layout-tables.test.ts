@@ -120,6 +120,24 @@ describe("row labels indented under their sections", () => {
     ]);
   });
 
+  it("keep a section label's number a word space after it in the label's cell", () => {
+    // "Legislative District 1": the number a word space after the label, the counts' column far
+    // to the right; only the section rows have text near that word space.
+    const rows = [1, 2, 3, 4].flatMap((d) => [
+      [item("Legislative District", 36, 0), item(`${d}`, 138.5, 0)],
+      [item("Coconino", 50, 0), right("1", 200, 0), right("737", 260, 0)],
+      [item("Total:", 42, 0), right("55", 200, 0), right("31,890", 260, 0)],
+    ]);
+    const placed = rows.flatMap((row, r) => row.map((i) => ({ ...i, base: 10 + 12 * r })));
+    const found = streamTables(placed);
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table).slice(0, 3)).toEqual([
+      ["Legislative District 1"],
+      ["Coconino", "1", "737"],
+      ["Total:", "55", "31,890"],
+    ]);
+  });
+
   it("do not make lines of prose starting at scattered places a table", () => {
     const prose = [0, 17, 31, 44, 58, 73].map((x, r) => [
       item("some words of a", x, 10 + 12 * r),
