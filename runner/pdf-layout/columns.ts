@@ -211,11 +211,27 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
   return !wordSpacing(widths, sizes / widths.length);
 }
 
-/** Index of the first line holding a value: the lines above it are the header (0: none). */
+/** A run of text set as one phrase this many words long or longer is a sentence or a title. */
+const RUNNING_WORDS = 4;
+
+/**
+ * Whether a line is a title: running text (a phrase of several words) and no value standing
+ * alone ("STATE OF ARIZONA REGISTRATION REPORT … Page: 5", "2024 Jan Voter Registration - January
+ * 02, 2024").
+ */
+function running(line: PieceLine): boolean {
+  const groups = phraseGroups(line);
+  return groups.some((g) => g.length >= RUNNING_WORDS) && groups.every((g) => g.some((p) => !p.value));
+}
+
+/**
+ * Index of the first line holding a value: the lines above it are the header (0: none). A title
+ * set above the header (running) holds no value of the table, whatever dates or numbers are in it.
+ */
 const headerEnd = (lines: readonly PieceLine[]): number =>
   Math.max(
     0,
-    lines.findIndex((l) => l.pieces.some((p) => p.value)),
+    lines.findIndex((l) => !running(l) && l.pieces.some((p) => p.value)),
   );
 
 /**
@@ -270,16 +286,20 @@ function headerOnly(g: Gap, next: number, head: readonly PieceLine[]): Gap[] {
   return inner.length && head.at(-1)!.pieces.some((b) => b.x1 > g.x1 && b.x0 < next) ? inner : [];
 }
 
-/** A line's pieces with the words of one phrase (no gap wider than a word space) taken together. */
-function phrases(line: PieceLine): Gap[] {
-  const out: Gap[] = [];
+/** A line's pieces grouped by phrase: no gap wider than a word space inside one. */
+function phraseGroups(line: PieceLine): Piece[][] {
+  const out: Piece[][] = [];
+  let right = Number.NEGATIVE_INFINITY;
   for (const p of line.pieces) {
-    const last = out.at(-1);
-    if (last && p.x0 - last.x1 <= WORD_SPACE * line.size) last.x1 = Math.max(last.x1, p.x1);
-    else out.push({ x0: p.x0, x1: p.x1 });
+    if (out.length && p.x0 - right <= WORD_SPACE * line.size) out.at(-1)!.push(p);
+    else out.push([p]);
+    right = Math.max(right, p.x1);
   }
   return out;
 }
+
+/** A line's phrases (phraseGroups) as spans. */
+const phrases = (line: PieceLine): Gap[] => phraseGroups(line).map((g) => ({ x0: g[0]!.x0, x1: maxOf(g, (p) => p.x1) }));
 
 /**
  * Where a river parts its columns: its middle, or before a piece that starts inside it (a

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { splitBands } from "../../runner/pdf-layout/bands.ts";
-import { columnGaps, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
+import { columnGaps, headerAsOne, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
@@ -136,6 +136,24 @@ describe("row labels indented under their sections", () => {
       ["Coconino", "1", "737"],
       ["Total:", "55", "31,890"],
     ]);
+  });
+
+  it("take a report's title lines, dates and page number and all, as part of the header", () => {
+    // Words a word space apart (2.5 pt at 10 pt): a title, a subtitle with a date, then the
+    // header and the rows. The title's "5" and "2024" are no values of the table.
+    const words = (texts: string[], x: number, base: number): TextItem[] =>
+      texts.map((t, k) => item(t, x + texts.slice(0, k).reduce((n, w) => n + 5 * w.length + 2.5, 0), base));
+    const title = [...words(["STATE", "OF", "ARIZONA", "REPORT"], 100, 10), ...words(["Page:", "5"], 400, 10)];
+    const subtitle = words(["2024", "Jan", "Voter", "Registration", "-", "January", "02,", "2024"], 60, 20);
+    const header = [item("County", 0, 34), right("Active", 150, 34), right("Total", 250, 34)];
+    const body = [0, 1, 2].map((r) => [
+      item("Apache", 0, 46 + 12 * r),
+      right("27,462", 150, 46 + 12 * r),
+      right("52,297", 250, 46 + 12 * r),
+    ]);
+    const all = lines([...title, ...subtitle, ...header, ...body.flat()]);
+    // The title, the subtitle and the header read as one header line over the rows.
+    expect(headerAsOne(all)).toHaveLength(all.length - 2);
   });
 
   it("do not make lines of prose starting at scattered places a table", () => {
