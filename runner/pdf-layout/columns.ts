@@ -219,7 +219,7 @@ const RUNNING_WORDS = 4;
  * alone ("STATE OF ARIZONA REGISTRATION REPORT … Page: 5", "2024 Jan Voter Registration - January
  * 02, 2024").
  */
-function running(line: PieceLine): boolean {
+export function running(line: PieceLine): boolean {
   const groups = phraseGroups(line);
   return groups.some((g) => g.length >= RUNNING_WORDS) && groups.every((g) => g.some((p) => !p.value));
 }

@@ -7,7 +7,7 @@
  * two cells, and (from three rows up) columns whose cells share no edge. Pure.
  */
 import type { Piece } from "./columns.ts";
-import { linePieces, pieceText } from "./columns.ts";
+import { linePieces, pieceText, running } from "./columns.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { textGrid } from "./textgrid.ts";
@@ -142,6 +142,10 @@ export function streamTables(items: readonly TextItem[]): { table: Table; items:
   const flush = (): void => {
     // A run ends with single-piece lines only when they continue a row (a cell wrapped below it).
     while (run.length && !multi(run.at(-1)!) && !wraps(run)) run.pop();
+    // Nor does it start with a title set above it (running text), or the single-piece lines under
+    // the title: they read before the table, as text.
+    const start = run.findIndex((l) => !running(l) && multi(l));
+    run = start < 0 ? [] : run.slice(start);
     const table = streamTable(run.map((l) => l.items));
     if (table) found.push({ table, items: new Set(run.flatMap((l) => l.items)) });
     run = [];

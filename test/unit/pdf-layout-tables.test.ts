@@ -138,7 +138,7 @@ describe("row labels indented under their sections", () => {
     ]);
   });
 
-  it("take a report's title lines, dates and page number and all, as part of the header", () => {
+  it("read a report's title lines, dates and page number and all, as its header or as text before it, never as rows", () => {
     // Words a word space apart (2.5 pt at 10 pt): a title, a subtitle with a date, then the
     // header and the rows. The title's "5" and "2024" are no values of the table.
     const words = (texts: string[], x: number, base: number): TextItem[] =>
@@ -152,8 +152,16 @@ describe("row labels indented under their sections", () => {
       right("52,297", 250, 46 + 12 * r),
     ]);
     const all = lines([...title, ...subtitle, ...header, ...body.flat()]);
-    // The title, the subtitle and the header read as one header line over the rows.
+    // The title, the subtitle and the header read as one header line over the rows…
     expect(headerAsOne(all)).toHaveLength(all.length - 2);
+    // …and the table itself starts at its header: the title lines and a label under them ("Active")
+    // are text before it.
+    const label = item("Active", 0, 27);
+    const found = streamTables([...title, ...subtitle, label, ...header, ...body.flat()]);
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table)[0]).toEqual(["County", "Active", "Total"]);
+    expect(found[0]!.table.cols).toBe(3);
+    expect([...found[0]!.items].some((i) => i === label || title.includes(i) || subtitle.includes(i))).toBe(false);
   });
 
   it("do not make lines of prose starting at scattered places a table", () => {
