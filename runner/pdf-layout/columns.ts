@@ -198,7 +198,7 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
     const gap = r.x0 - l.x1;
     if (gap > WORD_SPACE * line.size) wide.push(r);
     else if (!l.value && gap >= MIN_WORD_SPACE * line.size) phrases.push(r);
-    widths.push(r.x0 - l.x1);
+    widths.push(gap);
     sizes += line.size;
     if (l.value || r.value) values++;
     if (readAsOne(l, r, line.size)) joined++;

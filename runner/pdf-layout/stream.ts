@@ -1,10 +1,12 @@
 /**
  * Stream tables: tables set by whitespace alone, no rules. A candidate is a run of consecutive
  * lines holding two or more separate pieces of text each (single-piece lines may sit inside the run:
- * a wrapped cell, a section row); its grid comes from its text (textgrid.ts: columns where rivers
- * of whitespace run down the lines, rows from the lines). Lookalikes are refused: prose set in two
- * columns (cells hold sentences), a list (its first column is list markers), fewer than two rows of
- * two cells, and (from three rows up) columns whose cells share no edge. Pure.
+ * a wrapped cell, a section row), starting at its first such line that is not running text (a
+ * report's title lines above the table read before it, as text); its grid comes from its text
+ * (textgrid.ts: columns where rivers of whitespace run down the lines, rows from the lines).
+ * Lookalikes are refused: prose set in two columns (cells hold sentences), a list (its first column
+ * is list markers), fewer than two rows of two cells, and (from three rows up) columns whose cells
+ * share no edge (row labels may stand at a few indents). Pure.
  */
 import type { Piece } from "./columns.ts";
 import { linePieces, pieceText, running } from "./columns.ts";
