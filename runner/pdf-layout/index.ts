@@ -30,6 +30,7 @@ import { latticeTables } from "./lattice.ts";
 import { minOf } from "./minmax.ts";
 import { lineMarker, blockParagraphs } from "./paragraphs.ts";
 import { pageSegments } from "./lines.ts";
+import { rowRuledTables } from "./rowrules.ts";
 import { streamTables } from "./stream.ts";
 import { inside, orientTable, tableFromStructure } from "./tables.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
@@ -79,6 +80,18 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
   }
   const streamed = new Set<TextItem>();
   for (const found of streamTables(rest)) {
+    tables.push(found.table);
+    for (const i of found.items) streamed.add(i);
+  }
+  // Tables ruled by rows only, where the text beside them on the page hid them from the stream
+  // finder; the rules of the tables found are not theirs.
+  const free = raw.rules.filter(
+    (r) => !tables.some((t) => r.x0 >= t.x0 - 2 && r.x1 <= t.x1 + 2 && r.y0 >= t.top - 2 && r.y1 <= t.bottom + 2),
+  );
+  for (const found of rowRuledTables(
+    free,
+    rest.filter((i) => !streamed.has(i)),
+  )) {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }

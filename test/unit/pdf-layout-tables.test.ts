@@ -13,6 +13,7 @@ import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-lay
 import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
+import { rowRuledTables } from "../../runner/pdf-layout/rowrules.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
 import { streamTables } from "../../runner/pdf-layout/stream.ts";
 import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
@@ -346,6 +347,38 @@ describe("a grid ruled between its columns but not around them", () => {
   it("adds no empty column where nothing stands past the vertical rules", () => {
     const inner = items.filter((i) => i.x0 > 70 && i.x1 < 190);
     expect(latticeTables(rules, inner).map((t) => t.cols)).toEqual([2]);
+  });
+});
+
+describe("a table ruled by rows only, beside the other column's text", () => {
+  // A page in two columns: a booktabs table in the left one (rules over the header, under it and
+  // at the foot, no vertical rules), a paragraph in the right one on the same baselines.
+  const rules = [h(0, 0, 250), h(20, 0, 250), h(80, 0, 250)];
+  const rows = [
+    ["Method", "Recall", "F1"],
+    ["Ours", "0.89", "0.88"],
+    ["Baseline", "0.87", "0.81"],
+    ["Oracle", "0.99", "0.97"],
+    ["Random", "0.10", "0.12"],
+  ];
+  const table = rows.flatMap((row, r) => [
+    item(row[0]!, 5, 14 + 15 * r),
+    right(row[1]!, 150, 14 + 15 * r),
+    right(row[2]!, 245, 14 + 15 * r),
+  ]);
+  const prose = rows.map((_, r) => item("words of a paragraph set in the right column", 300, 14 + 15 * r));
+
+  it("is read between its rules' ends, apart from the text beside it", () => {
+    const found = rowRuledTables(rules, [...table, ...prose]);
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table)).toEqual(rows);
+    expect(prose.some((i) => found[0]!.items.has(i))).toBe(false);
+  });
+
+  it("is no table where the rules hold a paragraph, or are only two", () => {
+    const paragraph = [0, 1, 2, 3].map((r) => item("a line of running text that goes on and on", 5, 14 + 15 * r));
+    expect(rowRuledTables([h(0, 0, 250), h(70, 0, 250), h(80, 0, 250)], paragraph)).toHaveLength(0);
+    expect(rowRuledTables([h(0, 0, 250), h(80, 0, 250)], table)).toHaveLength(0);
   });
 });
 
