@@ -5,12 +5,23 @@ pdf2docx on PyPI; pdf-data-parser on npm), read from their published archives, l
 (None -> "", a line break in a cell -> one space, trimmed, short rows padded) and split where the
 source table is split (repeated headers, one table a page). Nothing is made by running Folio.
 
+Two sets, marked "set" at the top of each JSON: set "1" is the tables above (looked at while the
+bench was built), set "2" the ground truth of the pdf-parse-bench 0.4.0 benchmark (PyPI), added
+later and kept blind: its 2026-q1-tables-only pages are LaTeX pages typeset by that project's
+generator around tables taken from arXiv papers, and its ground truth is the LaTeX of each
+tabular. Only the tabulars whose every cell is plain text are kept (see `tabular`): their LaTeX
+is turned into cell text by dropping comments, rules and font switches, unwrapping \\textbf and
+the like and \\multicolumn / \\multirow (the text in the span's first cell, the rest ""), and
+unescaping \\& \\% \\# \\_; a tabular with anything else (math, other commands, quotes, ~, --, an
+empty row or column) is left out, not guessed at.
+
     python3 make.py <unpacked-root> <out-dir>
 
 <unpacked-root> holds one folder per archive: pymupdf-2.0/, tabula_py-2.9.3/, pdf2docx-0.5.13/,
-pdf-data-parser-1.2.22/ (the npm tarball's package/). Writes <out-dir>/<package>__<pdf>.json (the
-format of test/truth/real/*.json, "split": "external", "file" relative to <out-dir>) and copies
-each PDF to <out-dir>/<package>/<pdf>.pdf. Python 3.11 standard library only.
+pdf-data-parser-1.2.22/ (the npm tarball's package/), pdf_parse_bench-0.4.0/. Writes
+<out-dir>/<package>__<pdf>.json (the format of test/truth/real/*.json, "split": "external", "set",
+"file" relative to <out-dir>) and copies each PDF to <out-dir>/<package>/<pdf>.pdf. Python 3.11
+standard library only.
 """
 
 import csv
@@ -57,14 +68,160 @@ def read_json(path):
         return json.load(f)
 
 
+# --- LaTeX tabulars (set 2, pdf-parse-bench) -> cell text, plain-text tables only
+
+TEX_RULE = re.compile(r"\s*(\\hline|\\toprule|\\midrule|\\bottomrule|\\cline\{\d+-\d+\}|\\cmidrule(\([lr]*\))?\{\d+-\d+\})(\[[^\]]*\])?")
+TEX_UNWRAP = re.compile(r"\\(textbf|textit|emph|underline|textrm|textsf|textup|textmd|textnormal)\{([^{}\\]*)\}")
+TEX_SWITCH = re.compile(r"\\(small|footnotesize|scriptsize|normalsize|large|Large|centering|bfseries|itshape|rmfamily)(?![A-Za-z])\s*")
+# Left in a cell after the conversion, any of these means it is not plain text (math, another command,
+# a group, quotes and dashes that TeX turns into other characters, ~, an unescaped _): the table is dropped.
+TEX_BAD = re.compile(r"[\\{}$^~\"'`<>]|--|(?<!\\)_")
+
+
+class NotPlain(Exception):
+    pass
+
+
+def tex_split(s, sep):
+    """Splits s at sep ("\\\\" or "&") outside braces; escaped characters (\\&) never split."""
+    out, depth, i, cur = [], 0, 0, []
+    while i < len(s):
+        c = s[i]
+        if depth == 0 and sep == "\\\\" and s.startswith(sep, i):
+            out.append("".join(cur))
+            cur = []
+            i += 2
+            continue
+        if c == "\\" and i + 1 < len(s):
+            cur.append(s[i:i + 2])
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        if depth == 0 and sep == "&" and c == "&":
+            out.append("".join(cur))
+            cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return out
+
+
+def tex_group(s, i):
+    """The braced group at s[i] (after spaces): (its content, the index after it)."""
+    while i < len(s) and s[i].isspace():
+        i += 1
+    if i >= len(s) or s[i] != "{":
+        raise NotPlain("an argument without braces")
+    depth, j = 0, i
+    while j < len(s):
+        if s[j] == "\\":
+            j += 2
+            continue
+        if s[j] == "{":
+            depth += 1
+        elif s[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return s[i + 1:j], j + 1
+        j += 1
+    raise NotPlain("unbalanced braces")
+
+
+def tex_text(c):
+    """A cell's LaTeX as a person reads it on the page; NotPlain when it is not plain text."""
+    c = TEX_SWITCH.sub("", c)
+    prev = None
+    while prev != c:
+        prev = c
+        c = TEX_UNWRAP.sub(r"\2", c)
+        c = re.sub(r"(?<![\\A-Za-z])\{([^{}\\]*)\}", r"\1", c)
+    c = c.replace("\\&", "&").replace("\\%", "%").replace("\\#", "#").replace("\\_", "\x00")
+    if TEX_BAD.search(c):
+        raise NotPlain(f"cell not plain text: {c[:60]!r}")
+    return re.sub(r"\s+", " ", c.replace("\x00", "_")).strip()
+
+
+def tabular(tex):
+    """(rows, ruling, spanning) of a LaTeX tabular whose cells are all plain text; NotPlain otherwise.
+
+    ruling: "ruled" (a vertical rule at each column edge and a horizontal rule at each row edge),
+    "unruled" (no rule at all), else "partly-ruled" (booktabs rules, some \\hline or \\cline).
+    """
+    tex = re.sub(r"(?<!\\)%[^\n]*", "", tex)  # comments
+    m = re.match(r"\s*\\begin\{tabular\}", tex)
+    if not m:
+        raise NotPlain("not a plain tabular environment")
+    spec, k = tex_group(tex, m.end())
+    end = tex.rfind("\\end{tabular}")
+    if end < 0 or tex[end:].strip() != "\\end{tabular}":
+        raise NotPlain("not one tabular")
+    rows, rule_before, pending, spanning = [], [], False, False
+    for raw in tex_split(tex[k:end], "\\\\"):
+        raw = re.sub(r"^\s*\[[^\]]*\]", "", raw)  # the space of \\[2pt]
+        while (r := TEX_RULE.match(raw)):
+            pending = True
+            raw = raw[r.end():]
+        if not raw.strip():
+            continue
+        cells = []
+        for c in tex_split(raw, "&"):
+            c = c.strip()
+            n = 1
+            mc = re.match(r"\\multicolumn\{(\d+)\}", c)
+            if mc:
+                n = int(mc.group(1))
+                _, j = tex_group(c, mc.end())
+                inner, j = tex_group(c, j)
+                if c[j:].strip():
+                    raise NotPlain("text after a \\multicolumn")
+                c = inner.strip()
+                spanning = spanning or n > 1
+            mr = re.match(r"\\multirow(\[[a-z]\])?\{(-?\d+)\}(\[[^\]]*\])?\{[^{}]*\}", c)
+            if mr:
+                if int(mr.group(2)) < 1:
+                    raise NotPlain("a \\multirow counted upwards")
+                inner, j = tex_group(c, mr.end())
+                if c[j:].strip():
+                    raise NotPlain("text after a \\multirow")
+                c = inner.strip()
+                spanning = True
+            cells.append(tex_text(c))
+            cells.extend([""] * (n - 1))
+        if not any(cells):
+            raise NotPlain("an empty row")
+        rows.append(cells)
+        rule_before.append(pending)
+        pending = False
+    if len(rows) < 2:
+        raise NotPlain("fewer than two rows")
+    rows = grid(rows)
+    w = len(rows[0])
+    if w < 2:
+        raise NotPlain("one column (an author block or a list, not a table)")
+    if any(not any(r[c] for r in rows) for c in range(w)):
+        raise NotPlain("an empty column")
+    if spec.count("|") >= w + 1 and all(rule_before) and pending:
+        ruling = "ruled"
+    elif "|" in spec or any(rule_before) or pending:
+        ruling = "partly-ruled"
+    else:
+        ruling = "unruled"
+    return rows, ruling, spanning
+
+
 def main(src, out):
     os.makedirs(out, exist_ok=True)
 
-    def write(name, pdf_src, file, tables):
+    def write(name, pdf_src, file, tables, set_="1"):
         dest = os.path.join(out, file)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copyfile(pdf_src, dest)
-        doc = {"file": file, "split": "external", "tables": tables}
+        doc = {"set": set_, "file": file, "split": "external", "tables": tables}
         with open(os.path.join(out, name), "w", encoding="utf8") as f:
             json.dump(doc, f, ensure_ascii=False, indent=1)
             f.write("\n")
@@ -171,6 +328,26 @@ def main(src, out):
         T("counties-april-p2", [2], ["ruled"], rvnote, grid(body[j2:j3])),
         T("counties-april-p3", [3], ["ruled"], rvnote + "; ends with the Total* row (footnotes below are not in the table)", grid(body[j3:])),
     ])
+
+    # --- set 2: pdf-parse-bench 0.4.0 (PyPI), data/2026-q1-tables-only: ground_truth/NNN.json lists the
+    # page's blocks in order; each "table" block's "data" is the LaTeX tabular typeset on pdfs/NNN.pdf
+    # (one page, pdfTeX, the table in an adjustbox of the column's width, no caption).
+    B = os.path.join(src, "pdf_parse_bench-0.4.0/data/2026-q1-tables-only/")
+    for gt in sorted(os.listdir(B + "ground_truth")):
+        num = gt.removesuffix(".json")
+        blocks = [b for b in read_json(B + "ground_truth/" + gt) if b["type"] == "table"]
+        tables = []
+        for k, b in enumerate(blocks):
+            try:
+                rows, ruling, spanning = tabular(b["data"])
+            except NotPlain:
+                continue
+            classes = [ruling] + (["spanning"] if spanning else []) + (["multi-table"] if len(blocks) > 1 else [])
+            note = (f"pdf-parse-bench synthetic page (LaTeX, random layout) with tables taken from arXiv papers; table {k + 1} of the page's {len(blocks)} in reading order, "
+                    f"complexity '{b['complexity']}' by the benchmark; truth converted from the tabular's LaTeX (plain-text cells only; a span's text in its first cell)")
+            tables.append(T(f"table-{k + 1}", [1], classes, note, rows))
+        if tables:
+            write(f"pdf-parse-bench__tables-{num}.json", B + f"pdfs/{num}.pdf", f"pdf-parse-bench/tables-{num}.pdf", tables, "2")
 
 
 if __name__ == "__main__":
