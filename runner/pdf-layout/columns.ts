@@ -224,6 +224,23 @@ export function running(line: PieceLine): boolean {
   return groups.some((g) => g.length >= RUNNING_WORDS) && groups.every((g) => g.some((p) => !p.value));
 }
 
+/** Gaps narrower than this (font sizes) between a line's words are a justified line's spaces. */
+const JUSTIFIED_SPACE = 1;
+/** A line of a paragraph holds this many words or more. */
+const PARAGRAPH_WORDS = 6;
+
+/**
+ * Whether a line is a line of a paragraph: running text, or a sentence's worth of words (`minWords`)
+ * with no gap wider than a justified line's spaces and no value standing alone (a tight table's row
+ * has its numbers apart).
+ */
+export function paragraphLine(line: PieceLine, minWords = PARAGRAPH_WORDS): boolean {
+  if (running(line)) return true;
+  const words = line.pieces.map(pieceText).join(" ").split(" ").filter(Boolean).length;
+  const gaps = line.pieces.slice(1).filter((p, k) => p.x0 - maxOf(line.pieces.slice(0, k + 1), (q) => q.x1) > JUSTIFIED_SPACE * line.size);
+  return words >= minWords && !gaps.length && line.pieces.every((p) => !p.value);
+}
+
 /**
  * Index of the first line holding a value: the lines above it are the header (0: none). A title
  * set above the header (running) holds no value of the table, whatever dates or numbers are in it.
@@ -249,6 +266,36 @@ export function headerAsOne(lines: readonly PieceLine[]): readonly PieceLine[] {
     .flatMap((l) => l.pieces)
     .sort((a, b) => a.x0 - b.x0);
   return [{ base: lines[head - 1]!.base, size: lines[0]!.size, pieces }, ...lines.slice(head)];
+}
+
+/** A group header's middle is on its labels' middle within this share of their width. */
+const CENTRED = 0.08;
+
+/**
+ * The lines without the group headers of a header set over several lines: a header label centred
+ * over the gap between two labels of a header line under it ("Easy" over "Seq. | Token",
+ * LaTeX's \multicolumn over a \cmidrule). Read as one row with the rest of the header
+ * (headerAsOne), a group header would close the rivers of the columns it groups; it spans them.
+ * A label set lower than the others, between a header's lines, is no group header.
+ */
+function withoutGroupHeaders(lines: readonly PieceLine[]): readonly PieceLine[] {
+  const head = headerEnd(lines);
+  if (head < 2) return lines;
+  const mid = (p: Gap): number => (p.x0 + p.x1) / 2;
+  const groups = new Set<Piece>();
+  // Over labels i..j: across a gap between two of them, its middle on theirs (within CENTRED).
+  const centredOver = (p: Piece, under: readonly Piece[]): boolean =>
+    under.some((a, i) =>
+      under.slice(i + 1).some((b, n) => {
+        const crosses = under.slice(i, i + n + 2).some((l, k, run) => k > 0 && p.x0 < l.x0 && p.x1 > run[k - 1]!.x1);
+        return crosses && Math.abs(mid(p) - (a.x0 + b.x1) / 2) <= CENTRED * (b.x1 - a.x0);
+      }),
+    );
+  for (let k = 0; k + 1 < head; k++) {
+    for (const p of lines[k]!.pieces) if (lines.slice(k + 1, head).some((l) => centredOver(p, l.pieces))) groups.add(p);
+  }
+  if (!groups.size) return lines;
+  return lines.map((l) => ({ ...l, pieces: l.pieces.filter((p) => !groups.has(p)) })).filter((l) => l.pieces.length > 0);
 }
 
 /** A column separator: where the columns part, and whether the header alone shows it (see headerOnly). */
@@ -336,7 +383,7 @@ export function columnSeparators(lines: readonly PieceLine[]): Separator[] {
   const [lo, hi] = [minOf(all, (p) => p.x0), maxOf(all, (p) => p.x1)];
   // Rivers run between the lines of several cells; a line of one piece (a section row, a title, a
   // wrapped cell's next line) may cross them freely: it is a cell spanning columns.
-  const rows = headerAsOne(lines).filter((l) => l.pieces.length >= 2);
+  const rows = headerAsOne(withoutGroupHeaders(lines)).filter((l) => l.pieces.length >= 2);
   const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
   const gaps = emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi).filter((g) => isColumnGap(lines, g));
   const head = lines.slice(0, headerEnd(lines));

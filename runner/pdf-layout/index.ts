@@ -8,7 +8,8 @@
  *     marked-content ids, cut where the glyphs jump (glyphs.ts), ruling lines and images
  *     (graphics.ts), the structure tree (structure.ts).
  *  2. tables, most exact first, each taking its text out of the flow:
- *     tagged Table elements (tables.ts) → ruled grids (lattice.ts) → whitespace columns (stream.ts).
+ *     tagged Table elements (tables.ts) → ruled grids (lattice.ts) → whitespace columns (stream.ts;
+ *     on a page in two columns, column by column: gutter.ts) → tables ruled by rows only (rowrules.ts).
  *  3. lines.ts — the remaining runs as lines, split into segments at wide gaps.
  *  4. blocks.ts — segments stacked into blocks; blocks, tables and images put in reading order by
  *     recursive XY-cut (columns first, then bands).
@@ -31,7 +32,7 @@ import { minOf } from "./minmax.ts";
 import { lineMarker, blockParagraphs } from "./paragraphs.ts";
 import { pageSegments } from "./lines.ts";
 import { rowRuledTables } from "./rowrules.ts";
-import { streamTables } from "./stream.ts";
+import { pageStreamTables } from "./stream.ts";
 import { inside, orientTable, tableFromStructure } from "./tables.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
 
@@ -79,7 +80,7 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     rest = rest.filter((i) => !inside(i, table));
   }
   const streamed = new Set<TextItem>();
-  for (const found of streamTables(rest)) {
+  for (const found of pageStreamTables(rest, raw.rules, raw.width)) {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }

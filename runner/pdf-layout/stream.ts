@@ -3,17 +3,21 @@
  * lines holding two or more separate pieces of text each (single-piece lines may sit inside the run:
  * a wrapped cell, a section row), starting at its first such line that is not running text (a
  * report's title lines above the table read before it, as text); its grid comes from its text
- * (textgrid.ts: columns where rivers of whitespace run down the lines, rows from the lines).
+ * (textgrid.ts: columns where rivers of whitespace run down the lines, rows from the lines). A run
+ * ends at a line of a paragraph reaching across its rows (the text between two tables) and where
+ * two rules stacked apart lie between two lines (one table's foot rule, the next one's head rule).
+ * On a page set in two columns each column is read apart (pageStreamTables, gutter.ts).
  * Lookalikes are refused: prose set in two columns (cells hold sentences), a list (its first column
  * is list markers), fewer than two rows of two cells, and (from three rows up) columns whose cells
  * share no edge (row labels may stand at a few indents). Pure.
  */
 import type { Piece } from "./columns.ts";
-import { linePieces, pieceText, running } from "./columns.ts";
+import { linePieces, paragraphLine, pieceText } from "./columns.ts";
+import { pageGutter, sides, straddles } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { textGrid } from "./textgrid.ts";
-import type { Cell, Table, TextItem } from "./types.ts";
+import type { Cell, Rule, Table, TextItem } from "./types.ts";
 
 /** Rows further apart than this (in font sizes, baseline to baseline) end a candidate. */
 const MAX_ROW_PITCH = 3.5;
@@ -127,14 +131,44 @@ function wraps(run: readonly Line[]): boolean {
   return pitch <= 1.7 && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2;
 }
 
+/**
+ * Whether a line of a paragraph reaches across the run's rows, within a font size of both their
+ * ends: the text between two tables, not a row of either (a wrapped cell or a section row stands
+ * inside the table's width).
+ */
+function across(line: Line, run: readonly Line[]): boolean {
+  const rows = run.filter(multi);
+  if (!rows.length || !paragraphLine(line)) return false;
+  const [x0, x1] = [minOf(rows, (l) => l.pieces[0]!.x0), maxOf(rows, (l) => maxOf(l.pieces, (p) => p.x1))];
+  return line.pieces[0]!.x0 <= x0 + line.size && maxOf(line.pieces, (p) => p.x1) >= x1 - line.size;
+}
+
 /** Whether a line holds separate pieces of text (cells, not one run). */
 const multi = (line: Line): boolean => line.pieces.length >= 2 && !(line.pieces.length === 2 && isMarker(line.pieces[0]!.items));
 
+/** Rules closer than this (font sizes) are one rule drawn twice, or a double rule under a header. */
+const DOUBLE_RULE = 0.5;
+/** A rule shorter than this (points) parts no tables (an underline, a mark). */
+const MIN_RULE = 40;
+
 /**
- * Stream tables among a page's text items (those no other table took). Returns each table with the
- * items it took.
+ * Whether two rules stacked apart lie between two lines, across them: one table's foot rule and the
+ * next one's head rule (booktabs, reports), however close the tables stand.
  */
-export function streamTables(items: readonly TextItem[]): { table: Table; items: Set<TextItem> }[] {
+function ruledApart(prev: Line, line: Line, rules: readonly Rule[]): boolean {
+  const [x0, x1] = [Math.min(prev.pieces[0]!.x0, line.pieces[0]!.x0), Math.max(prev.pieces.at(-1)!.x1, line.pieces.at(-1)!.x1)];
+  const ys = rules
+    .filter((r) => r.y1 - r.y0 < 1 && r.x1 - r.x0 >= MIN_RULE && r.x0 < x1 && r.x1 > x0)
+    .map((r) => r.y0)
+    .filter((y) => y > prev.base + 0.2 * prev.size && y < line.base - 0.8 * line.size);
+  return ys.length >= 2 && Math.max(...ys) - Math.min(...ys) > DOUBLE_RULE * line.size;
+}
+
+/**
+ * Stream tables among a page's text items (those no other table took), parted where two rules
+ * apart lie between two lines (ruledApart). Returns each table with the items it took.
+ */
+export function streamTables(items: readonly TextItem[], rules: readonly Rule[] = []): { table: Table; items: Set<TextItem> }[] {
   const lines: Line[] = groupLines(items).map((l) => {
     const size = maxOf(l, (i) => i.size, l[0]!.size);
     return { items: l, pieces: linePieces(l), base: l.find((i) => i.size === size)!.base, size };
@@ -146,7 +180,7 @@ export function streamTables(items: readonly TextItem[]): { table: Table; items:
     while (run.length && !multi(run.at(-1)!) && !wraps(run)) run.pop();
     // Nor does it start with a title set above it (running text), or the single-piece lines under
     // the title: they read before the table, as text.
-    const start = run.findIndex((l) => !running(l) && multi(l));
+    const start = run.findIndex((l) => !paragraphLine(l) && multi(l));
     run = start < 0 ? [] : run.slice(start);
     const table = streamTable(run.map((l) => l.items));
     if (table) found.push({ table, items: new Set(run.flatMap((l) => l.items)) });
@@ -161,7 +195,8 @@ export function streamTables(items: readonly TextItem[]): { table: Table; items:
     const close = pitch <= MAX_ROW_PITCH || (pitch <= MAX_ALIGNED_PITCH && lastMulti !== undefined && sameColumns(line, lastMulti));
     // Single-piece lines inside a table are wrapped cells or section rows: a few, not a paragraph.
     const singles = run.length - 1 - run.findLastIndex(multi);
-    if (prev && close && (multi(line) || singles < MAX_SINGLES)) run.push(line);
+    const parted = prev !== undefined && (across(line, run) || ruledApart(prev, line, rules));
+    if (prev && close && !parted && (multi(line) || singles < MAX_SINGLES)) run.push(line);
     else {
       flush();
       if (multi(line)) run.push(line);
@@ -169,6 +204,28 @@ export function streamTables(items: readonly TextItem[]): { table: Table; items:
   }
   flush();
   return found;
+}
+
+/**
+ * Whitespace tables over the whole page, then, on a page set in two columns, in each column apart:
+ * a table found over the whole page that takes running text from one side of the gutter is the two
+ * columns read as one, and is read again column by column (gutter.ts).
+ */
+export function pageStreamTables(
+  items: readonly TextItem[],
+  rules: readonly Rule[],
+  width: number,
+): { table: Table; items: Set<TextItem> }[] {
+  const found = streamTables(items, rules);
+  const gutter = pageGutter(items, width);
+  if (!gutter) return found;
+  const kept = found.filter((f) => !straddles(f.items, gutter));
+  const taken = new Set(kept.flatMap((f) => [...f.items]));
+  const [left, right] = sides(
+    items.filter((i) => !taken.has(i)),
+    gutter,
+  );
+  return [...kept, ...streamTables(left, rules), ...streamTables(right, rules)];
 }
 
 export { pieceText };

@@ -15,7 +15,8 @@ import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/line
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { rowRuledTables } from "../../runner/pdf-layout/rowrules.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
-import { streamTables } from "../../runner/pdf-layout/stream.ts";
+import { pageGutter } from "../../runner/pdf-layout/gutter.ts";
+import { pageStreamTables, streamTables } from "../../runner/pdf-layout/stream.ts";
 import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
 import type { Cell, PageLayout, Rule, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 
@@ -382,6 +383,77 @@ describe("a table ruled by rows only, beside the other column's text", () => {
   });
 });
 
+describe("a page set in two columns", () => {
+  // A 600 pt page: a paragraph, a whitespace table and a paragraph in the left column (0–250), a
+  // paragraph in the right one (300–550) on the same baselines.
+  const rows = [
+    ["Method", "Recall", "F1"],
+    ["Ours", "0.89", "0.88"],
+    ["Baseline", "0.87", "0.81"],
+    ["Oracle", "0.99", "0.97"],
+  ];
+  const table = rows.flatMap((row, r) => [
+    item(row[0]!, 5, 70 + 15 * r),
+    right(row[1]!, 150, 70 + 15 * r),
+    right(row[2]!, 245, 70 + 15 * r),
+  ]);
+  const leftProse = [14, 28, 42, 140, 154, 168].map((y) => item("a line of running text that goes on in it", 5, y));
+  const rightProse = Array.from({ length: 12 }, (_, k) => item("words of a paragraph set in the right column", 300, 14 + 14 * k));
+  const page = [...leftProse, ...table, ...rightProse];
+
+  it("finds the gutter between the columns", () => {
+    const g = pageGutter(page, 600);
+    expect(g).not.toBeNull();
+    expect(g!.x0).toBeGreaterThanOrEqual(245);
+    expect(g!.x1).toBeLessThanOrEqual(300);
+  });
+
+  it("reads the table in its column, apart from the other column's text", () => {
+    const found = pageStreamTables(page, [], 600);
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table)).toEqual(rows);
+    expect([...leftProse, ...rightProse].some((i) => found[0]!.items.has(i))).toBe(false);
+  });
+
+  it("sees no gutter on a page in one column, a table's numbers right of its middle", () => {
+    const prose = [14, 28, 42].map((y) => item("a line of running text that goes on over the whole width of the page", 5, y));
+    const numbers = [70, 85, 100, 115].flatMap((y, r) => [
+      item(`Item number ${r} of the list`, 5, y),
+      right(`${r}.5`, 500, y),
+      right(`${r}.7`, 580, y),
+    ]);
+    expect(pageGutter([...prose, ...numbers], 600)).toBeNull();
+  });
+});
+
+describe("a paragraph between two whitespace tables", () => {
+  const first = [
+    ["Parameter", "Value"],
+    ["Rate", "0.1"],
+    ["Epochs", "8"],
+  ].flatMap((row, r) => [item(row[0]!, 40, 14 + 14 * r), right(row[1]!, 260, 14 + 14 * r)]);
+  const paragraph = item("Try town knowledge road newspaper somebody meeting", 20, 62);
+  const second = [
+    ["Model", "Raw", "Q80", "Q60"],
+    ["ResNet", "0.57", "0.56", "0.56"],
+    ["DINOv2", "0.67", "0.67", "0.67"],
+  ].flatMap((row, r) => [
+    item(row[0]!, 40, 90 + 14 * r),
+    right(row[1]!, 130, 90 + 14 * r),
+    right(row[2]!, 200, 90 + 14 * r),
+    right(row[3]!, 260, 90 + 14 * r),
+  ]);
+
+  it("ends the first: its line reaches across the rows, as no cell of theirs does", () => {
+    const found = streamTables([...first, paragraph, ...second]);
+    expect(found.map((f) => [f.table.rows, f.table.cols])).toEqual([
+      [3, 2],
+      [3, 4],
+    ]);
+    expect(found.some((f) => f.items.has(paragraph))).toBe(false);
+  });
+});
+
 describe("rows that rules part without a horizontal rule", () => {
   it("part a header row where the boxes of its lower labels begin", () => {
     // Group rules at 0, 150, 300 down the whole table; label boxes (no top edge drawn) from y 12
@@ -448,6 +520,19 @@ describe("multi-line headers over unruled columns", () => {
     const qty = textGrid({ items: items.filter((i) => !["Total", "Score"].includes(i.text)), kind: "stream" })!;
     expect(rowTexts(qty.table)[0]).toEqual(["#", "Name Item", "Info", "Base Value", "Ref"]);
     expect(qty.table.cols).toBe(5);
+  });
+
+  it("keep the columns under group headers centred over them (LaTeX's \\multicolumn over a \\cmidrule)", () => {
+    // "Easy" and "Medium" each centred over "Seq. | Token", "Model" set between the header's lines;
+    // the columns stand 11 pt apart, less than the group headers are wide.
+    const items = [item("Easy", 57.5, 10), item("Medium", 118.5, 10), item("Model", 0, 15)];
+    items.push(item("Seq.", 40, 20), item("Token", 70, 20), item("Seq.", 106, 20), item("Token", 136, 20));
+    for (let r = 0; r < 4; r++)
+      items.push(item(`M${r}`, 0, 32 + 12 * r), ...[60, 95, 126, 161].map((x1) => right(`${r}.5`, x1, 32 + 12 * r)));
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(grid.table.cols).toBe(5);
+    expect(rowTexts(grid.table).at(-1)).toEqual(["M3", "3.5", "3.5", "3.5", "3.5"]);
+    expect([cellOf(grid.table, "Easy").col, cellOf(grid.table, "Easy").colSpan]).toEqual([1, 2]);
   });
 
   it("leave a label flush with its own column's values in that column", () => {

@@ -1,0 +1,124 @@
+/**
+ * Pages set in two columns (papers, journals, newsletters): the gutter between the columns. On such
+ * a page a line of one column shares its baseline with a line of the other, so a table in one
+ * column and the text beside it in the other read as one run of lines of several pieces each —
+ * the whitespace finder (stream.ts) took the two columns for one table, or refused the run and lost
+ * the table to the text. Knowing the gutter, the finder reads each column apart (index.ts).
+ *
+ * The gutter is the widest stretch of the page's middle that no more than a few lines cross (a
+ * title, an abstract or a table set across both columns cross it), with running text — lines of
+ * a paragraph — wholly on each side of it on several lines. Pure.
+ */
+import { linePieces, paragraphLine, type Piece } from "./columns.ts";
+import { groupLines } from "./lines.ts";
+import { maxOf } from "./minmax.ts";
+import type { TextItem } from "./types.ts";
+
+export interface Gutter {
+  x0: number;
+  x1: number;
+  /** Its middle: an item ending before it is in the left column, one starting after it in the right. */
+  mid: number;
+}
+
+/** The gutter lies in this middle share of the page's width. */
+const MIDDLE = [0.3, 0.7] as const;
+/** At most this share of the page's lines may cross the gutter (titles, abstracts, wide tables). */
+const MAX_CROSSING = 0.3;
+/** Each column holds at least this many lines of running text… */
+const MIN_PROSE_LINES = 4;
+/** …of this many words or more (a paragraph's last line may be short; a table's row label is). */
+const PROSE_WORDS = 4;
+/** Gaps narrower than this (font sizes) inside a line are word spacing, not the gutter. */
+const WORD_GAPS = 1;
+
+interface PageLine {
+  items: TextItem[];
+  pieces: Piece[];
+  base: number;
+  size: number;
+}
+
+const pageLine = (items: TextItem[]): PageLine => {
+  const size = maxOf(items, (i) => i.size, items[0]!.size);
+  return { items, pieces: linePieces(items), base: items[0]!.base, size };
+};
+
+/** Whether a line (or a column's part of one) is a line of a paragraph (columns.ts). */
+export const proseLine = (items: TextItem[]): boolean => items.length > 0 && paragraphLine(pageLine(items));
+
+/** The stretches a line covers, its word gaps closed. */
+function spans(line: PageLine): [number, number][] {
+  const out: [number, number][] = [];
+  for (const p of line.pieces) {
+    const last = out.at(-1);
+    if (last && p.x0 - last[1] <= WORD_GAPS * line.size) last[1] = Math.max(last[1], p.x1);
+    else out.push([p.x0, p.x1]);
+  }
+  return out;
+}
+
+/** The widest stretch of [lo, hi] that at most `allow` of the lines' spans cross. */
+function widestOpening(lines: readonly [number, number][][], allow: number, lo: number, hi: number): [number, number] | null {
+  const events: [number, number][] = [];
+  for (const line of lines) for (const [a, b] of line) if (b > lo && a < hi) events.push([Math.max(a, lo), 1], [Math.min(b, hi), -1]);
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let best: [number, number] | null = null;
+  let depth = 0;
+  let start = lo;
+  const close = (end: number): void => {
+    if (end > start && (!best || end - start > best[1] - best[0])) best = [start, end];
+  };
+  for (const [x, d] of events) {
+    const before = depth;
+    depth += d;
+    if (before <= allow && depth > allow) close(x);
+    if (before > allow && depth <= allow) start = x;
+  }
+  if (depth <= allow) close(hi);
+  return best;
+}
+
+/** The page's gutter, or null when its text is not set in two columns (see the header). */
+export function pageGutter(items: readonly TextItem[], width: number): Gutter | null {
+  const lines = groupLines(items).map(pageLine);
+  if (lines.length < 2 * MIN_PROSE_LINES) return null;
+  const size = lines.map((l) => l.size).sort((a, b) => a - b)[lines.length >> 1]!;
+  // The opening fewest lines cross: a table's columns in one column leave wider ones that more cross.
+  const covered = lines.map(spans);
+  let open: [number, number] | null = null;
+  for (let allow = 0; allow <= MAX_CROSSING * lines.length && !open; allow++) {
+    const o = widestOpening(covered, allow, MIDDLE[0] * width, MIDDLE[1] * width);
+    if (o && o[1] - o[0] >= WORD_GAPS * size) open = o;
+  }
+  if (!open) return null;
+  const gutter = { x0: open[0], x1: open[1], mid: (open[0] + open[1]) / 2 };
+  let left = 0;
+  let right = 0;
+  for (const line of lines) {
+    const [l, r] = sides(line.items, gutter);
+    if (l.length && paragraphLine(pageLine(l), PROSE_WORDS)) left++;
+    if (r.length && paragraphLine(pageLine(r), PROSE_WORDS)) right++;
+  }
+  return left >= MIN_PROSE_LINES && right >= MIN_PROSE_LINES ? gutter : null;
+}
+
+/** A line's items left of the gutter and right of it (items across it in neither). */
+export function sides(items: readonly TextItem[], g: Gutter): [TextItem[], TextItem[]] {
+  return [items.filter((i) => i.x1 <= g.mid), items.filter((i) => i.x0 >= g.mid)];
+}
+
+/**
+ * Whether a table found over the whole page straddles the gutter with running text on one side on
+ * two lines or more: the two columns read as one, not a table set across them.
+ */
+export function straddles(items: Iterable<TextItem>, g: Gutter): boolean {
+  const all = [...items];
+  if (!all.some((i) => i.x1 <= g.mid) || !all.some((i) => i.x0 >= g.mid)) return false;
+  let prose = 0;
+  for (const line of groupLines(all)) {
+    const [l, r] = sides(line, g);
+    if (proseLine(l) || proseLine(r)) prose++;
+  }
+  return prose >= 2;
+}
