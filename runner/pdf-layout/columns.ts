@@ -280,7 +280,6 @@ const CENTRED = 0.08;
  */
 function withoutGroupHeaders(lines: readonly PieceLine[]): readonly PieceLine[] {
   const head = headerEnd(lines);
-  if (head < 2) return lines;
   const mid = (p: Gap): number => (p.x0 + p.x1) / 2;
   const groups = new Set<Piece>();
   // Over labels i..j: across a gap between two of them, its middle on theirs (within CENTRED).
@@ -291,8 +290,13 @@ function withoutGroupHeaders(lines: readonly PieceLine[]): readonly PieceLine[] 
         return crosses && Math.abs(mid(p) - (a.x0 + b.x1) / 2) <= CENTRED * (b.x1 - a.x0);
       }),
     );
-  for (let k = 0; k + 1 < head; k++) {
-    for (const p of lines[k]!.pieces) if (lines.slice(k + 1, head).some((l) => centredOver(p, l.pieces))) groups.add(p);
+  const left = minOf(lines, (l) => l.pieces[0]?.x0 ?? Number.POSITIVE_INFINITY);
+  const labels = lines[head];
+  const under = labels && labels.pieces[0] && labels.pieces[0].x0 > left + labels.size ? lines.slice(0, head + 1) : lines.slice(0, head);
+  for (let k = 0; k + 1 < under.length; k++) {
+    // Under it: the header's lower lines, and the first line of values when its first column is
+    // empty (column labels that are numbers: "20 | 50 | 100", years; not a row of the body).
+    for (const p of lines[k]!.pieces) if (under.slice(k + 1).some((l) => centredOver(p, l.pieces))) groups.add(p);
   }
   if (!groups.size) return lines;
   return lines.map((l) => ({ ...l, pieces: l.pieces.filter((p) => !groups.has(p)) })).filter((l) => l.pieces.length > 0);

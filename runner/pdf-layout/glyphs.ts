@@ -100,6 +100,9 @@ const RUN_GAP = WORD_GAP;
 const SHOW_GAP = 0.6;
 /** A TJ number moving this far right (ems) in a TJ that draws space glyphs jumps to a new cell (showText). */
 const SPACED_JUMP = 0.2;
+/** Glyphs a number ends with, and glyphs one starts with: a jump between two is a jump between cells. */
+const NUMBER_END = /^[0-9%]$/;
+const NUMBER_START = /^[0-9.+\-\u2212]$/;
 
 interface TextState {
   ctm: Matrix;
@@ -195,6 +198,22 @@ function isUpright(trm: Matrix, hScale: number): boolean {
   return Math.abs(trm[1]) < 1e-6 && Math.abs(trm[2]) < 1e-6 && trm[0] * hScale > 0 && trm[3] < 0;
 }
 
+/**
+ * Whether the TJ number at `k` jumps to a new cell (see showText): a wide one, in a font the page
+ * draws spaces in (`spaced`) or between the end of a number and the start of another.
+ */
+function cellJump(glyphs: readonly (Glyph | number)[], k: number, spaced: boolean): boolean {
+  const [before, g, after] = [glyphs[k - 1], glyphs[k], glyphs[k + 1]];
+  if (typeof g !== "number" || -g <= SPACED_JUMP * 1000) return false;
+  if (spaced) return true;
+  return (
+    typeof before === "object" &&
+    typeof after === "object" &&
+    NUMBER_END.test(before.unicode ?? "") &&
+    NUMBER_START.test(after.unicode ?? "")
+  );
+}
+
 /** Draws one showText operation: glyph boxes into `out`, the text position advanced. */
 function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBuilder): void {
   const font = st.font;
@@ -210,13 +229,15 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   out.show();
   // A font the page draws space glyphs in moves by TJ numbers only to kern, or to jump to the next
   // cell of a table set in one TJ: a wide jump there starts a run, as a new text-showing operator
-  // does. (TeX draws no spaces: its numbers are its word spaces, and stay inside a run.)
+  // does. (TeX draws no spaces: its numbers are its word spaces, and stay inside a run — but for
+  // one from a number to a number, which is the next cell's: "(0.61)-417(0.84)", two columns
+  // 0.4 em apart, pdfjs reads as "0.61 0.84".)
   const spaced = out.spacedFonts.has(font);
   let x = 0;
-  for (const g of glyphs) {
+  for (const [k, g] of glyphs.entries()) {
     if (typeof g === "number") {
       x -= (g * size) / 1000;
-      if (spaced && -g > SPACED_JUMP * 1000) out.show();
+      if (cellJump(glyphs, k, spaced)) out.show();
       continue;
     }
     const w = (g.width ?? 0) * widthScale;

@@ -7,11 +7,12 @@
  *
  * The gutter is the widest stretch of the page's middle that no more than a few lines cross (a
  * title, an abstract or a table set across both columns cross it), with running text — lines of
- * a paragraph — wholly on each side of it on several lines. Pure.
+ * a paragraph — wholly on each side of it on several lines, those on its right starting by it (the
+ * right column's left edge). Pure.
  */
 import { linePieces, paragraphLine, type Piece } from "./columns.ts";
 import { groupLines } from "./lines.ts";
-import { maxOf } from "./minmax.ts";
+import { maxOf, minOf } from "./minmax.ts";
 import type { TextItem } from "./types.ts";
 
 export interface Gutter {
@@ -23,12 +24,18 @@ export interface Gutter {
 
 /** The gutter lies in this middle share of the page's width. */
 const MIDDLE = [0.3, 0.7] as const;
+/** A paragraph's first line starts up to this far (font sizes) right of its column's edge. */
+const INDENT = 2.5;
+/** …and within this share of the text's width of its middle. */
+const CENTRE = 0.1;
 /** At most this share of the page's lines may cross the gutter (titles, abstracts, wide tables). */
 const MAX_CROSSING = 0.3;
 /** Each column holds at least this many lines of running text… */
 const MIN_PROSE_LINES = 4;
 /** …of this many words or more (a paragraph's last line may be short; a table's row label is). */
 const PROSE_WORDS = 4;
+/** Lines of a paragraph running across the gutter among the columns' lines: a caption of a figure set across both. */
+const MAX_PARAGRAPHS_ACROSS = 2;
 /** Gaps narrower than this (font sizes) inside a line are word spacing, not the gutter. */
 const WORD_GAPS = 1;
 
@@ -84,23 +91,45 @@ export function pageGutter(items: readonly TextItem[], width: number): Gutter | 
   const lines = groupLines(items).map(pageLine);
   if (lines.length < 2 * MIN_PROSE_LINES) return null;
   const size = lines.map((l) => l.size).sort((a, b) => a - b)[lines.length >> 1]!;
-  // The opening fewest lines cross: a table's columns in one column leave wider ones that more cross.
+  const gutter = opening(lines, items, width, size);
+  return gutter && twoColumns(lines, gutter, size) ? gutter : null;
+}
+
+/**
+ * The opening fewest lines cross (a table's columns in one column leave wider ones that more
+ * cross), in the middle of the text (columns are set of one width), a font size wide or more.
+ */
+function opening(lines: readonly PageLine[], items: readonly TextItem[], width: number, size: number): Gutter | null {
   const covered = lines.map(spans);
-  let open: [number, number] | null = null;
-  for (let allow = 0; allow <= MAX_CROSSING * lines.length && !open; allow++) {
-    const o = widestOpening(covered, allow, MIDDLE[0] * width, MIDDLE[1] * width);
-    if (o && o[1] - o[0] >= WORD_GAPS * size) open = o;
+  const [left, right] = [minOf(items, (i) => i.x0), maxOf(items, (i) => i.x1)];
+  const centre = (left + right) / 2;
+  const lo = Math.max(MIDDLE[0] * width, centre - CENTRE * (right - left));
+  const hi = Math.min(MIDDLE[1] * width, centre + CENTRE * (right - left));
+  for (let allow = 0; allow <= MAX_CROSSING * lines.length; allow++) {
+    const o = widestOpening(covered, allow, lo, hi);
+    if (o && o[1] - o[0] >= WORD_GAPS * size) return { x0: o[0], x1: o[1], mid: (o[0] + o[1]) / 2 };
   }
-  if (!open) return null;
-  const gutter = { x0: open[0], x1: open[1], mid: (open[0] + open[1]) / 2 };
+  return null;
+}
+
+/**
+ * Whether the text either side of an opening is two columns: lines of a paragraph on each side,
+ * those on the right starting by the gutter (display maths and centred lines of a page in one
+ * column start anywhere), and no paragraph running across it where the columns are (a page in one
+ * column has its paragraphs between the short lines that left it open).
+ */
+function twoColumns(lines: readonly PageLine[], gutter: Gutter, size: number): boolean {
   let left = 0;
-  let right = 0;
+  const flush: number[] = [];
   for (const line of lines) {
     const [l, r] = sides(line.items, gutter);
     if (l.length && paragraphLine(pageLine(l), PROSE_WORDS)) left++;
-    if (r.length && paragraphLine(pageLine(r), PROSE_WORDS)) right++;
+    if (r.length && minOf(r, (i) => i.x0) - gutter.x1 <= INDENT * size && paragraphLine(pageLine(r), PROSE_WORDS)) flush.push(line.base);
   }
-  return left >= MIN_PROSE_LINES && right >= MIN_PROSE_LINES ? gutter : null;
+  if (left < MIN_PROSE_LINES || flush.length < MIN_PROSE_LINES) return false;
+  const [top, bottom] = [Math.min(...flush), Math.max(...flush)];
+  const across = lines.filter((l) => l.base > top && l.base < bottom && spans(l).some(([a, b]) => a < gutter.x0 && b > gutter.x1));
+  return across.filter((l) => paragraphLine(l)).length <= MAX_PARAGRAPHS_ACROSS;
 }
 
 /** A line's items left of the gutter and right of it (items across it in neither). */

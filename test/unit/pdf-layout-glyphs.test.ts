@@ -98,6 +98,18 @@ describe("glyph runs", () => {
     expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([["lower8bits", 100, 156, 92]]);
   });
 
+  it("ends a run at a TJ offset from a number to a number, as TeX sets two cells of a row", () => {
+    // A booktabs row in one TJ array: "VLD", a word space, "(MSE)", then the cells "0.61" and
+    // "0.84" 0.42 em apart (pdfjs reads "0.61 0.84"); the word spaces stay inside the runs.
+    const ops = opList([
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [100, 700]],
+      ["showText", [[...glyphs("VLD"), -279, ...glyphs("(MSE)"), -1336, ...glyphs("0.61"), -417, ...glyphs("0.84")]]],
+    ]);
+    expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["VLD(MSE)", "0.61", "0.84"]);
+  });
+
   it("ends a run at a wide TJ offset in a TJ that draws its spaces, as a ledger sets its cells", () => {
     // A ledger's row in one TJ array: "4", 0.43 em, "JV", 0.59 em, "R", then "BEING TRF" with a
     // space glyph between its words; the tiny offsets are kerning. Then a balance and its "Cr."

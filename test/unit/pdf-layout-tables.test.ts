@@ -533,6 +533,12 @@ describe("multi-line headers over unruled columns", () => {
     expect(grid.table.cols).toBe(5);
     expect(rowTexts(grid.table).at(-1)).toEqual(["M3", "3.5", "3.5", "3.5", "3.5"]);
     expect([cellOf(grid.table, "Easy").col, cellOf(grid.table, "Easy").colSpan]).toEqual([1, 2]);
+    // Column labels that are numbers ("20 | 50", the first line of values, its first column empty).
+    const labels = [47.5, 82.5, 113.5, 148.5].map((x, k) => item(k % 2 ? "50" : "20", x, 20));
+    const numeric = [item("Easy", 60, 10), item("Medium", 116, 10), ...labels, ...items.filter((i) => i.base > 30)];
+    const withNumbers = textGrid({ items: numeric, kind: "stream" })!;
+    expect(withNumbers.table.cols).toBe(5);
+    expect(cellOf(withNumbers.table, "Easy").colSpan).toBe(2);
   });
 
   it("leave a label flush with its own column's values in that column", () => {
