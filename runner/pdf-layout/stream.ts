@@ -131,8 +131,11 @@ function wraps(run: readonly Line[]): boolean {
   return pitch <= 1.7 && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2;
 }
 
+/** A paragraph's line reaches across a run's rows when it ends this close (font sizes) to both their ends. */
+const ACROSS = 2;
+
 /**
- * Whether a line of a paragraph reaches across the run's rows, within a font size of both their
+ * Whether a line of a paragraph reaches across the run's rows, within ACROSS of both their
  * ends: the text between two tables, not a row of either (a wrapped cell or a section row stands
  * inside the table's width).
  */
@@ -140,7 +143,7 @@ function across(line: Line, run: readonly Line[]): boolean {
   const rows = run.filter(multi);
   if (!rows.length || !paragraphLine(line)) return false;
   const [x0, x1] = [minOf(rows, (l) => l.pieces[0]!.x0), maxOf(rows, (l) => maxOf(l.pieces, (p) => p.x1))];
-  return line.pieces[0]!.x0 <= x0 + line.size && maxOf(line.pieces, (p) => p.x1) >= x1 - line.size;
+  return line.pieces[0]!.x0 <= x0 + ACROSS * line.size && maxOf(line.pieces, (p) => p.x1) >= x1 - ACROSS * line.size;
 }
 
 /** Whether a line holds separate pieces of text (cells, not one run). */
