@@ -146,6 +146,19 @@ function across(line: Line, run: readonly Line[]): boolean {
   return line.pieces[0]!.x0 <= x0 + ACROSS * line.size && maxOf(line.pieces, (p) => p.x1) >= x1 - ACROSS * line.size;
 }
 
+/**
+ * Whether a single-piece line is the next line of a cell wrapped under its row (`row`, the run's
+ * last line of cells): set at line spacing below the line before it, starting where one of the
+ * row's cells starts and ending before the next cell.
+ */
+function wrappedUnder(line: Line, before: Line | undefined, row: Line | undefined): boolean {
+  if (line.pieces.length !== 1 || !row || !before) return false;
+  const piece = line.pieces[0]!;
+  const k = row.pieces.findIndex((p) => Math.abs(p.x0 - piece.x0) <= ALIGN);
+  const next = row.pieces[k + 1];
+  return k >= 0 && (line.base - before.base) / Math.max(line.size, before.size) <= 1.7 && (!next || piece.x1 < next.x0);
+}
+
 /** Whether a line holds separate pieces of text (cells, not one run). */
 const multi = (line: Line): boolean => line.pieces.length >= 2 && !(line.pieces.length === 2 && isMarker(line.pieces[0]!.items));
 
@@ -165,6 +178,24 @@ function ruledApart(prev: Line, line: Line, rules: readonly Rule[]): boolean {
     .map((r) => r.y0)
     .filter((y) => y > prev.base + 0.2 * prev.size && y < line.base - 0.8 * line.size);
   return ys.length >= 2 && Math.max(...ys) - Math.min(...ys) > DOUBLE_RULE * line.size;
+}
+
+/** Whether a line goes on with the run of lines above it (see streamTables). */
+function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolean {
+  const prev = run.at(-1);
+  if (!prev) return false;
+  const lastMulti = run.findLast(multi);
+  const pitch = (line.base - prev.base) / Math.max(line.size, prev.size);
+  // Tall rows (a neighbour cell wrapped over lines) leave wide gaps: a line that repeats the run's
+  // columns still belongs to it.
+  const close = pitch <= MAX_ROW_PITCH || (pitch <= MAX_ALIGNED_PITCH && lastMulti !== undefined && sameColumns(line, lastMulti));
+  if (!close || across(line, run) || ruledApart(prev, line, rules)) return false;
+  // Single-piece lines inside a table are wrapped cells or section rows: a few, not a paragraph.
+  // (Lines of a cell wrapped under its row, however many, are no paragraph.)
+  const singles = run
+    .slice(run.findLastIndex(multi) + 1)
+    .filter((l, k, after) => !wrappedUnder(l, k ? after[k - 1] : lastMulti, lastMulti)).length;
+  return multi(line) || singles < MAX_SINGLES || wrappedUnder(line, prev, lastMulti);
 }
 
 /**
@@ -190,16 +221,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     run = [];
   };
   for (const line of lines) {
-    const prev = run.at(-1);
-    const lastMulti = run.findLast(multi);
-    const pitch = prev ? (line.base - prev.base) / Math.max(line.size, prev.size) : Number.POSITIVE_INFINITY;
-    // Tall rows (a neighbour cell wrapped over lines) leave wide gaps: a line that repeats the run's
-    // columns still belongs to it.
-    const close = pitch <= MAX_ROW_PITCH || (pitch <= MAX_ALIGNED_PITCH && lastMulti !== undefined && sameColumns(line, lastMulti));
-    // Single-piece lines inside a table are wrapped cells or section rows: a few, not a paragraph.
-    const singles = run.length - 1 - run.findLastIndex(multi);
-    const parted = prev !== undefined && (across(line, run) || ruledApart(prev, line, rules));
-    if (prev && close && !parted && (multi(line) || singles < MAX_SINGLES)) run.push(line);
+    if (joins(line, run, rules)) run.push(line);
     else {
       flush();
       if (multi(line)) run.push(line);

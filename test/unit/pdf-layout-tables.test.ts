@@ -426,6 +426,34 @@ describe("a page set in two columns", () => {
   });
 });
 
+describe("cells wrapped over many lines", () => {
+  // A spreadsheet's remarks column wrapped over five lines in each row (Calc's wrapped text): the
+  // next lines stand under the cell's start, one line apart, however many there are.
+  const rows = ["Keel", "Falcon", "Cedar"].map((label, r) => {
+    const top = 14 + 80 * r;
+    const remarks = ["dune cobalt beacon", "island hazel almond", "cedar jasmine heron", "lantern keel barley", "willow heron"];
+    return [
+      item(label, 5, top),
+      right(`${r + 1},751.80`, 120, top),
+      ...remarks.map((text, k) => item(text, 140, top + 12 * k)),
+      right(`${r + 1}9,156.00`, 330, top),
+    ];
+  });
+
+  it("keep their rows in one table, every line in its cell", () => {
+    const found = streamTables(rows.flat());
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table)).toEqual(
+      ["Keel", "Falcon", "Cedar"].map((label, r) => [
+        label,
+        `${r + 1},751.80`,
+        "dune cobalt beacon island hazel almond cedar jasmine heron lantern keel barley willow heron",
+        `${r + 1}9,156.00`,
+      ]),
+    );
+  });
+});
+
 describe("a paragraph between two whitespace tables", () => {
   const first = [
     ["Parameter", "Value"],
