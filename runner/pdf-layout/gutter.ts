@@ -24,6 +24,16 @@ export interface Gutter {
 
 /** The gutter lies in this middle share of the page's width. */
 const MIDDLE = [0.3, 0.7] as const;
+/** A table set across the gutter has cells on both sides in at least this share of its rows. */
+const MIN_ACROSS = 0.5;
+/** A column's paragraph line is this share of its side of the gutter wide, or wider. */
+const SIDE_WIDTH = 0.7;
+/** A line of this many characters or fewer is a page number or the like. */
+const FOLIO_CHARS = 4;
+/** A gutter no line crosses is this wide (font sizes) or wider… */
+const CLEAR_GUTTER = 1.5;
+/** …with this many lines or more on each side. */
+const CLEAR_LINES = 10;
 /** A paragraph's first line starts up to this far (font sizes) right of its column's edge. */
 const INDENT = 2.5;
 /** …and within this share of the text's width of its middle. */
@@ -88,11 +98,14 @@ function widestOpening(lines: readonly [number, number][][], allow: number, lo: 
 
 /** The page's gutter, or null when its text is not set in two columns (see the header). */
 export function pageGutter(items: readonly TextItem[], width: number): Gutter | null {
-  const lines = groupLines(items).map(pageLine);
+  // A page number in the middle of the foot tells nothing of the columns.
+  const lines = groupLines(items)
+    .map(pageLine)
+    .filter((l) => l.items.map((i) => i.text.trim()).join("").length > FOLIO_CHARS);
   if (lines.length < 2 * MIN_PROSE_LINES) return null;
   const size = lines.map((l) => l.size).sort((a, b) => a - b)[lines.length >> 1]!;
   const gutter = opening(lines, items, width, size);
-  return gutter && twoColumns(lines, gutter, size) ? gutter : null;
+  return gutter && (clear(lines, gutter, size) || twoColumns(lines, gutter, size)) ? gutter : null;
 }
 
 /**
@@ -110,6 +123,18 @@ function opening(lines: readonly PageLine[], items: readonly TextItem[], width: 
     if (o && o[1] - o[0] >= WORD_GAPS * size) return { x0: o[0], x1: o[1], mid: (o[0] + o[1]) / 2 };
   }
   return null;
+}
+
+/**
+ * Whether an opening is a gutter no line crosses, from the page's top to its bottom, wide and with
+ * many lines on each side: a page of tables set in two columns, with little prose to tell it by.
+ */
+function clear(lines: readonly PageLine[], gutter: Gutter, size: number): boolean {
+  if (gutter.x1 - gutter.x0 < CLEAR_GUTTER * size) return false;
+  if (lines.some((l) => spans(l).some(([a, b]) => a < gutter.x1 && b > gutter.x0))) return false;
+  const left = lines.filter((l) => l.items.some((i) => i.x1 <= gutter.mid)).length;
+  const right = lines.filter((l) => l.items.some((i) => i.x0 >= gutter.mid)).length;
+  return Math.min(left, right) >= CLEAR_LINES;
 }
 
 /**
@@ -138,16 +163,28 @@ export function sides(items: readonly TextItem[], g: Gutter): [TextItem[], TextI
 }
 
 /**
- * Whether a table found over the whole page straddles the gutter with running text on one side on
- * two lines or more: the two columns read as one, not a table set across them.
+ * Whether a table found over the whole page straddles the gutter with a column's running text on
+ * one side on two lines or more (lines of a paragraph as wide as the table's side of the gutter,
+ * or nearly), or with most of its rows on one side only: the two columns read as one. A table set
+ * across both columns (a wide table with a river where the gutter would be) holds its paragraphs
+ * in a column of its own, narrower, and has cells on both sides in its rows.
  */
 export function straddles(items: Iterable<TextItem>, g: Gutter): boolean {
   const all = [...items];
-  if (!all.some((i) => i.x1 <= g.mid) || !all.some((i) => i.x0 >= g.mid)) return false;
+  const [x0, x1] = [minOf(all, (i) => i.x0), maxOf(all, (i) => i.x1)];
+  if (x0 >= g.mid || x1 <= g.mid) return false;
+  const wide = (part: TextItem[], width: number): boolean =>
+    proseLine(part) && maxOf(part, (i) => i.x1) - minOf(part, (i) => i.x0) >= SIDE_WIDTH * width;
   let prose = 0;
+  let rows = 0;
+  let across = 0;
   for (const line of groupLines(all)) {
     const [l, r] = sides(line, g);
-    if (proseLine(l) || proseLine(r)) prose++;
+    if (wide(l, g.x0 - x0) || wide(r, x1 - g.x1)) prose++;
+    if (linePieces(line).length < 2) continue;
+    rows++;
+    if (l.length && r.length) across++;
   }
-  return prose >= 2;
+  // Or most of its rows stand on one side only: two tables side by side, their rows interleaved.
+  return prose >= 2 || across < MIN_ACROSS * rows;
 }

@@ -26,6 +26,7 @@ import { readingOrder, buildBlocks, bounds, type Box, type TextBlock } from "./b
 import { assignHeadings } from "./classify.ts";
 import { joinContinuedTables } from "./continued.ts";
 import { extractPages } from "./extract.ts";
+import { pageGutter } from "./gutter.ts";
 import { pageEncoder } from "./images.ts";
 import { latticeTables } from "./lattice.ts";
 import { minOf } from "./minmax.ts";
@@ -80,7 +81,7 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     rest = rest.filter((i) => !inside(i, table));
   }
   const streamed = new Set<TextItem>();
-  for (const found of pageStreamTables(rest, raw.rules, raw.width)) {
+  for (const found of pageStreamTables(rest, raw.rules, pageGutter(raw.items, raw.width))) {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }

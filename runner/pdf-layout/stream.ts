@@ -13,7 +13,7 @@
  */
 import type { Piece } from "./columns.ts";
 import { linePieces, paragraphLine, pieceText } from "./columns.ts";
-import { pageGutter, sides, straddles } from "./gutter.ts";
+import { sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { textGrid } from "./textgrid.ts";
@@ -232,17 +232,17 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
 }
 
 /**
- * Whitespace tables over the whole page, then, on a page set in two columns, in each column apart:
+ * Whitespace tables over the whole page, then, on a page set in two columns (its `gutter`, found
+ * from all of the page's text: gutter.ts), in each column apart:
  * a table found over the whole page that takes running text from one side of the gutter is the two
  * columns read as one, and is read again column by column (gutter.ts).
  */
 export function pageStreamTables(
   items: readonly TextItem[],
   rules: readonly Rule[],
-  width: number,
+  gutter: Gutter | null,
 ): { table: Table; items: Set<TextItem> }[] {
   const found = streamTables(items, rules);
-  const gutter = pageGutter(items, width);
   if (!gutter) return found;
   const kept = found.filter((f) => !straddles(f.items, gutter));
   const taken = new Set(kept.flatMap((f) => [...f.items]));

@@ -409,10 +409,53 @@ describe("a page set in two columns", () => {
   });
 
   it("reads the table in its column, apart from the other column's text", () => {
-    const found = pageStreamTables(page, [], 600);
+    const found = pageStreamTables(page, [], pageGutter(page, 600));
     expect(found).toHaveLength(1);
     expect(rowTexts(found[0]!.table)).toEqual(rows);
     expect([...leftProse, ...rightProse].some((i) => found[0]!.items.has(i))).toBe(false);
+  });
+
+  it("finds the gutter of a page of tables in two columns, no paragraph to tell it by", () => {
+    // Two tables of 11 rows side by side, on baselines of their own, a page number under them.
+    const left = Array.from({ length: 11 }, (_, r) => [
+      item(`Case ${r}`, 5, 20 + 15 * r),
+      right(`${r}.25`, 200, 20 + 15 * r),
+      right(`${r}.75`, 245, 20 + 15 * r),
+    ]);
+    const rightRows = Array.from({ length: 11 }, (_, r) => [
+      item(`Model ${r}`, 300, 26 + 17 * r),
+      right(`${r}.5`, 480, 26 + 17 * r),
+      right(`${r}0`, 540, 26 + 17 * r),
+    ]);
+    const page = [...left.flat(), ...rightRows.flat(), item("1", 270, 400)];
+    const g = pageGutter(page, 600);
+    expect(g).not.toBeNull();
+    const found = pageStreamTables(page, [], g);
+    expect(found.map((f) => [f.table.rows, f.table.cols]).sort()).toEqual([
+      [11, 3],
+      [11, 3],
+    ]);
+  });
+
+  it("keeps whole a wide table whose river stands where a gutter would, its paragraphs in a column", () => {
+    // A ledger across the page: labels and amounts left of the middle, a description column
+    // wrapped over two lines (sentences) and a ledger number right of it; no line crosses the middle.
+    const wide = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].flatMap((r) => {
+      const y = 14 + 30 * r;
+      return [
+        item(`Account ${r}`, 5, y),
+        right(`${r},751.80`, 200, y),
+        item("shoal lantern estuary quartz raven harbour", 330, y),
+        item("willow heron cedar dune cobalt anchor", 330, y + 12),
+        item(`GX${r}0`, 620, y),
+      ];
+    });
+    const g = pageGutter(wide, 700);
+    expect(g).not.toBeNull();
+    const found = pageStreamTables(wide, [], g);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.table.cols).toBe(4);
+    expect(found[0]!.items.size).toBe(wide.length);
   });
 
   it("sees no gutter on a page in one column, a table's numbers right of its middle", () => {
