@@ -26,7 +26,7 @@ import { readingOrder, buildBlocks, bounds, type Box, type TextBlock } from "./b
 import { assignHeadings } from "./classify.ts";
 import { joinContinuedTables } from "./continued.ts";
 import { extractPages } from "./extract.ts";
-import { pageGutter } from "./gutter.ts";
+import { pageGutter, type Gutter } from "./gutter.ts";
 import { pageEncoder } from "./images.ts";
 import { latticeTables } from "./lattice.ts";
 import { minOf } from "./minmax.ts";
@@ -58,6 +58,15 @@ export interface AnalyzeOptions {
  */
 const IMAGE_PIXEL_BUDGET = 300_000_000;
 
+/**
+ * The page's gutter when it is set in two columns (gutter.ts), from all of its text; a table already
+ * found across it says the page is one column there (a wide ruled table with a river in the middle).
+ */
+function columnGutter(raw: RawPage, tables: readonly Table[]): Gutter | null {
+  const gutter = pageGutter(raw.items, raw.width);
+  return gutter && !tables.some((t) => t.x0 < gutter.x0 && t.x1 > gutter.x1) ? gutter : null;
+}
+
 /** The tables of a page, most exact finder first; returns them and the items left for the flow. */
 function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
   const byMcid = new Map<string, TextItem[]>();
@@ -81,7 +90,7 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     rest = rest.filter((i) => !inside(i, table));
   }
   const streamed = new Set<TextItem>();
-  for (const found of pageStreamTables(rest, raw.rules, pageGutter(raw.items, raw.width))) {
+  for (const found of pageStreamTables(rest, raw.rules, columnGutter(raw, tables))) {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }
