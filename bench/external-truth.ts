@@ -3,7 +3,7 @@
  * pdfplumber run with their default settings, in two sets. Set 1 (21 tables: ruled, unruled,
  * spanning, multi-line, multi-page, several a page) is the expected outputs that open-source PDF
  * table extractors ship with their own tests (PyMuPDF 2.0, tabula-py 2.9.3 and pdf2docx 0.5.13 from
- * PyPI; pdf-data-parser 1.2.22 from npm). Set 2, added later and kept blind (104 tables), is the
+ * PyPI; pdf-data-parser 1.2.22 from npm). Set 2, added later (104 tables; scored blind once, then looked at in session 9), is the
  * ground truth of the pdf-parse-bench 0.4.0 benchmark (PyPI): synthetic LaTeX pages of its
  * generator, several tables a page taken from arXiv papers (booktabs, fully ruled, spanning
  * headers), the tables whose cells are all plain text. Nobody made or checked these tables by

@@ -7,9 +7,9 @@ source table is split (repeated headers, one table a page). Nothing is made by r
 
 Two sets, marked "set" at the top of each JSON: set "1" is the tables above (looked at while the
 bench was built), set "2" the ground truth of the pdf-parse-bench 0.4.0 benchmark (PyPI), added
-later and kept blind: its 2026-q1-tables-only pages are LaTeX pages typeset by that project's
-generator around tables taken from arXiv papers, and its ground truth is the LaTeX of each
-tabular. Only the tabulars whose every cell is plain text are kept (see `tabular`): their LaTeX
+later (scored blind once, then looked at): its 2026-q1-tables-only pages are LaTeX pages typeset
+by that project's generator around tables taken from arXiv papers, and its ground truth is the
+LaTeX of each tabular. Only the tabulars whose every cell is plain text are kept (see `tabular`): their LaTeX
 is turned into cell text by dropping comments, rules and font switches, unwrapping \\textbf and
 the like and \\multicolumn / \\multirow (the text in the span's first cell, the rest ""), and
 unescaping \\& \\% \\# \\_; a tabular with anything else (math, other commands, quotes, ~, --, an

@@ -30,7 +30,7 @@ const horizontal = (r: Rule): boolean => r.y1 - r.y0 < TOL && r.x1 - r.x0 >= MIN
 /** Where an item stands, up and down: the middle of its letters. */
 const middle = (i: TextItem): number => i.base - 0.3 * i.size;
 
-/** Index of the first item (sorted by middle) whose middle is above y. */
+/** Index of the first item (sorted by middle) whose middle is below y (y grows downwards). */
 function firstBelow(sorted: readonly TextItem[], y: number): number {
   let lo = 0;
   let hi = sorted.length;
