@@ -104,6 +104,11 @@ export function linePieces(items: readonly TextItem[]): Piece[] {
   return out.map(pieceOf);
 }
 
+/** A line of text items (as groupLines gives it) with its pieces: on its first item's baseline, at its largest size. */
+export function pieceLine(items: TextItem[]): PieceLine & { items: TextItem[] } {
+  return { items, pieces: linePieces(items), base: items[0]!.base, size: maxOf(items, (i) => i.size, items[0]!.size) };
+}
+
 interface Gap {
   x0: number;
   x1: number;

@@ -10,7 +10,7 @@
  * a paragraph — wholly on each side of it on several lines, those on its right starting by it (the
  * right column's left edge). Pure.
  */
-import { linePieces, paragraphLine, type Piece } from "./columns.ts";
+import { linePieces, paragraphLine, pieceLine } from "./columns.ts";
 import { groupLines } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { TextItem } from "./types.ts";
@@ -49,20 +49,10 @@ const MAX_PARAGRAPHS_ACROSS = 2;
 /** Gaps narrower than this (font sizes) inside a line are word spacing, not the gutter. */
 const WORD_GAPS = 1;
 
-interface PageLine {
-  items: TextItem[];
-  pieces: Piece[];
-  base: number;
-  size: number;
-}
-
-const pageLine = (items: TextItem[]): PageLine => {
-  const size = maxOf(items, (i) => i.size, items[0]!.size);
-  return { items, pieces: linePieces(items), base: items[0]!.base, size };
-};
+type PageLine = ReturnType<typeof pieceLine>;
 
 /** Whether a line (or a column's part of one) is a line of a paragraph (columns.ts). */
-export const proseLine = (items: TextItem[]): boolean => items.length > 0 && paragraphLine(pageLine(items));
+export const proseLine = (items: TextItem[]): boolean => items.length > 0 && paragraphLine(pieceLine(items));
 
 /** The stretches a line covers, its word gaps closed. */
 function spans(line: PageLine): [number, number][] {
@@ -75,11 +65,15 @@ function spans(line: PageLine): [number, number][] {
   return out;
 }
 
-/** The widest stretch of [lo, hi] that at most `allow` of the lines' spans cross. */
-function widestOpening(lines: readonly [number, number][][], allow: number, lo: number, hi: number): [number, number] | null {
+/** The lines' spans within [lo, hi] as sorted events: where a span starts (+1) and ends (−1). */
+function spanEvents(lines: readonly [number, number][][], lo: number, hi: number): [number, number][] {
   const events: [number, number][] = [];
   for (const line of lines) for (const [a, b] of line) if (b > lo && a < hi) events.push([Math.max(a, lo), 1], [Math.min(b, hi), -1]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+}
+
+/** The widest stretch of [lo, hi] that at most `allow` of the spans (spanEvents) cross. */
+function widestOpening(events: readonly [number, number][], allow: number, lo: number, hi: number): [number, number] | null {
   let best: [number, number] | null = null;
   let depth = 0;
   let start = lo;
@@ -100,7 +94,7 @@ function widestOpening(lines: readonly [number, number][][], allow: number, lo: 
 export function pageGutter(items: readonly TextItem[], width: number): Gutter | null {
   // A page number in the middle of the foot tells nothing of the columns.
   const lines = groupLines(items)
-    .map(pageLine)
+    .map(pieceLine)
     .filter((l) => l.items.map((i) => i.text.trim()).join("").length > FOLIO_CHARS);
   if (lines.length < 2 * MIN_PROSE_LINES) return null;
   const size = lines.map((l) => l.size).sort((a, b) => a - b)[lines.length >> 1]!;
@@ -113,13 +107,13 @@ export function pageGutter(items: readonly TextItem[], width: number): Gutter | 
  * cross), in the middle of the text (columns are set of one width), a font size wide or more.
  */
 function opening(lines: readonly PageLine[], items: readonly TextItem[], width: number, size: number): Gutter | null {
-  const covered = lines.map(spans);
   const [left, right] = [minOf(items, (i) => i.x0), maxOf(items, (i) => i.x1)];
   const centre = (left + right) / 2;
   const lo = Math.max(MIDDLE[0] * width, centre - CENTRE * (right - left));
   const hi = Math.min(MIDDLE[1] * width, centre + CENTRE * (right - left));
+  const events = spanEvents(lines.map(spans), lo, hi);
   for (let allow = 0; allow <= MAX_CROSSING * lines.length; allow++) {
-    const o = widestOpening(covered, allow, lo, hi);
+    const o = widestOpening(events, allow, lo, hi);
     if (o && o[1] - o[0] >= WORD_GAPS * size) return { x0: o[0], x1: o[1], mid: (o[0] + o[1]) / 2 };
   }
   return null;
@@ -148,8 +142,8 @@ function twoColumns(lines: readonly PageLine[], gutter: Gutter, size: number): b
   const flush: number[] = [];
   for (const line of lines) {
     const [l, r] = sides(line.items, gutter);
-    if (l.length && paragraphLine(pageLine(l), PROSE_WORDS)) left++;
-    if (r.length && minOf(r, (i) => i.x0) - gutter.x1 <= INDENT * size && paragraphLine(pageLine(r), PROSE_WORDS)) flush.push(line.base);
+    if (l.length && paragraphLine(pieceLine(l), PROSE_WORDS)) left++;
+    if (r.length && minOf(r, (i) => i.x0) - gutter.x1 <= INDENT * size && paragraphLine(pieceLine(r), PROSE_WORDS)) flush.push(line.base);
   }
   if (left < MIN_PROSE_LINES || flush.length < MIN_PROSE_LINES) return false;
   const [top, bottom] = [Math.min(...flush), Math.max(...flush)];

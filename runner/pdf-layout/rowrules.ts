@@ -8,9 +8,8 @@
  * unless it is one. A run of rules of one width breaks at a band of running text between two of
  * them (a paragraph between two tables of a column's width). Pure.
  */
-import { linePieces, pieceText, running } from "./columns.ts";
+import { pieceLine, pieceText, running } from "./columns.ts";
 import { groupLines } from "./lines.ts";
-import { maxOf } from "./minmax.ts";
 import { streamTable } from "./stream.ts";
 import type { Rule, Table, TextItem } from "./types.ts";
 
@@ -54,11 +53,7 @@ function within(sorted: readonly TextItem[], x0: number, x1: number, top: number
 
 /** Whether the lines between two rules are running text (a paragraph), not rows. */
 function prose(items: readonly TextItem[]): boolean {
-  const lines = groupLines(items).map((l) => ({
-    base: l[0]!.base,
-    size: maxOf(l, (i) => i.size, l[0]!.size),
-    pieces: linePieces(l),
-  }));
+  const lines = groupLines(items).map(pieceLine);
   // A line of running text: words set as one phrase, or one run of text holding a sentence's words.
   const sentence = (l: (typeof lines)[number]): boolean =>
     running(l) || l.pieces.some((p) => !p.value && pieceText(p).split(" ").length >= SENTENCE_WORDS);

@@ -233,9 +233,9 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
 
 /**
  * Whitespace tables over the whole page, then, on a page set in two columns (its `gutter`, found
- * from all of the page's text: gutter.ts), in each column apart:
- * a table found over the whole page that takes running text from one side of the gutter is the two
- * columns read as one, and is read again column by column (gutter.ts).
+ * from all of the page's text: gutter.ts), in each column apart: a table found over the whole page
+ * that straddles the gutter (straddles) is the two columns read as one, and is read again column
+ * by column.
  */
 export function pageStreamTables(
   items: readonly TextItem[],
