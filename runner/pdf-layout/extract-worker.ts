@@ -15,6 +15,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { glyphRuns, rtlClusters, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
+import { WORD_GAP } from "./lines.ts";
 import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
 import { dropOverprints } from "./overprint.ts";
@@ -149,10 +150,28 @@ function textRuns(page: pdfjs.PDFPageProxy, raw: PdfjsTextItem[], view: Matrix, 
     const run = drawnRun(page, it, view, fonts, marks.findLast((id) => id !== null) ?? null);
     if (run) drawn.push(run);
   }
-  // A space drawn on its own parts the turned pieces around it; then it has done its work.
-  return joinTurned(drawn)
-    .filter((d) => d.opaque || d.text.trim() !== "")
-    .map(placed);
+  // A space drawn on its own parts the turned pieces around it, and marks the word drawn after it
+  // as another word (readers take a space glyph as a word break); then it has done its work.
+  const joined = joinTurned(drawn);
+  return joined.flatMap((d, k) => {
+    if (!d.opaque && d.text.trim() === "") return [];
+    const run = placed(d);
+    const before = joined[k - 1];
+    if (before && spaceBefore(before, d)) run.item.spaceBefore = true;
+    return [run];
+  });
+}
+
+/**
+ * Whether `space` is a space glyph drawn just before `run` on its baseline (both upright): from the
+ * space's start to a word space past its end. Producers that place each word on its own may start
+ * the next word back over the space, too close for a gap to show it.
+ */
+function spaceBefore(space: DrawnRun, run: DrawnRun): boolean {
+  if (space.opaque || space.text === "" || space.text.trim() !== "") return false;
+  if (quarterTurn(space.m) !== 0 || quarterTurn(run.m) !== 0) return false;
+  const [x, y] = [run.m[4], run.m[5]];
+  return Math.abs(y - space.m[5]) < 0.1 * run.size && x >= space.m[4] && x <= space.m[4] + space.width + WORD_GAP * run.size;
 }
 
 /**

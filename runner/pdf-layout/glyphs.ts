@@ -577,7 +577,11 @@ export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[
     const under = !item.opaque && (spaced || item.text.length >= 2) ? runsUnder(item, sorted) : [];
     const own = spelling(item, under);
     const pieces = (own.length > 1 ? (spaced ? cut(item, own) : cutSpaceless(item, own)) : null) ?? [inkOf(item, own)];
-    for (const piece of pieces) out.push(clusters.size && RTL.test(piece.text) ? logicalOrder(piece, clusters) : piece);
+    for (const [k, piece] of pieces.entries()) {
+      // A space drawn before the item is before its first piece only.
+      const own = k > 0 && piece.spaceBefore ? { ...piece, spaceBefore: false } : piece;
+      out.push(clusters.size && RTL.test(own.text) ? logicalOrder(own, clusters) : own);
+    }
   }
   return out;
 }

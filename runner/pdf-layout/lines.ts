@@ -12,8 +12,17 @@ const SAME_LINE = 0.35;
 const SEGMENT_GAP = 0.9;
 /** A gap wider than this (fraction of the font size) between two runs is a word space, as pdfjs reckons. */
 export const WORD_GAP = 0.1;
-/** A run starting this far (font sizes) inside the text before it is drawn over it (segmentText, columns.ts). */
+/** A run starting this far (font sizes) inside the text before it is drawn over it: a cell's text clipped under the next (columns.ts). */
 export const OVERDRAWN = 1;
+/**
+ * A run starting this far (font sizes) inside the text before it on its baseline is another word,
+ * drawn over the end of the first (segmentText): about a whole letter back, as a producer placing
+ * each word on its own does when its font is wider than the one it measured with. Kerning and an
+ * italic letter's overhang overlap the next run by a fifth of an em at most (where poppler ends a
+ * word: its minDupBreakOverlap), and pdftotext reads a run started back over the last letter of
+ * the one before as another word.
+ */
+export const OVERLAP_BREAK = 0.5;
 
 export function segmentOf(items: TextItem[]): Segment {
   const size = maxOf(
@@ -133,8 +142,9 @@ const SCRIPT_SIZE = 0.85;
 
 /**
  * Whether `s` is a superscript or subscript of `t`: in smaller type, inside t's glyph band, and
- * touching it ("R²", "x₁", "HCO₃⁻", a footnote mark "total³"). Such a run sits a third of an em off
- * the baseline, far enough to land on a line of its own.
+ * touching it ("R²", "x₁", "HCO₃⁻", a footnote mark "total³"), or set over t's last letter (a
+ * footnote mark placed on the word's end, which readers read after it). Such a run sits a third of
+ * an em off the baseline, far enough to land on a line of its own.
  */
 function isScriptOf(s: TextItem, t: TextItem): boolean {
   return (
@@ -143,9 +153,12 @@ function isScriptOf(s: TextItem, t: TextItem): boolean {
     s.size <= SCRIPT_SIZE * t.size &&
     s.base - 0.8 * s.size >= t.base - 1.15 * t.size &&
     s.base + 0.25 * s.size <= t.base + 0.55 * t.size &&
-    ((s.x1 > t.x1 && touches(t.x1, s.x0, s, t)) || (s.x0 < t.x0 && touches(s.x1, t.x0, s, t)))
+    ((s.x1 > t.x1 && touches(t.x1, s.x0, s, t)) || (s.x0 < t.x0 && touches(s.x1, t.x0, s, t)) || overEnd(s, t))
   );
 }
+
+/** Whether the script `s` starts over the last letter of `t` (within 0.6 em of its end) and ends by a script's width past it. */
+const overEnd = (s: TextItem, t: TextItem): boolean => s.x0 > t.x0 && s.x0 >= t.x1 - 0.6 * t.size && s.x0 < t.x1 && s.x1 <= t.x1 + s.size;
 
 /** Whether a run ending at `end` and the next starting at `start` touch: no gap wider than the script, little overlap. */
 function touches(end: number, start: number, script: TextItem, base: TextItem): boolean {
@@ -283,10 +296,11 @@ export function segmentText(seg: Segment): string {
   for (const item of seg.items) {
     if (item.opaque) continue;
     const gap = item.x0 - right;
-    // A run that starts over an em inside the text before it on its baseline is drawn over it (a
-    // cell's text running on under the next cell's, clipped): another word, never glued to it.
-    const over = -gap > OVERDRAWN * item.size && Math.abs(item.base - base) < 0.1 * item.size;
-    const apart = gap > WORD_GAP * item.size || over || scriptsMeet(text, item.text);
+    // A run that starts well inside the text before it on its baseline is drawn over it (a cell's
+    // text running on under the next cell's, clipped; a word set over the end of another): another
+    // word, never glued to it.
+    const over = -gap > OVERLAP_BREAK * item.size && Math.abs(item.base - base) < 0.1 * item.size;
+    const apart = gap > WORD_GAP * item.size || over || item.spaceBefore === true || scriptsMeet(text, item.text);
     if (text && apart && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text)) text += " ";
     text += item.text;
     right = item.x1;

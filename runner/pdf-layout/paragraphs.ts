@@ -7,7 +7,7 @@
  * paragraph's lines into text, undoing end-of-line hyphenation. Pure.
  */
 import type { Box, TextBlock } from "./blocks.ts";
-import { isMarker, MARKER, scriptsMeet, spaceBetween, WORD_GAP } from "./lines.ts";
+import { isMarker, MARKER, OVERLAP_BREAK, scriptsMeet, spaceBetween, WORD_GAP } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { ListKind, Paragraph, Segment, TextItem } from "./types.ts";
 
@@ -118,9 +118,14 @@ function lineBreakSeparator(last: Run, text: string): string {
   return !/\s$/.test(lastText) && spaceBetween(lastText, text) ? " " : "";
 }
 
-/** A space between two items of a line where a visible gap (or a change of script) parts two words. */
-function gapSeparator(lastText: string, text: string, item: TextItem, prevRight: number): string {
-  const gap = item.x0 - prevRight > WORD_GAP * item.size || scriptsMeet(lastText, text);
+/**
+ * A space between two items of a line where a visible gap, a space glyph, a word drawn over the
+ * end of the one before (lines.ts's OVERLAP_BREAK) or a change of script parts two words.
+ */
+function gapSeparator(lastText: string, text: string, item: TextItem, prev: TextItem): string {
+  const jump = item.x0 - prev.x1;
+  const over = -jump > OVERLAP_BREAK * item.size && Math.abs(item.base - prev.base) < 0.1 * item.size;
+  const gap = jump > WORD_GAP * item.size || over || item.spaceBefore === true || scriptsMeet(lastText, text);
   return gap && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text) ? " " : "";
 }
 
@@ -142,7 +147,7 @@ function appendText(runs: Run[], item: TextItem, text: string, sep: string): voi
  */
 export function paragraphRuns(p: Paragraph): Run[] {
   const runs: Run[] = [];
-  let prevRight = Number.NaN;
+  let prev: TextItem | null = null;
   const marker = p.list?.kind === "bullet" ? lineMarker(p.lines[0]!) : null;
   p.lines.forEach((line, li) => {
     line.items.forEach((item, ii) => {
@@ -151,8 +156,8 @@ export function paragraphRuns(p: Paragraph): Run[] {
       if (item.opaque || !text) return;
       const last = runs.at(-1);
       let sep = "";
-      if (last) sep = ii === 0 ? lineBreakSeparator(last, text) : gapSeparator(last.text, text, item, prevRight);
-      prevRight = item.x1;
+      if (last) sep = ii === 0 || !prev ? lineBreakSeparator(last, text) : gapSeparator(last.text, text, item, prev);
+      prev = item;
       appendText(runs, item, text, sep);
     });
   });

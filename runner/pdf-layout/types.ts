@@ -23,6 +23,11 @@ export interface TextItem {
   mcid: string | null;
   /** A glyph pdfjs has no Unicode for (typically a bullet in a symbol font): text is "". */
   opaque: boolean;
+  /**
+   * A space glyph is drawn just before the run, on its baseline: a word space, however little room
+   * the producer left for it (the next word may even start back over the space).
+   */
+  spaceBefore?: boolean;
 }
 
 /** A straight horizontal or vertical line drawn on the page: a ruling line, a cell border. */

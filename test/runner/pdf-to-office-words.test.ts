@@ -143,6 +143,37 @@ describe("text drawn sideways", () => {
   });
 });
 
+/** Helvetica-Bold's width of `text` at `size` points (BOLD_WIDTHS). */
+const boldText = (text: string, size: number): number => ([...text].reduce((w, c) => w + boldWidth(c), 0) * size) / 1000;
+
+describe("words set against each other", () => {
+  it("parts a word from a space glyph drawn before it, and from a word drawn over its end; keeps a footnote mark on its word", async () => {
+    // As a producer that places each word on its own writes them (a real form, issue-192): a space
+    // glyph of its own after "Standard" and "09 of 101" started back over it, a tenth of an em from
+    // the word (less than a word space's gap); "and Notes" started back over the last letter of "Remarks";
+    // a footnote mark "9" in 6 pt raised over the last letter of "Standards".
+    const size = 10;
+    const at = (x: number, y: number, text: string, s = size): string => `/F2 ${s} Tf 1 0 0 1 ${x.toFixed(2)} ${y} Tm ${lit(text)} Tj\n`;
+    let content = "BT\n/F1 11 Tf 1 0 0 1 72 720 Tm (A form whose producer places every word on its own) Tj\n";
+    const standard = 100 + boldText("Standard", size);
+    content += at(100, 600, "Standard") + at(standard, 600, " ") + at(standard + 0.9, 600, "09 of 101");
+    content += at(100, 570, "Remarks") + at(100 + boldText("Remarks", size) - boldText("s", size) - 0.3, 570, "and Notes");
+    content += at(100, 540, "Standards") + at(100 + boldText("Standards", size) - 0.4 * size, 544, "9", 6);
+    content += "ET";
+    const file = await contentPdf("set-against", content);
+    const [refs, mupdf] = [await referenceTexts(file), (await mupdfText(file)) ?? undefined];
+    // pdftotext reads them so in both its modes (MuPDF glues "Remarksand", as Folio did).
+    for (const ref of refs) expect(ref).toMatch(/Standard\s+09 of 101[\s\S]*Remarks\s+and Notes[\s\S]*Standards9/);
+    const { docx, xlsx } = await converted(file);
+    for (const text of [docx, xlsx]) {
+      expect([...bestRecall(refs, text, mupdf).missing], text).toEqual([]);
+      expect(text).toMatch(/Standard 09 of 101/);
+      expect(text).toMatch(/Remarks and Notes/);
+      expect(text).toMatch(/Standards9/);
+    }
+  });
+});
+
 describe("overprinted text", () => {
   it("writes fake bold (each stretch drawn four times a quarter point apart) once, and misses no word both extractors read", async () => {
     // As a Chinese annual report's cover draws it: label, colon and value each drawn four times

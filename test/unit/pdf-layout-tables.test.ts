@@ -790,6 +790,29 @@ describe("text as a reader sees it", () => {
     expect(groupLines([item("Big", 0, 100, { size: 116, x1: 178 }), item("Small", 0, 145, { size: 12 })])).toHaveLength(2);
   });
 
+  it("joins a footnote mark set over the last letter of its word to its end (issue-192's geometry)", () => {
+    const items = [
+      item("Wabgbb", 28.1, 451.4, { size: 9, x1: 58.5 }),
+      item("3", 54.5, 447.5, { size: 6, x1: 57.5 }),
+      item("A", 120, 451.4, { size: 9 }),
+    ];
+    expect(groupLines(items).map((l) => splitLine(l).map(segmentText))).toEqual([["Wabgbb3", "A"]]);
+    // A small run over the middle of a word is no mark of its end.
+    expect(groupLines([item("Wabgbb", 28.1, 451.4, { size: 9, x1: 58.5 }), item("3", 38, 447.5, { size: 6, x1: 41 })])).toHaveLength(2);
+  });
+
+  it("parts a word started back over the last letter of the one before, or after a space glyph drawn on its own", () => {
+    const line = (...items: TextItem[]): string => segmentText(splitLine(items)[0]!);
+    // "ab/Abaaaba" drawn from 0.78 em inside "Aabbabaabm" (a producer placing each word on its own).
+    expect(line(item("Aabbabaabm", 321.6, 172, { size: 9.96, x1: 373.8 }), item("ab/Abaaaba", 366, 172, { size: 9.96, x1: 412.6 }))).toBe(
+      "Aabbabaabm ab/Abaaaba",
+    );
+    // A tenth of an em from the word before (less than a word space's gap), after a space glyph.
+    const next = item("09 ab 101", 727, 550, { size: 9.96, x1: 765.3 });
+    expect(line(item("Aaga", 705, 550, { size: 9.96, x1: 726.1 }), { ...next, spaceBefore: true })).toBe("Aaga 09 ab 101");
+    expect(line(item("Aaga", 705, 550, { size: 9.96, x1: 726.1 }), next)).toBe("Aaga09 ab 101");
+  });
+
   it("keeps a subscript on its own line when it also touches a big operator of the line below", () => {
     // TeX: "… überdecken {x₀} × y." over a display "⋃ᵢ₌₁^{m(x₀)}" whose top reaches the line; the
     // "₀" touches both its "x" and the "⋃" (the geometry of GeoTopo's page 20, rounded).
