@@ -5,11 +5,12 @@ pdf2docx on PyPI; pdf-data-parser on npm), read from their published archives, l
 (None -> "", a line break in a cell -> one space, trimmed, short rows padded) and split where the
 source table is split (repeated headers, one table a page). Nothing is made by running Folio.
 
-Two sets, marked "set" at the top of each JSON: set "1" is the tables above (looked at while the
+Three sets, marked "set" at the top of each JSON: set "1" is the tables above (looked at while the
 bench was built), set "2" the ground truth of the pdf-parse-bench 0.4.0 benchmark (PyPI), added
 later (scored blind once, then looked at): its 2026-q1-tables-only pages are LaTeX pages typeset
 by that project's generator around tables taken from arXiv papers, and its ground truth is the
-LaTeX of each tabular. Only the tabulars whose every cell is plain text are kept (see `tabular`): their LaTeX
+LaTeX of each tabular. Set "3" (added in session 10, scored blind) is img2table 2.0.0's example
+(PyPI): a PDF and the workbook of its tables the package ships beside it. Only the tabulars whose every cell is plain text are kept (see `tabular`): their LaTeX
 is turned into cell text by dropping comments, rules and font switches, unwrapping \\textbf and
 the like and \\multicolumn / \\multirow (the text in the span's first cell, the rest ""), and
 unescaping \\& \\% \\# \\_; a tabular with anything else (math, other commands, quotes, ~, --, an
@@ -18,7 +19,7 @@ empty row or column) is left out, not guessed at.
     python3 make.py <unpacked-root> <out-dir>
 
 <unpacked-root> holds one folder per archive: pymupdf-2.0/, tabula_py-2.9.3/, pdf2docx-0.5.13/,
-pdf-data-parser-1.2.22/ (the npm tarball's package/), pdf_parse_bench-0.4.0/. Writes
+pdf-data-parser-1.2.22/ (the npm tarball's package/), pdf_parse_bench-0.4.0/, img2table-2.0.0/. Writes
 <out-dir>/<package>__<pdf>.json (the format of test/truth/real/*.json, "split": "external", "set",
 "file" relative to <out-dir>) and copies each PDF to <out-dir>/<package>/<pdf>.pdf. Python 3.11
 standard library only.
@@ -31,6 +32,8 @@ import pickle
 import re
 import shutil
 import sys
+import xml.etree.ElementTree as ET
+import zipfile
 
 
 def norm(c):
@@ -66,6 +69,36 @@ def read_csv(path):
 def read_json(path):
     with open(path, encoding="utf8") as f:
         return json.load(f)
+
+
+def read_xlsx(path):
+    """The sheets of a workbook, in order, each its rows of cell texts (shared and inline strings, numbers as written)."""
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    with zipfile.ZipFile(path) as z:
+        shared = []
+        if "xl/sharedStrings.xml" in z.namelist():
+            for si in ET.fromstring(z.read("xl/sharedStrings.xml")).findall("m:si", ns):
+                shared.append("".join(t.text or "" for t in si.iter("{%s}t" % ns["m"])))
+        sheets = sorted((n for n in z.namelist() if re.fullmatch(r"xl/worksheets/sheet\d+\.xml", n)), key=lambda n: int(re.sub(r"\D", "", n)))
+        out = []
+        for name in sheets:
+            rows = []
+            for row in ET.fromstring(z.read(name)).iter("{%s}row" % ns["m"]):
+                cells = {}
+                for c in row.findall("m:c", ns):
+                    col = 0
+                    for ch in re.match(r"[A-Z]+", c.get("r")).group(0):
+                        col = col * 26 + ord(ch) - 64
+                    v = c.find("m:v", ns)
+                    if c.get("t") == "s":
+                        cells[col - 1] = shared[int(v.text)]
+                    elif c.get("t") == "inlineStr":
+                        cells[col - 1] = "".join(t.text or "" for t in c.iter("{%s}t" % ns["m"]))
+                    else:
+                        cells[col - 1] = v.text if v is not None else ""
+                rows.append([cells.get(i, "") for i in range(max(cells) + 1)] if cells else [])
+            out.append(rows)
+        return out
 
 
 # --- LaTeX tabulars (set 2, pdf-parse-bench) -> cell text, plain-text tables only
@@ -348,6 +381,18 @@ def main(src, out):
             tables.append(T(f"table-{k + 1}", [1], classes, note, rows))
         if tables:
             write(f"pdf-parse-bench__tables-{num}.json", B + f"pdfs/{num}.pdf", f"pdf-parse-bench/tables-{num}.pdf", tables, "2")
+
+    # --- set 3: img2table 2.0.0 (PyPI), examples/data/: tables.pdf (a two-page Word document, two
+    # ruled tables a page beside a line chart drawn with grid lines) and tables.xlsx, the workbook
+    # the package ships beside it as its example output, one sheet a table in page order (checked
+    # against the page by eye; the truth is the sheets as they are).
+    E = os.path.join(src, "img2table-2.0.0/examples/data/")
+    sheets = read_xlsx(E + "tables.xlsx")
+    assert len(sheets) == 4, len(sheets)
+    note = "img2table's example: an LED light-transmission experiment, two ruled tables a page beside a line chart with grid lines; truth is the workbook img2table ships as the example's output, sheet {}"
+    write("img2table__tables.json", E + "tables.pdf", "img2table/tables.pdf", [
+        T(f"data-table-{k + 1}", [k // 2 + 1], ["ruled", "multi-table"], note.format(k + 1), grid(rows)) for k, rows in enumerate(sheets)
+    ], "3")
 
 
 if __name__ == "__main__":
