@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { byClass, cellAgrees, normText, scoreTable, typeTruth, type OutCell, type TruthTable } from "../helpers/table-truth.ts";
-import { recallTokens, stextText, textRecall } from "../helpers/text-recall.ts";
+import { bboxText, recallTokens, stextText, textRecall } from "../helpers/text-recall.ts";
 import { displayText } from "../helpers/xlsx-display.ts";
 
 describe("what a cell shows", () => {
@@ -61,6 +61,21 @@ describe("word recall", () => {
       line([...word("AB", 100, 600), char(" ", 136, 600), ...word("AB", 146, 600)]),
     ].join("")}</block></page></document>`;
     expect(stextText(xml).split("\n")).toEqual(["股票", "", "AB AB", ""]);
+  });
+
+  it("reads pdftotext's word boxes with a word drawn again at its place once, and the same word elsewhere twice", () => {
+    const word = (text: string, x: number, y: number): string =>
+      `<word xMin="${x}" yMin="${y}" xMax="${x + 90}" yMax="${y + 4.59}">${text}</word>`;
+    const line = (...words: string[]): string => `<line xMin="0" yMin="0" xMax="0" yMax="0">${words.join("")}</line>`;
+    // issue-842's cover: the label drawn four times a quarter point apart, poppler filing one copy
+    // as a word of its own (without the colon); and the same label further down the page.
+    const page = (...lines: string[]): string => `<page width="595" height="842"><flow><block>${lines.join("")}</block></flow></page>`;
+    const xhtml = `<doc>${page(
+      line(word("股票代码：", 225.12, 538.94)),
+      line(word("股票代码", 225.12, 539.18), word("300218", 315.6, 538.94)),
+      line(word("股票代码", 225.12, 600)),
+    )}${page(line(word("股票代码", 225.12, 539.18)))}</doc>`;
+    expect(bboxText(xhtml).split("\n")).toEqual(["股票代码：", "300218", "股票代码", "股票代码"]);
   });
 
   it("finds a word an extractor read backwards (right-to-left script in visual order)", () => {
