@@ -153,12 +153,23 @@ function isScriptOf(s: TextItem, t: TextItem): boolean {
     s.size <= SCRIPT_SIZE * t.size &&
     s.base - 0.8 * s.size >= t.base - 1.15 * t.size &&
     s.base + 0.25 * s.size <= t.base + 0.55 * t.size &&
-    ((s.x1 > t.x1 && touches(t.x1, s.x0, s, t)) || (s.x0 < t.x0 && touches(s.x1, t.x0, s, t)) || overEnd(s, t))
+    ((s.x1 > t.x1 && touches(t.x1, s.x0, s, t)) || (s.x0 < t.x0 && touches(s.x1, t.x0, s, t)) || markOver(s, t))
   );
 }
 
-/** Whether the script `s` starts over the last letter of `t` (within 0.6 em of its end) and ends by a script's width past it. */
-const overEnd = (s: TextItem, t: TextItem): boolean => s.x0 > t.x0 && s.x0 >= t.x1 - 0.6 * t.size && s.x0 < t.x1 && s.x1 <= t.x1 + s.size;
+/**
+ * Whether `s` is a footnote mark set over the last letter of `t`: raised, at least half t's size
+ * and as wide as a glyph (a diagram's dot in a tiny font, drawn at a label's corner, is none), it
+ * starts within 0.6 em of t's end and ends by its own size past it.
+ */
+const markOver = (s: TextItem, t: TextItem): boolean =>
+  s.base < t.base - 0.2 * t.size &&
+  s.size >= 0.5 * t.size &&
+  s.x1 - s.x0 >= 0.3 * s.size &&
+  s.x0 > t.x0 &&
+  s.x0 >= t.x1 - 0.6 * t.size &&
+  s.x0 < t.x1 &&
+  s.x1 <= t.x1 + s.size;
 
 /** Whether a run ending at `end` and the next starting at `start` touch: no gap wider than the script, little overlap. */
 function touches(end: number, start: number, script: TextItem, base: TextItem): boolean {

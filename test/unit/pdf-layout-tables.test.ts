@@ -797,8 +797,12 @@ describe("text as a reader sees it", () => {
       item("A", 120, 451.4, { size: 9 }),
     ];
     expect(groupLines(items).map((l) => splitLine(l).map(segmentText))).toEqual([["Wabgbb3", "A"]]);
-    // A small run over the middle of a word is no mark of its end.
+    // A small run over the middle of a word is no mark of its end, nor a diagram's dot (a Type3
+    // glyph "b" of no width in 3 pt, GeoTopo page 40) at a label's corner.
     expect(groupLines([item("Wabgbb", 28.1, 451.4, { size: 9, x1: 58.5 }), item("3", 38, 447.5, { size: 6, x1: 41 })])).toHaveLength(2);
+    expect(
+      groupLines([item("M", 182.6, 305.2, { size: 10.21, x1: 191.9 }), item("b", 187.8, 309.7, { size: 3.06, x1: 187.8 })]),
+    ).toHaveLength(2);
   });
 
   it("parts a word started back over the last letter of the one before, or after a space glyph drawn on its own", () => {
