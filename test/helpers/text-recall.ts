@@ -185,20 +185,22 @@ export async function referenceTexts(file: string, page?: number): Promise<strin
  */
 export function bboxText(xhtml: string): string {
   const lines: string[] = [];
-  let kept: { x: number; y: number; h: number; text: string }[] = [];
   for (const page of xhtml.split(/<page\b/).slice(1)) {
-    kept = [];
+    const kept: { x: number; y: number; h: number; text: string }[] = [];
     for (const line of page.split(/<\/line>/)) {
-      const words: string[] = [];
-      for (const m of line.matchAll(/<word xMin="([\d.-]+)" yMin="([\d.-]+)" xMax="[\d.-]+" yMax="([\d.-]+)">([^<]*)<\/word>/g)) {
-        const [x, y0, y1, text] = [Number(m[1]), Number(m[2]), Number(m[3]), decodeXml(m[4]!)];
+      let text = "";
+      let right = Number.NaN;
+      for (const m of line.matchAll(/<word xMin="([\d.-]+)" yMin="([\d.-]+)" xMax="([\d.-]+)" yMax="([\d.-]+)">([^<]*)<\/word>/g)) {
+        const [x, x1, y0, y1, word] = [Number(m[1]), Number(m[3]), Number(m[2]), Number(m[4]), decodeXml(m[5]!)];
         const h = y1 - y0;
-        const again = kept.some((k) => Math.abs(k.x - x) < DUP_ALONG * h && Math.abs(k.y - y1) < DUP_ACROSS * h && k.text.startsWith(text));
-        if (again) continue;
-        kept.push({ x, y: y1, h, text });
-        words.push(text);
+        if (kept.some((k) => Math.abs(k.x - x) < DUP_ALONG * h && Math.abs(k.y - y1) < DUP_ACROSS * h && k.text.startsWith(word))) continue;
+        kept.push({ x, y: y1, h, text: word });
+        // Words that touch or overlap read as one, as pdftotext writes them ("Total" and its
+        // footnote mark "3", a word in two fonts); any gap is a word space.
+        text += text && x - right > 0.02 * h ? ` ${word}` : word;
+        right = x1;
       }
-      if (words.length) lines.push(words.join(" "));
+      if (text) lines.push(text);
     }
   }
   return lines.join("\n");
