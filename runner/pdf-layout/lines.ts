@@ -150,6 +150,8 @@ function isScriptOf(s: TextItem, t: TextItem): boolean {
   return (
     !s.opaque &&
     !t.opaque &&
+    // A glyph of no width is no letter of a script: a diagram's dot (GeoTopo's Type3 "b").
+    s.x1 - s.x0 >= 0.1 * s.size &&
     s.size <= SCRIPT_SIZE * t.size &&
     s.base - 0.8 * s.size >= t.base - 1.15 * t.size &&
     s.base + 0.25 * s.size <= t.base + 0.55 * t.size &&

@@ -803,6 +803,10 @@ describe("text as a reader sees it", () => {
     expect(
       groupLines([item("M", 182.6, 305.2, { size: 10.21, x1: 191.9 }), item("b", 187.8, 309.7, { size: 3.06, x1: 187.8 })]),
     ).toHaveLength(2);
+    // Nor is such a dot a subscript of the label it touches ("d" set against it was read "bd").
+    expect(
+      groupLines([item("b", 216.9, 331.4, { size: 3.06, x1: 216.9 }), item("d", 217.7, 328.8, { size: 10.21, x1: 223.4 })]),
+    ).toHaveLength(2);
   });
 
   it("parts a word started back over the last letter of the one before, or after a space glyph drawn on its own", () => {
