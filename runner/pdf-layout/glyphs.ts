@@ -579,8 +579,8 @@ export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[
     const pieces = (own.length > 1 ? (spaced ? cut(item, own) : cutSpaceless(item, own)) : null) ?? [inkOf(item, own)];
     for (const [k, piece] of pieces.entries()) {
       // A space drawn before the item is before its first piece only.
-      const own = k > 0 && piece.spaceBefore ? { ...piece, spaceBefore: false } : piece;
-      out.push(clusters.size && RTL.test(own.text) ? logicalOrder(own, clusters) : own);
+      const p = k > 0 && piece.spaceBefore ? { ...piece, spaceBefore: false } : piece;
+      out.push(clusters.size && RTL.test(p.text) ? logicalOrder(p, clusters) : p);
     }
   }
   return out;
