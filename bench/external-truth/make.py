@@ -9,20 +9,21 @@ Three sets, marked "set" at the top of each JSON: set "1" is the tables above (l
 bench was built), set "2" the ground truth of the pdf-parse-bench 0.4.0 benchmark (PyPI), added
 later (scored blind once, then looked at): its 2026-q1-tables-only pages are LaTeX pages typeset
 by that project's generator around tables taken from arXiv papers, and its ground truth is the
-LaTeX of each tabular. Set "3" (added in session 10, scored blind) is img2table 2.0.0's example
-(PyPI): a PDF and the workbook of its tables the package ships beside it. Only the tabulars whose every cell is plain text are kept (see `tabular`): their LaTeX
-is turned into cell text by dropping comments, rules and font switches, unwrapping \\textbf and
-the like and \\multicolumn / \\multirow (the text in the span's first cell, the rest ""), and
-unescaping \\& \\% \\# \\_; a tabular with anything else (math, other commands, quotes, ~, --, an
-empty row or column) is left out, not guessed at.
+LaTeX of each tabular. Only the tabulars whose every cell is plain text are kept (see `tabular`):
+their LaTeX is turned into cell text by dropping comments, rules and font switches, unwrapping
+\\textbf and the like and \\multicolumn / \\multirow (the text in the span's first cell, the rest
+""), and unescaping \\& \\% \\# \\_; a tabular with anything else (math, other commands, quotes,
+~, --, an empty row or column) is left out, not guessed at. Set "3" (added in session 10, scored
+blind) is img2table 2.0.0's example (PyPI): a PDF and the workbook of its tables the package ships
+beside it.
 
     python3 make.py <unpacked-root> <out-dir>
 
 <unpacked-root> holds one folder per archive: pymupdf-2.0/, tabula_py-2.9.3/, pdf2docx-0.5.13/,
-pdf-data-parser-1.2.22/ (the npm tarball's package/), pdf_parse_bench-0.4.0/, img2table-2.0.0/. Writes
-<out-dir>/<package>__<pdf>.json (the format of test/truth/real/*.json, "split": "external", "set",
-"file" relative to <out-dir>) and copies each PDF to <out-dir>/<package>/<pdf>.pdf. Python 3.11
-standard library only.
+pdf-data-parser-1.2.22/ (the npm tarball's package/), pdf_parse_bench-0.4.0/, img2table-2.0.0/.
+Writes <out-dir>/<package>__<pdf>.json (the format of test/truth/real/*.json, "split":
+"external", "set", "file" relative to <out-dir>) and copies each PDF to
+<out-dir>/<package>/<pdf>.pdf. Python 3.11 standard library only.
 """
 
 import csv
