@@ -16,13 +16,13 @@ export const WORD_GAP = 0.1;
 export const OVERDRAWN = 1;
 /**
  * A run starting this far (font sizes) inside the text before it on its baseline is another word,
- * drawn over the end of the first (segmentText): about a whole letter back, as a producer placing
+ * drawn over the end of the first (partsWords): about a whole letter back, as a producer placing
  * each word on its own does when its font is wider than the one it measured with. Kerning and an
  * italic letter's overhang overlap the next run by a fifth of an em at most (where poppler ends a
  * word: its minDupBreakOverlap), and pdftotext reads a run started back over the last letter of
  * the one before as another word.
  */
-export const OVERLAP_BREAK = 0.5;
+const OVERLAP_BREAK = 0.5;
 
 export function segmentOf(items: TextItem[]): Segment {
   const size = maxOf(
@@ -301,23 +301,28 @@ export function joinLines(texts: readonly string[]): string {
   return texts.reduce((out, t) => (!out ? t : !t ? out : out + (spaceBetween(out, t) ? " " : "") + t), "").trim();
 }
 
-/** The text of a segment: runs joined with a space where the gap between them is visible. */
+/**
+ * Whether `item` is another word than the run `prev` before it on a line (whose text so far ends
+ * `before`): a visible gap, a space glyph drawn before it, a start well back inside `prev` on its
+ * baseline (a cell's text running on under the next cell's, clipped; a word set over the end of
+ * another: OVERLAP_BREAK), or a change of writing direction.
+ */
+export function partsWords(before: string, prev: TextItem, item: TextItem): boolean {
+  const gap = item.x0 - prev.x1;
+  const over = -gap > OVERLAP_BREAK * item.size && Math.abs(item.base - prev.base) < 0.1 * item.size;
+  return gap > WORD_GAP * item.size || over || item.spaceBefore === true || scriptsMeet(before, item.text);
+}
+
+/** The text of a segment: runs joined with a space where they are two words (partsWords). */
 export function segmentText(seg: Segment): string {
   let text = "";
-  let right = Number.NaN;
-  let base = Number.NaN;
+  let prev: TextItem | null = null;
   for (const item of seg.items) {
     if (item.opaque) continue;
-    const gap = item.x0 - right;
-    // A run that starts well inside the text before it on its baseline is drawn over it (a cell's
-    // text running on under the next cell's, clipped; a word set over the end of another): another
-    // word, never glued to it.
-    const over = -gap > OVERLAP_BREAK * item.size && Math.abs(item.base - base) < 0.1 * item.size;
-    const apart = gap > WORD_GAP * item.size || over || item.spaceBefore === true || scriptsMeet(text, item.text);
+    const apart = prev !== null && partsWords(text, prev, item);
     if (text && apart && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text)) text += " ";
     text += item.text;
-    right = item.x1;
-    base = item.base;
+    prev = item;
   }
   return text.replace(/\s+/g, " ").trim();
 }

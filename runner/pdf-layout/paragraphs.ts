@@ -7,7 +7,7 @@
  * paragraph's lines into text, undoing end-of-line hyphenation. Pure.
  */
 import type { Box, TextBlock } from "./blocks.ts";
-import { isMarker, MARKER, OVERLAP_BREAK, scriptsMeet, spaceBetween, WORD_GAP } from "./lines.ts";
+import { isMarker, MARKER, partsWords, spaceBetween } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { ListKind, Paragraph, Segment, TextItem } from "./types.ts";
 
@@ -118,15 +118,9 @@ function lineBreakSeparator(last: Run, text: string): string {
   return !/\s$/.test(lastText) && spaceBetween(lastText, text) ? " " : "";
 }
 
-/**
- * A space between two items of a line where a visible gap, a space glyph, a word drawn over the
- * end of the one before (lines.ts's OVERLAP_BREAK) or a change of script parts two words.
- */
+/** A space between two items of a line where they are two words (lines.ts partsWords). */
 function gapSeparator(lastText: string, text: string, item: TextItem, prev: TextItem): string {
-  const jump = item.x0 - prev.x1;
-  const over = -jump > OVERLAP_BREAK * item.size && Math.abs(item.base - prev.base) < 0.1 * item.size;
-  const gap = jump > WORD_GAP * item.size || over || item.spaceBefore === true || scriptsMeet(lastText, text);
-  return gap && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text) ? " " : "";
+  return partsWords(lastText, prev, item) && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text) ? " " : "";
 }
 
 /** Adds an item's text to the last run when it has the same formatting, else starts a run. */
