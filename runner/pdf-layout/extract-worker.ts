@@ -18,6 +18,7 @@ import { glyphRuns, rtlClusters, splitAtGaps, type FontMetrics, type GlyphRun } 
 import { WORD_GAP } from "./lines.ts";
 import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
+import { droppedGlyphs } from "./dropped.ts";
 import { dropOverprints } from "./overprint.ts";
 import { readStructure } from "./structure.ts";
 import { joinTurned, type DrawnRun } from "./turned.ts";
@@ -274,7 +275,9 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading
   if (runs.length > MAX_PAGE_ITEMS) throw new PageLimit(n, runs.length);
   // pdfjs joins glyphs across gaps of up to 0.6 em: cut its runs where the glyphs jump (glyphs.ts);
   // then drop the copies of overprinted text (overprint.ts).
+  // Then add the glyphs pdfjs' text content drops though they are on the page (dropped.ts).
   const glyphs = glyphRuns(ops, pdfjs.OPS, view, metrics);
+  const frame = { viewBox: page.view, view, width: viewport.width, height: viewport.height };
   const items = dropOverprints([
     ...splitAtGaps(
       runs.map((r) => r.item),
@@ -282,6 +285,7 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading
       rtlClusters(ops, pdfjs.OPS),
     ),
     ...annotationItems(glyphs),
+    ...droppedGlyphs(ops, pdfjs.OPS, frame, metrics),
   ]);
   if (items.length > MAX_PAGE_ITEMS) throw new PageLimit(n, items.length);
   page.cleanup();

@@ -54,6 +54,8 @@ export interface TextOpCodes {
 export interface FontMetrics {
   fontMatrix?: number[];
   vertical?: boolean;
+  /** The font's name, subset tag included ("BAAAAA+SimSun"). */
+  name?: string;
 }
 
 /** A stretch of glyphs on one baseline drawn without a jump: its ink box and its text. */
@@ -104,7 +106,7 @@ const SPACED_JUMP = 0.2;
 const NUMBER_END = /^[0-9%]$/;
 const NUMBER_START = /^[0-9.+\-\u2212]$/;
 
-interface TextState {
+export interface TextState {
   ctm: Matrix;
   tm: Matrix;
   x: number;
@@ -122,10 +124,12 @@ interface TextState {
   clip: Clip | null;
 }
 
-interface Glyph {
+export interface Glyph {
   unicode?: string;
   width?: number;
   isSpace?: boolean;
+  /** A vertical font's metrics: [vertical advance (negative: downwards), vx, vy], in glyph space. */
+  vmetric?: number[];
 }
 
 /** Collects glyphs into runs: a glyph joins the last run when it starts where that run's last glyph ends. */
@@ -256,7 +260,7 @@ function moveText(st: TextState, tx: number, ty: number): void {
   st.y = st.lineY += ty;
 }
 
-type FontLookup = (name: string) => FontMetrics | null;
+export type FontLookup = (name: string) => FontMetrics | null;
 type TextStateHandler = (st: TextState, a: unknown[], font: FontLookup) => void;
 
 /** The operator's numeric operand `k` (0 when missing or not a number). */
@@ -372,21 +376,23 @@ interface Walk {
   stack: TextState[];
   /** W or W* seen: the next path is a clipping path. */
   clipping: boolean;
+  /** The glyphs being drawn belong to an annotation's appearance. */
+  annotation: boolean;
 }
 
 /**
  * q/Q, form XObjects and annotations' appearances: the state saved and restored. Returns whether
  * `fn` was one of them.
  */
-function nestingOp(walk: Walk, fn: number | undefined, a: unknown[], OPS: TextOpCodes, view: Matrix, out: RunBuilder): boolean {
+function nestingOp(walk: Walk, fn: number | undefined, a: unknown[], OPS: TextOpCodes, view: Matrix): boolean {
   const form = fn === OPS.paintFormXObjectBegin;
   if (isOp(fn, OPS.beginAnnotation)) {
     walk.stack.push(walk.st);
     walk.st = annotationState(walk.st, a, view);
-    out.annotation = true;
+    walk.annotation = true;
   } else if (isOp(fn, OPS.endAnnotation)) {
     walk.st = walk.stack.pop() ?? walk.st;
-    out.annotation = false;
+    walk.annotation = false;
   } else if (fn === OPS.save || form) {
     walk.stack.push(walk.st);
     walk.st = nestedState(walk.st, form ? a[0] : undefined);
@@ -395,10 +401,21 @@ function nestingOp(walk: Walk, fn: number | undefined, a: unknown[], OPS: TextOp
   return true;
 }
 
-/** The glyph runs of a page. `view` is the viewport transform; `font` resolves a loaded font name. */
-export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, view: Matrix, font: FontLookup): GlyphRun[] {
-  const out = new RunBuilder();
-  out.spacedFonts = spacedFonts(ops, OPS, font);
+/** What a walk of a page's text operators calls for each text-showing operator, in the state it draws in. */
+export type ShowVisitor = (st: TextState, glyphs: readonly (Glyph | number)[], annotation: boolean) => void;
+
+/**
+ * Walks a page's operators keeping the text and graphics state (see the header), calling `show` for
+ * each text-showing operator; `show` advances the text position (st.x) itself. `view` is the
+ * viewport transform; `font` resolves a loaded font name.
+ */
+export function walkText(
+  ops: { fnArray: number[]; argsArray: unknown[] },
+  OPS: TextOpCodes,
+  view: Matrix,
+  font: FontLookup,
+  show: ShowVisitor,
+): void {
   const walk: Walk = {
     st: {
       ctm: view,
@@ -418,17 +435,28 @@ export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS:
     },
     stack: [],
     clipping: false,
+    annotation: false,
   };
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
     const a = (ops.argsArray[i] ?? []) as unknown[];
     if (isOp(fn, OPS.clip) || isOp(fn, OPS.eoClip) || isOp(fn, OPS.constructPath))
       walk.clipping = clipOp(walk.st, fn, a, OPS, walk.clipping);
-    else if (nestingOp(walk, fn, a, OPS, view, out)) continue;
+    else if (nestingOp(walk, fn, a, OPS, view)) continue;
     else if (fn === OPS.transform) walk.st.ctm = multiply(a as unknown as Matrix, walk.st.ctm);
-    else if (fn === OPS.showText) showText(walk.st, (a[0] ?? []) as (Glyph | number)[], out);
+    else if (fn === OPS.showText) show(walk.st, (a[0] ?? []) as (Glyph | number)[], walk.annotation);
     else textStateOp(walk.st, fn, a, OPS, font);
   }
+}
+
+/** The glyph runs of a page. `view` is the viewport transform; `font` resolves a loaded font name. */
+export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, view: Matrix, font: FontLookup): GlyphRun[] {
+  const out = new RunBuilder();
+  out.spacedFonts = spacedFonts(ops, OPS, font);
+  walkText(ops, OPS, view, font, (st, glyphs, annotation) => {
+    out.annotation = annotation;
+    showText(st, glyphs, out);
+  });
   return out.runs;
 }
 

@@ -6,13 +6,8 @@
  * matrix itself (save/restore, cm, form XObjects; ISO 32000-1 §8.4.4) and maps everything through
  * the viewport transform to top-left page coordinates. Runs in the extraction worker.
  */
-import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
+import { apply, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import type { PageImage, Rule } from "./types.ts";
-
-/** The point (x, y) mapped through m. */
-function apply(m: Matrix, x: number, y: number): [number, number] {
-  return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
-}
 
 /** pdfjs' OPS codes and path drawing codes (DrawOPS) that the walk needs. */
 export interface OpCodes {

@@ -19,6 +19,17 @@ export function multiply(m: Matrix, n: Matrix): Matrix {
   ];
 }
 
+/** The point (x, y) mapped through m. */
+export function apply(m: Matrix, x: number, y: number): [number, number] {
+  return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
+}
+
+/** The inverse of an invertible matrix (a viewport's transform always is). */
+export function inverse(m: Matrix): Matrix {
+  const det = m[0] * m[3] - m[1] * m[2];
+  return [m[3] / det, -m[1] / det, -m[2] / det, m[0] / det, (m[2] * m[5] - m[3] * m[4]) / det, (m[1] * m[4] - m[0] * m[5]) / det];
+}
+
 /** A /Matrix entry, or the identity when absent or malformed (as viewers treat it). */
 export function matrixOf(objs: PdfObjects, value: JsonValue | undefined): Matrix {
   const v = deref(objs, value);

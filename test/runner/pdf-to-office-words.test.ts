@@ -26,15 +26,40 @@ afterAll(async () => {
   await cleanup?.();
 });
 
-/** A one-page US Letter PDF drawing `content` with Helvetica (F1) and Helvetica-Bold (F2). */
+/** The characters of F3 (CIDs 1, 2, …, through its ToUnicode map). */
+const F3_CHARS = "检验报告扎筐";
+
+/** F3's ToUnicode map: CID k + 1 is F3_CHARS[k]. */
+function f3ToUnicode(): string {
+  const hex = (n: number): string => n.toString(16).toUpperCase().padStart(4, "0");
+  const chars = [...F3_CHARS].map((c, k) => `<${hex(k + 1)}> <${hex(c.codePointAt(0)!)}>`);
+  const cmap = [
+    "/CIDInit /ProcSet findresource begin 12 dict begin begincmap",
+    "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def /CMapName /Adobe-Identity-UCS def /CMapType 2 def",
+    "1 begincodespacerange <0000> <FFFF> endcodespacerange",
+    `${chars.length} beginbfchar`,
+    ...chars,
+    "endbfchar endcmap CMapName currentdict /CMap defineresource pop end end",
+  ].join("\n");
+  return `<< /Length ${Buffer.byteLength(cmap, "latin1")} >>\nstream\n${cmap}\nendstream`;
+}
+
+/**
+ * A one-page US Letter PDF drawing `content` with Helvetica (F1), Helvetica-Bold (F2) and a CJK
+ * font written vertically, not embedded (F3: Identity-V, the characters of F3_CHARS).
+ */
 async function contentPdf(name: string, content: string): Promise<string> {
   const objects = [
     "<< /Type /Catalog /Pages 2 0 R >>",
     "<< /Type /Pages /Kids [ 3 0 R ] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [ 0 0 612 792 ] /Contents 4 0 R /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [ 0 0 612 792 ] /Contents 4 0 R /Resources << /Font << /F1 5 0 R /F2 6 0 R /F3 7 0 R >> >> >>",
     `<< /Length ${Buffer.byteLength(content, "latin1")} >>\nstream\n${content}\nendstream`,
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
+    "<< /Type /Font /Subtype /Type0 /BaseFont /SimSun /Encoding /Identity-V /DescendantFonts [ 8 0 R ] /ToUnicode 9 0 R >>",
+    "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /SimSun /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor 10 0 R /DW 1000 /CIDToGIDMap /Identity >>",
+    f3ToUnicode(),
+    "<< /Type /FontDescriptor /FontName /SimSun /Flags 4 /FontBBox [ 0 -141 1000 859 ] /ItalicAngle 0 /Ascent 859 /Descent -141 /CapHeight 700 /StemV 80 >>",
   ];
   let body = "%PDF-1.7\n";
   const offsets: number[] = [];
@@ -170,6 +195,31 @@ describe("words set against each other", () => {
       expect(text).toMatch(/Standard 09 of 101/);
       expect(text).toMatch(/Remarks and Notes/);
       expect(text).toMatch(/Standards9/);
+    }
+  });
+});
+
+describe("text near the page's edges", () => {
+  it("keeps glyphs pdfjs measures unscaled: a vertical OCR layer by the foot of the page, a word enlarged at its left edge", async () => {
+    // As a scanner's OCR layer sets its text (EPSON Scan, pr-136): each glyph of a vertical font in
+    // 46 pt, scaled to about 5 pt by the CTM, invisible, in a column near the foot of the page. pdfjs
+    // tests a glyph's unscaled 46 pt advance against the page and drops every glyph within 46 pt of
+    // the foot; a word scaled up fourfold that starts 8 pt left of the page loses its first letter the
+    // same way. pdftotext and MuPDF read them all.
+    let content = "BT /F1 11 Tf 1 0 0 1 72 720 Tm (Report of the audit, last page) Tj ET\n";
+    [...F3_CHARS].forEach((_, k) => {
+      const y = 36 - 6 * k;
+      content += `q 0.16 0 0 0.12 36.32 ${y} cm BT 3 Tr 1 0 0 1 0 0 Tm /F3 46 Tf 23 46 Td <${(k + 1).toString(16).padStart(4, "0")}> Tj ET Q\n`;
+    });
+    content += "q 4 0 0 4 0 0 cm BT /F1 10 Tf -2 150 Td (Hello) Tj ET Q\n";
+    const file = await contentPdf("edges", content);
+    const [refs, mupdf] = [await referenceTexts(file), (await mupdfText(file)) ?? undefined];
+    for (const ref of refs) for (const c of [...F3_CHARS, "Hello"]) expect(ref).toContain(c);
+    const { docx, xlsx } = await converted(file);
+    for (const text of [docx, xlsx]) {
+      expect([...bestRecall(refs, text, mupdf).missing], text).toEqual([]);
+      for (const c of F3_CHARS) expect(text).toContain(c);
+      expect(text).toMatch(/\bHello\b/);
     }
   });
 });

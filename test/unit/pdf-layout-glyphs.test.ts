@@ -1,9 +1,11 @@
 /**
  * Glyph runs (runner/pdf-layout/glyphs.ts) on hand-made operator lists: where the text state puts
  * each glyph, where a jump ends a run, and how a pdfjs text item is cut into the runs it is made
- * of — only where they spell its text and meet at a space.
+ * of — only where they spell its text and meet at a space; and the glyphs pdfjs' text content
+ * drops though they are on the page (dropped.ts).
  */
 import { describe, expect, it } from "vitest";
+import { droppedGlyphs, pdfjsDrops } from "../../runner/pdf-layout/dropped.ts";
 import { glyphRuns, splitAtGaps, type GlyphRun, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
 import type { Matrix } from "../../runner/pdf/pdf-matrix.ts";
 import type { TextItem } from "../../runner/pdf-layout/types.ts";
@@ -228,5 +230,64 @@ describe("splitAtGaps", () => {
     expect(splitAtGaps([whole], [run("Hel", 100, 115), run("lo world", 117, 155)])).toEqual([whole]);
     expect(splitAtGaps([whole], [run("Hello", 100, 125), run("there", 127, 155)])).toEqual([whole]);
     expect(splitAtGaps([whole], [run("Hello world", 100, 155)])).toEqual([whole]);
+  });
+});
+
+describe("glyphs pdfjs' text content drops (dropped.ts)", () => {
+  /** A vertical CJK font: every glyph a full em wide, advancing an em downwards. */
+  const V = { fontMatrix: [0.001, 0, 0, 0.001, 0, 0], vertical: true, name: "BAAAAA+SimSun" };
+  const fonts = (name: string): typeof V | typeof F1 => (name === "F3" ? V : F1);
+  const cjk = (c: string): { unicode: string; width: number; vmetric: number[] } => ({
+    unicode: c,
+    width: 1000,
+    vmetric: [-1000, 500, 880],
+  });
+  const frame = { viewBox: [0, 0, 612, 792], view: VIEW, width: 612, height: 792 };
+  /** One glyph of F3 in 46 pt, scaled by the CTM to 7.36 × 5.52 pt, its origin at (x + 3.68, y + 5.52) in user space. */
+  const ocrGlyph = (c: string, x: number, y: number): [keyof TextOpCodes, unknown[]][] => [
+    ["save", []],
+    ["transform", [0.16, 0, 0, 0.12, x, y]],
+    ["beginText", []],
+    ["setFont", ["F3", 46]],
+    ["moveText", [23, 46]],
+    ["showText", [[cjk(c)]]],
+    ["restore", []],
+  ];
+  const brief = (items: TextItem[]): [string, number, number, number, number][] =>
+    items.map((i) => [i.text, +i.x0.toFixed(2), +i.x1.toFixed(2), +i.base.toFixed(2), +i.size.toFixed(2)]);
+
+  it("tests a glyph as pdfjs does: its unscaled advance against the page in user space", () => {
+    // 46 pt down from an origin 40 pt above the foot: "off the page" for pdfjs.
+    expect(pdfjsDrops(40, 40, -46, true, frame.viewBox)).toBe(true);
+    expect(pdfjsDrops(40, 50, -46, true, frame.viewBox)).toBe(false);
+    // A vertical glyph centred on the left edge; a horizontal one whose advance ends on the page.
+    expect(pdfjsDrops(-1, 400, -10, true, frame.viewBox)).toBe(true);
+    expect(pdfjsDrops(-5, 400, 7, false, frame.viewBox)).toBe(false);
+    expect(pdfjsDrops(-8, 400, 7, false, frame.viewBox)).toBe(true);
+  });
+
+  it("returns the glyphs of a shrunk vertical font by the foot of the page, where they stand", () => {
+    const ops = opList([...ocrGlyph("扎", 2.4, 7.44), ...ocrGlyph("筐", 2.4, 200)]);
+    // The first one's origin is 12.96 pt above the foot: pdfjs drops it, it stands wholly on the
+    // page (x 2.4–9.76, y 7.44–12.96 in user space); the second one pdfjs keeps.
+    expect(brief(droppedGlyphs(ops, OPS, frame, fonts))).toEqual([["扎", 2.4, 9.76, 783.46, 5.52]]);
+  });
+
+  it("returns the first letters of a word scaled up at the left edge, not a word whose baseline lies below the page", () => {
+    const ops = opList([
+      ["save", []],
+      ["transform", [4, 0, 0, 4, 0, 0]],
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [-2, 150]],
+      ["showText", [glyphs("Hello")]],
+      ["restore", []],
+      // A page number set 2 pt below the foot: pdfjs and poppler drop it (MuPDF reads it).
+      ["beginText", []],
+      ["moveText", [300, -2]],
+      ["showText", [glyphs("7")]],
+    ]);
+    // pdfjs drops "H" (its origin 8 pt left of the page, 5 pt unscaled advance); scaled, it reaches 12 pt in.
+    expect(brief(droppedGlyphs(ops, OPS, frame, fonts))).toEqual([["H", -8, 12, 192, 40]]);
   });
 });
