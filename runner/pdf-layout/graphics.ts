@@ -1,6 +1,7 @@
 /**
  * Reads the graphics of one page from pdfjs' operator list: the straight lines that can be table
- * rules (stroked segments, and filled rectangles thin enough to be lines) and the raster images.
+ * rules (stroked segments, filled rectangles thin enough to be lines, and the edges of filled boxes
+ * where the colour changes) and the raster images.
  *
  * Paths in the operator list are in user space, so the walk keeps the current transformation
  * matrix itself (save/restore, cm, form XObjects; ISO 32000-1 §8.4.4) and maps everything through
@@ -25,6 +26,9 @@ export interface OpCodes {
   closeEOFillStroke: number;
   setFillRGBColor: number;
   setStrokeRGBColor: number;
+  /** A pattern fill (its colour is the pattern's) and no fill at all. */
+  setFillColorN?: number;
+  setFillTransparent?: number;
   paintFormXObjectBegin: number;
   paintFormXObjectEnd: number;
   paintImageXObject: number;
@@ -55,6 +59,17 @@ interface State {
   ctm: Matrix;
   fillLight: boolean;
   strokeLight: boolean;
+  /** The fill colour ("#rrggbb"), or a name of its own for a pattern's (never the same as another fill's). */
+  fill: string;
+}
+
+/** A filled box of a page (cell shading, a framed area), in device space, and its colour. */
+export interface FilledBox {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  fill: string;
 }
 
 /** A colour too light to be seen as a line on white paper ("#f0f0f0" and lighter). */
@@ -111,8 +126,8 @@ function strokedRules(paths: [number, number][][]): Rule[] {
   return rules;
 }
 
-/** Rules of a filled path: thin axis-aligned rectangles become their centre line. */
-function filledRules(paths: [number, number][][]): Rule[] {
+/** Rules of a filled path: thin axis-aligned rectangles become their centre line; wider ones go to `boxes` (see boxEdges). */
+function filledRules(paths: [number, number][][], fill: string, boxes: FilledBox[]): Rule[] {
   const rules: Rule[] = [];
   for (const p of paths) {
     const pts = p.filter((q) => Number.isFinite(q[0]));
@@ -129,9 +144,103 @@ function filledRules(paths: [number, number][][]): Rule[] {
     if (!axisAligned) continue;
     if (y1 - y0 <= THIN && x1 - x0 > y1 - y0) rules.push({ x0, x1, y0: (y0 + y1) / 2, y1: (y0 + y1) / 2 });
     else if (x1 - x0 <= THIN && y1 - y0 > x1 - x0) rules.push({ x0: (x0 + x1) / 2, x1: (x0 + x1) / 2, y0, y1 });
-    else if (x1 - x0 > THIN && y1 - y0 > THIN) {
-      // A filled box (cell shading, a framed area): its edges delimit cells like drawn rules do.
-      rules.push({ x0, x1, y0, y1: y0 }, { x0, x1, y0: y1, y1 }, { x0, x1: x0, y0, y1 }, { x0: x1, x1, y0, y1 });
+    else if (x1 - x0 > THIN && y1 - y0 > THIN) boxes.push({ x0, y0, x1, y1, fill });
+  }
+  return rules;
+}
+
+/** Boxes this close (points) touch: an edge between them shows nothing. */
+const ABUT = 0.5;
+/** An edge this much covered (share of its length) by the same colour beyond it shows nothing. */
+const HIDDEN_EDGE = 0.9;
+/** Above this many boxes of one colour, every edge is kept (the test is quadratic in them). */
+const MAX_SAME_FILL = 2000;
+
+/** Share of [a, b] covered by the given intervals. */
+function covered(a: number, b: number, spans: [number, number][]): number {
+  let sum = 0;
+  let cursor = a;
+  for (const [s, e] of spans.sort((p, q) => p[0] - q[0])) {
+    const [from, to] = [Math.max(s, cursor), Math.min(e, b)];
+    if (to > from) {
+      sum += to - from;
+      cursor = to;
+    }
+  }
+  return b > a ? sum / (b - a) : 1;
+}
+
+/** One edge of a filled box: which side, the line it lies on, its extent along that line. */
+interface BoxEdge {
+  side: "top" | "bottom" | "left" | "right";
+  at: number;
+  from: number;
+  to: number;
+}
+
+/** The four edges of a box. */
+const edgesOf = (b: FilledBox): BoxEdge[] => [
+  { side: "top", at: b.y0, from: b.x0, to: b.x1 },
+  { side: "bottom", at: b.y1, from: b.x0, to: b.x1 },
+  { side: "left", at: b.x0, from: b.y0, to: b.y1 },
+  { side: "right", at: b.x1, from: b.y0, to: b.y1 },
+];
+
+/** Whether the colour of `others` lies just beyond an edge, along at least HIDDEN_EDGE of it. */
+function coveredBeyond(e: BoxEdge, others: readonly FilledBox[]): boolean {
+  const out = e.side === "top" || e.side === "left" ? -1 : 1;
+  const [lo, hi] = [Math.min(e.at, e.at + out), Math.max(e.at, e.at + out)];
+  const across = e.side === "top" || e.side === "bottom";
+  const spans = others
+    .filter((o) => (across ? o.y0 - ABUT <= lo && o.y1 + ABUT >= hi : o.x0 - ABUT <= lo && o.x1 + ABUT >= hi))
+    .map((o): [number, number] => (across ? [o.x0 - ABUT, o.x1 + ABUT] : [o.y0 - ABUT, o.y1 + ABUT]));
+  return covered(e.from, e.to, spans) >= HIDDEN_EDGE;
+}
+
+/** Whether edge `e` (the k-th) lies within another of the same side on its line: the area's border drawn once. */
+const repeats = (e: BoxEdge, k: number, all: readonly BoxEdge[]): boolean =>
+  all.some(
+    (o, j) =>
+      j !== k &&
+      o.side === e.side &&
+      Math.abs(o.at - e.at) <= ABUT &&
+      o.from <= e.from + ABUT &&
+      o.to >= e.to - ABUT &&
+      (o.to - o.from > e.to - e.from + ABUT || j < k),
+  );
+
+/**
+ * The edges of filled boxes that show, as rules: where the colour changes. A box's edge delimits
+ * cells like a drawn rule does (cell shading, a framed area), but not where the same colour goes on
+ * beyond it: two boxes of one colour that touch (Word shades a wrapped paragraph line by line, and a
+ * row's cells one by one) or one inside another (a paragraph's shading inset in its cell's) are one
+ * area to the eye, and their shared edges are no rules. Where such boxes share a border (a line's
+ * shading flush with its cell's sides), it is drawn once: the piece would end inside the cell, where
+ * the lattice would take its end for a row's border.
+ */
+export function boxEdges(boxes: readonly FilledBox[]): Rule[] {
+  const byFill = new Map<string, FilledBox[]>();
+  for (const b of boxes) byFill.set(b.fill, [...(byFill.get(b.fill) ?? []), b]);
+  const rules: Rule[] = [];
+  for (const same of byFill.values()) {
+    const checked = same.length <= MAX_SAME_FILL;
+    const showing = same.flatMap((b) =>
+      edgesOf(b).filter(
+        (e) =>
+          !checked ||
+          !coveredBeyond(
+            e,
+            same.filter((o) => o !== b),
+          ),
+      ),
+    );
+    for (const [k, e] of showing.entries()) {
+      if (checked && repeats(e, k, showing)) continue;
+      rules.push(
+        e.side === "top" || e.side === "bottom"
+          ? { x0: e.from, x1: e.to, y0: e.at, y1: e.at }
+          : { x0: e.at, x1: e.at, y0: e.from, y1: e.to },
+      );
     }
   }
   return rules;
@@ -177,6 +286,8 @@ type ImageLookup = (id: string) => RawImage | null;
 /** Walks a page's operators in order, keeping the graphics state, and collects the rules and images they draw. */
 class GraphicsCollector {
   readonly rules: Rule[] = [];
+  /** Filled boxes, whose edges that show become rules once the page is walked (boxEdges). */
+  readonly boxes: FilledBox[] = [];
   readonly images: PageImage[] = [];
   /** Image placements passed over because no images are wanted. */
   skipped = 0;
@@ -187,12 +298,14 @@ class GraphicsCollector {
   /** An image placed several times is converted once: its placements share one pixel buffer. */
   readonly #converted = new Map<RawImage, ReturnType<typeof pixelsOf>>();
   readonly #filled: Set<number>;
+  /** Pattern fills seen: each is a colour of its own. */
+  #patterns = 0;
   readonly #stroked: Set<number>;
 
   constructor(OPS: OpCodes, view: Matrix, image: ImageLookup | null) {
     this.#OPS = OPS;
     this.#image = image;
-    this.#st = { ctm: view, fillLight: false, strokeLight: false };
+    this.#st = { ctm: view, fillLight: false, strokeLight: false, fill: "#000000" };
     this.#filled = new Set([OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
     this.#stroked = new Set([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
   }
@@ -207,7 +320,16 @@ class GraphicsCollector {
       if (matrix) this.#st.ctm = multiply(matrix, this.#st.ctm);
     } else if (fn === OPS.restore || fn === OPS.paintFormXObjectEnd) this.#st = this.#stack.pop() ?? this.#st;
     else if (fn === OPS.transform && args) this.#st.ctm = multiply(args as unknown as Matrix, this.#st.ctm);
-    else if (fn === OPS.setFillRGBColor && args) this.#st.fillLight = isLight(args[0]);
+    else return this.#colourOp(fn, args);
+    return true;
+  }
+
+  /** Colour operators: true when `fn` was one. */
+  #colourOp(fn: number | undefined, args: unknown[] | null): boolean {
+    const OPS = this.#OPS;
+    if (fn === OPS.setFillRGBColor && args) Object.assign(this.#st, { fillLight: isLight(args[0]), fill: String(args[0]) });
+    else if (fn !== undefined && (fn === OPS.setFillColorN || fn === OPS.setFillTransparent))
+      Object.assign(this.#st, { fillLight: false, fill: `pattern ${++this.#patterns}` });
     else if (fn === OPS.setStrokeRGBColor && args) this.#st.strokeLight = isLight(args[0]);
     else return false;
     return true;
@@ -220,7 +342,7 @@ class GraphicsCollector {
     if (!data) return;
     const paths = mapPaths(subpaths(data), this.#st.ctm);
     if (this.#stroked.has(paint) && !this.#st.strokeLight) this.rules.push(...strokedRules(paths));
-    if (this.#filled.has(paint) && !this.#st.fillLight) this.rules.push(...filledRules(paths));
+    if (this.#filled.has(paint) && !this.#st.fillLight) this.rules.push(...filledRules(paths, this.#st.fill, this.boxes));
   }
 
   /** An image XObject (by id) or an inline image (its data) placed by the current matrix. */
@@ -266,5 +388,5 @@ export function pageGraphics(
     if (fn === OPS.constructPath) g.path(args);
     else if (fn === OPS.paintImageXObject || fn === OPS.paintInlineImageXObject) g.paintImage(fn, args);
   }
-  return { rules: g.rules, images: g.images, skipped: g.skipped };
+  return { rules: [...g.rules, ...boxEdges(g.boxes)], images: g.images, skipped: g.skipped };
 }

@@ -146,35 +146,95 @@ function outerEdges(xs: readonly number[], hs: readonly Rule[], items: readonly 
   return [...(open(before, left, first) ? [left] : []), ...xs, ...(open(after, last, right) ? [right] : [])];
 }
 
+/** Grid lines closer than this (points) with no text between them are one (see closeNarrow): columns, rows. */
+const NARROW_COLUMN = 8;
+const NARROW_ROW = 4;
+
+/**
+ * Grid lines (sorted) with those closer than `narrow` to the one before and no text centre between
+ * them (`centres`, sorted) made one: the edges of a cell's shading and of the paragraph shading
+ * Word insets in it by the cell's margin, the two strokes of a double rule. They part no text, and
+ * as columns of their own they would push every cell of a row out of line. Returns the lines kept
+ * (the outer one at the grid's ends, the middle one inside) and where a rule drawn at p stands.
+ */
+function closeNarrow(lines: readonly number[], centres: readonly number[], narrow: number): { lines: number[]; at: (p: number) => number } {
+  const groups: number[][] = [];
+  for (const v of lines) {
+    const last = groups.at(-1);
+    const k = firstAtLeast(centres, last?.at(-1) ?? v);
+    if (last && v - last.at(-1)! < narrow && !(k < centres.length && centres[k]! < v)) last.push(v);
+    else groups.push([v]);
+  }
+  const kept = groups.map((g, i) => (i === 0 ? g[0]! : i === groups.length - 1 ? g.at(-1)! : (g[0]! + g.at(-1)!) / 2));
+  const at = (p: number): number => {
+    const i = groups.findIndex((g) => p >= g[0]! - TOL && p <= g.at(-1)! + TOL);
+    return i < 0 ? p : kept[i]!;
+  };
+  return { lines: kept, at };
+}
+
 /**
  * The grid of one region of rules, or null when it is not a grid of at least two cells. `items`
- * (the page's text) tell whether text stands in a column past the outermost vertical rules.
+ * (the page's text) tell whether text stands in a column past the outermost vertical rules, and
+ * which grid lines close together part text (closeNarrow).
  */
 export function buildGrid(region: readonly Rule[], items: readonly TextItem[] = []): Grid | null {
   const drawn = region.filter(isHorizontal);
   const vs = region.filter((r) => !isHorizontal(r));
   const [left, right] = [Math.min(...region.map((r) => r.x0)), Math.max(...region.map((r) => r.x1))];
+  const [top, bottom] = [Math.min(...region.map((r) => r.y0)), Math.max(...region.map((r) => r.y1))];
   const open = openEnds(vs, distinct(drawn.map((r) => r.y0)));
   const hs = [...drawn, ...open.map((y) => ({ x0: left, x1: right, y0: y, y1: y }))];
-  const ys = distinct(hs.map((r) => r.y0));
-  const xs = outerEdges(distinct(vs.map((r) => r.x0)), drawn, items);
-  if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
+  const within = items.filter((i) => i.x0 < right && i.x1 > left && i.base > top && i.base - i.size < bottom);
+  const rowsAt = closeNarrow(
+    distinct(hs.map((r) => r.y0)),
+    within.map((i) => i.base - 0.3 * i.size).sort((a, b) => a - b),
+    NARROW_ROW,
+  );
+  const colsAt = closeNarrow(
+    outerEdges(distinct(vs.map((r) => r.x0)), drawn, items),
+    within.map((i) => (i.x0 + i.x1) / 2).sort((a, b) => a - b),
+    NARROW_COLUMN,
+  );
+  let [xs, ys] = [colsAt.lines, rowsAt.lines];
+  // Inner grid lines that part no row (or no column) anywhere are no borders: the ticks and stems of
+  // text drawn as outlines, a mark beside a cell. Without them the grid is drawn again.
+  for (;;) {
+    if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
+    const { rightEdge, bottomEdge } = gridEdges(xs, ys, { vs, hs, xAt: colsAt.at, yAt: rowsAt.at });
+    const keptXs = xs.filter((_, k) => k === 0 || k === xs.length - 1 || rightEdge.some((row) => row[k - 1]));
+    const keptYs = ys.filter((_, k) => k === 0 || k === ys.length - 1 || bottomEdge[k - 1]!.some(Boolean));
+    if (keptXs.length === xs.length && keptYs.length === ys.length) return { xs, ys, rightEdge, bottomEdge };
+    [xs, ys] = [keptXs, keptYs];
+  }
+}
+
+/** A region's rules by direction, and where a rule drawn at a position stands on the grid (closeNarrow). */
+interface GridRules {
+  vs: readonly Rule[];
+  hs: readonly Rule[];
+  xAt: (x: number) => number;
+  yAt: (y: number) => number;
+}
+
+/** Which borders of a grid's cells are drawn: at least half of each edge. */
+function gridEdges(xs: readonly number[], ys: readonly number[], rules: GridRules): Pick<Grid, "rightEdge" | "bottomEdge"> {
   // The spans drawn on each grid line, gathered once (a grid of n lines is then O(n²), not O(n³)).
   const vSpans = spansOn(
     xs,
-    vs,
-    (v) => v.x0,
+    rules.vs,
+    (v) => rules.xAt(v.x0),
     (v) => [v.y0, v.y1],
   );
   const hSpans = spansOn(
     ys,
-    hs,
-    (h) => h.y0,
+    rules.hs,
+    (h) => rules.yAt(h.y0),
     (h) => [h.x0, h.x1],
   );
   const rightEdge = ys.slice(1).map((yb, r) => xs.slice(1, -1).map((_, k) => coverage(ys[r]!, yb, vSpans[k + 1]!) >= 0.5));
   const bottomEdge = ys.slice(1, -1).map((_, k) => xs.slice(1).map((xr, c) => coverage(xs[c]!, xr, hSpans[k + 1]!) >= 0.5));
-  return { xs, ys, rightEdge, bottomEdge };
+  return { rightEdge, bottomEdge };
 }
 
 /** Cells of a grid with their spans, merging across missing borders. */
@@ -217,15 +277,20 @@ function stackSplit(grid: Grid): number {
   for (let r = 0; r + 1 < grid.ys.length - 1; r++) {
     const [above, below] = [rowParts(grid, r), rowParts(grid, r + 1)];
     if (above.size && below.size && ![...above].some((k) => below.has(k))) return r;
-    // Two rows or more that no inner rule parts, over parted rows: a boxed block of its own (a
-    // page's header box over the ruled body), whose text must not set the body's columns.
-    if (r >= 1 && !above.size && below.size && openRows(grid, r)) return r;
+    // Two rows or more that no inner rule parts, each ruled all across, over parted rows: a boxed
+    // block of its own (a page's header box over the ruled body), whose text must not set the
+    // body's columns. (Rows some rule does not close are the table's own rows, its shading
+    // parting only some of them.)
+    if (r >= 1 && !above.size && below.size && openRows(grid, r) && closedRows(grid, r)) return r;
   }
   return -1;
 }
 
 /** Whether no inner rule parts any of the grid rows 0..r. */
 const openRows = (grid: Grid, r: number): boolean => grid.rightEdge.slice(0, r + 1).every((row) => !row.some(Boolean));
+
+/** Whether each of the grid rows 0..r is closed by a rule drawn all across. */
+const closedRows = (grid: Grid, r: number): boolean => grid.bottomEdge.slice(0, r + 1).every((row) => row.every(Boolean));
 
 /**
  * A region's rules as the grids they draw: one, or several stacked (see stackSplit), each built
@@ -270,24 +335,26 @@ function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextI
   return textOnly > innerXs.length && tg.table.cols > lattice.cols ? tg.table : null;
 }
 
-/** A merged cell with at least this many lines parted along the grid's columns is rows, not a cell. */
+/** Merged cells with at least this many lines parted along the grid's columns in all are rows, not cells. */
 const HIDDEN_ROWS = 4;
 
 /**
- * Whether a cell that spans grid columns holds lines whose pieces stand in different ones of those
- * columns: the body of a table boxed as one band under its ruled header (the header's rules part
- * the columns, the body's rows are set by whitespace inside one box). Read as one merged cell,
- * every row of the body would be glued into one text.
+ * Whether the grid's cells hold rows of a table set by whitespace: lines whose pieces stand in
+ * different ones of the grid columns their cell spans (the body of a table boxed as one band under
+ * its ruled header: the header's rules part the columns, the body's rows are set by whitespace inside
+ * one box; rows a shading leaves white, with no rule at all), or lines of two values or more (columns
+ * of figures under one shaded band). Read as merged cells, each row's cells would be glued into one text.
  */
 function hiddenRows(grid: Grid, drafts: readonly CellDraft[]): boolean {
   const column = (x: number): number => Math.max(1, firstAtLeast(grid.xs, x)) - 1;
-  return drafts.some((d) => {
-    if (d.colSpan < 2) return false;
-    const parted = groupLines(d.items.filter((i) => !i.opaque)).filter(
-      (line) => new Set(linePieces(line).map((p) => column((p.x0 + p.x1) / 2))).size >= 2,
-    );
-    return parted.length >= HIDDEN_ROWS;
-  });
+  const parted = drafts.flatMap((d) =>
+    groupLines(d.items.filter((i) => !i.opaque)).filter((line) => {
+      const pieces = linePieces(line);
+      if (pieces.filter((p) => p.value).length >= 2) return true;
+      return d.colSpan >= 2 && new Set(pieces.map((p) => column((p.x0 + p.x1) / 2))).size >= 2;
+    }),
+  );
+  return parted.length >= HIDDEN_ROWS;
 }
 
 /** At most this many lines in each cell of a boxed header (see boxedHeader). */
@@ -316,9 +383,26 @@ function boxedHeader(grid: Grid, drafts: readonly CellDraft[], box: Box, items: 
   return groupLines(under).some((l) => linePieces(l).length >= 2);
 }
 
+/** A vertical rule shorter than this (share of the text's usual size) is no border: a glyph's stem. */
+const MIN_BORDER = 0.9;
+
+/**
+ * The rules that can be borders: every horizontal one, and the vertical ones at least as long as a
+ * line of the page's text is tall (its median size). Text drawn as outlines (a page that draws some
+ * labels as paths) fills an "l" or a "|" as a thin rectangle, shorter than its line: as a border it
+ * would cut its row into columns no cell has.
+ */
+function borders(rules: readonly Rule[], items: readonly TextItem[]): Rule[] {
+  if (!items.length) return [...rules];
+  const sizes = items.map((i) => i.size).sort((a, b) => a - b);
+  const min = MIN_BORDER * sizes[sizes.length >> 1]!;
+  return rules.filter((r) => isHorizontal(r) || r.y1 - r.y0 >= min);
+}
+
 /** Lattice tables of a page; `items` are the page's text items not yet placed elsewhere. */
-export function latticeTables(rules: readonly Rule[], items: readonly TextItem[]): Table[] {
-  if (rules.length > MAX_RULES) return [];
+export function latticeTables(allRules: readonly Rule[], items: readonly TextItem[]): Table[] {
+  if (allRules.length > MAX_RULES) return [];
+  const rules = borders(allRules, items);
   const tables: Table[] = [];
   for (const grid of ruleRegions(rules).flatMap((region) => stackedGrids(region, items))) {
     const box = { x0: grid.xs[0]!, x1: grid.xs.at(-1)!, top: grid.ys[0]!, bottom: grid.ys.at(-1)! };

@@ -10,6 +10,7 @@ import { columnGaps, headerAsOne, linePieces, pieceText } from "../../runner/pdf
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
+import { boxEdges, type FilledBox } from "../../runner/pdf-layout/graphics.ts";
 import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
@@ -323,6 +324,85 @@ describe("a body boxed as one band under a ruled header", () => {
   it("reads the body's rows in the header's columns, not as one cell holding them all", () => {
     const [table] = latticeTables(rules, items);
     expect(rowTexts(table!)).toEqual(rows);
+  });
+});
+
+describe("tables shaded instead of ruled", () => {
+  const box = (x0: number, y0: number, x1: number, y1: number, fill = "#d9d9d9"): FilledBox => ({ x0, y0, x1, y1, fill });
+  const sorted = (rules: Rule[]): string[] => rules.map((r) => `${r.x0},${r.y0}-${r.x1},${r.y1}`).sort();
+
+  it("draws the edges of filled boxes where the colour changes, once", () => {
+    // Two lines of one paragraph shaded line by line, touching: one area, no rule between them.
+    expect(sorted(boxEdges([box(0, 0, 100, 10), box(0, 10, 100, 20)]))).toEqual(
+      sorted([h(0, 0, 100), h(20, 0, 100), v(0, 0, 10), v(0, 10, 20), v(100, 0, 10), v(100, 10, 20)]),
+    );
+    // A paragraph's shading inset in its cell's, of the same colour: only the cell's edges; a line's
+    // shading flush with its cell's sides adds no piece ending inside the cell.
+    expect(sorted(boxEdges([box(0, 0, 100, 30), box(4, 2, 96, 28), box(0, 15, 100, 30)]))).toEqual(
+      sorted([h(0, 0, 100), h(30, 0, 100), v(0, 0, 30), v(100, 0, 30)]),
+    );
+    // Another colour beside it: the edge between them shows.
+    expect(sorted(boxEdges([box(0, 0, 100, 10), box(100, 0, 150, 10, "#1d4576")]))).toContain("100,0-100,10");
+  });
+
+  // A survey's key indicators as a word processor shades them (a fact sheet): a header band and
+  // section bands in one colour, some rows' cells in grey, every other row white with no rule at
+  // all; each shaded line's paragraph shading inset in its cell by the cell's margin; a label
+  // wrapped over two lines, shaded line by line, its values on its last line; a thin frame around
+  // it all; a page that draws some labels as outlines, whose "l" is a thin filled stem.
+  const blue = "#1d4576";
+  const boxes = [box(27, 60, 467, 86, blue), box(467, 60, 522, 86, blue), box(522, 60, 576, 86, blue), box(27, 86, 576, 98, blue)];
+  const items = [
+    item("Indicators", 30, 80),
+    item("NFHS-5", 476, 72),
+    item("(2019-20)", 473, 82),
+    item("NFHS-4", 531, 72),
+    item("(2015-16)", 528, 82),
+    item("Population and household profile", 30, 95),
+    item("Total", 485, 95),
+    item("Total", 540, 95),
+  ];
+  const rows: [string, string, string][] = [
+    ["1. Female population who attended school (%)", "82.7", "83.8"],
+    ["2. Population below age 15 years (%)", "19.8", "22.6"],
+    ["3. Sex ratio of the total population", "950", "951"],
+    ["4. Households with electricity (%)", "93.2", "92.7"],
+    ["5. Households with drinking water (%)", "92.2", "90.3"],
+    ["6. Households using iodized salt (%)", "99.9", "99.4"],
+  ];
+  let y = 98;
+  rows.forEach(([label, a, b], r) => {
+    items.push(item(label, 34, y + 9), right(a, 512, y + 9), right(b, 566, y + 9));
+    // Rows 4 and 5 shaded: their three cells, and each label's paragraph shading inset in its cell.
+    if (r >= 3 && r <= 4)
+      boxes.push(box(27, y, 467, y + 11), box(467, y, 522, y + 11), box(522, y, 576, y + 11), box(30.6, y + 0.7, 463.4, y + 10.3));
+    y += 11;
+  });
+  // The wrapped label, shaded line by line in its cell; its values on its second line.
+  boxes.push(box(27, y, 467, y + 22), box(30.6, y + 0.5, 463.4, y + 11), box(30.6, y + 11, 463.4, y + 21.5));
+  items.push(item("7. Children fully vaccinated based on card or", 34, y + 9), item("mother's recall (%)", 49, y + 20));
+  items.push(right("*", 512, y + 20), right("(89.1)", 566, y + 20));
+  y += 22;
+  items.push(item("8. Children who received BCG (%)", 34, y + 9), right("*", 512, y + 9), right("(95.4)", 566, y + 9));
+  y += 11;
+  // The table's frame, drawn row by row down its sides.
+  const frame = [
+    h(y, 27, 576),
+    ...[60, 86, 98, 109, 120, 131, 142, 153, 164, 186, 197]
+      .map((top, k, all) => [v(27, top, all[k + 1] ?? y), v(576, top, all[k + 1] ?? y)])
+      .flat(),
+  ];
+  // The outlined stem of an "l" in the shaded row 5, and the bar of a "-".
+  const stems = [v(150.5, 134, 140), h(138, 200, 204)];
+
+  it("reads the columns from the shading and the text, a row a line, a wrapped label one row", () => {
+    const tables = latticeTables([...boxEdges(boxes), ...frame, ...stems], items);
+    const body = tables.find((t) => t.cells.some((c) => c.lines.map(segmentText).join(" ").startsWith("1.")))!;
+    expect(body.cols).toBe(3);
+    const texts = rowTexts(body).map((r) => r.filter(Boolean));
+    for (const [label, a, b] of rows) expect(texts).toContainEqual([label, a, b]);
+    expect(texts).toContainEqual(["7. Children fully vaccinated based on card or mother's recall (%)", "*", "(89.1)"]);
+    expect(texts).toContainEqual(["8. Children who received BCG (%)", "*", "(95.4)"]);
   });
 });
 
