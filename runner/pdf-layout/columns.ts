@@ -12,7 +12,7 @@
  * leaves empty. Pure.
  */
 import { typeCell } from "./cells.ts";
-import { isMarker, OVERDRAWN, WORD_GAP } from "./lines.ts";
+import { isMarker, OVERDRAWN, runsText, WORD_GAP } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { TextItem } from "./types.ts";
 
@@ -46,13 +46,8 @@ const MIN_GAP = 0.8;
 
 const isValueText = (text: string): boolean => typeof typeCell(text).value !== "string";
 
-export const pieceText = (p: Piece): string =>
-  p.items
-    .filter((i) => !i.opaque)
-    .map((i) => i.text)
-    .join(" ")
-    .replace(/\s+/g, " ")
-    .trim();
+/** A piece's text, as its line reads it (lines.ts runsText: "83" and ". Elevated" set flush are "83. Elevated"). */
+export const pieceText = (p: Piece): string => runsText(p.items);
 
 export function pieceOf(items: TextItem[]): Piece {
   const p: Piece = {

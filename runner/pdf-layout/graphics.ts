@@ -197,26 +197,30 @@ function coveredBeyond(e: BoxEdge, others: readonly FilledBox[]): boolean {
   return covered(e.from, e.to, spans) >= HIDDEN_EDGE;
 }
 
-/** Whether edge `e` (the k-th) lies within another of the same side on its line: the area's border drawn once. */
-const repeats = (e: BoxEdge, k: number, all: readonly BoxEdge[]): boolean =>
-  all.some(
-    (o, j) =>
-      j !== k &&
-      o.side === e.side &&
-      Math.abs(o.at - e.at) <= ABUT &&
-      o.from <= e.from + ABUT &&
-      o.to >= e.to - ABUT &&
-      (o.to - o.from > e.to - e.from + ABUT || j < k),
-  );
+/**
+ * Edges of one side that lie on one line and touch or overlap, joined: the border of the area they
+ * bound, drawn once (a line's shading under the next one's, flush with its cell's sides, is one side
+ * of the cell's shading, not two pieces that end inside it).
+ */
+function joined(edges: readonly BoxEdge[]): BoxEdge[] {
+  const sorted = [...edges].sort((a, b) => (a.side === b.side ? a.at - b.at || a.from - b.from : a.side < b.side ? -1 : 1));
+  const out: BoxEdge[] = [];
+  for (const e of sorted) {
+    const open = out.findLast((o) => o.side === e.side && Math.abs(o.at - e.at) <= ABUT && e.from <= o.to + ABUT);
+    if (open) open.to = Math.max(open.to, e.to);
+    else out.push({ ...e });
+  }
+  return out;
+}
 
 /**
  * The edges of filled boxes that show, as rules: where the colour changes. A box's edge delimits
  * cells like a drawn rule does (cell shading, a framed area), but not where the same colour goes on
  * beyond it: two boxes of one colour that touch (Word shades a wrapped paragraph line by line, and a
  * row's cells one by one) or one inside another (a paragraph's shading inset in its cell's) are one
- * area to the eye, and their shared edges are no rules. Where such boxes share a border (a line's
- * shading flush with its cell's sides), it is drawn once: the piece would end inside the cell, where
- * the lattice would take its end for a row's border.
+ * area to the eye, and their shared edges are no rules. Where such boxes share a border (lines'
+ * shadings flush with their cell's sides), it is drawn once, whole (joined): pieces ending inside
+ * the cell would be taken for the ends of a row's borders by the lattice.
  */
 export function boxEdges(boxes: readonly FilledBox[]): Rule[] {
   const byFill = new Map<string, FilledBox[]>();
@@ -234,8 +238,7 @@ export function boxEdges(boxes: readonly FilledBox[]): Rule[] {
           ),
       ),
     );
-    for (const [k, e] of showing.entries()) {
-      if (checked && repeats(e, k, showing)) continue;
+    for (const e of checked ? joined(showing) : showing) {
       rules.push(
         e.side === "top" || e.side === "bottom"
           ? { x0: e.from, x1: e.to, y0: e.at, y1: e.at }

@@ -196,17 +196,9 @@ export function buildGrid(region: readonly Rule[], items: readonly TextItem[] = 
     within.map((i) => (i.x0 + i.x1) / 2).sort((a, b) => a - b),
     NARROW_COLUMN,
   );
-  let [xs, ys] = [colsAt.lines, rowsAt.lines];
-  // Inner grid lines that part no row (or no column) anywhere are no borders: the ticks and stems of
-  // text drawn as outlines, a mark beside a cell. Without them the grid is drawn again.
-  for (;;) {
-    if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
-    const { rightEdge, bottomEdge } = gridEdges(xs, ys, { vs, hs, xAt: colsAt.at, yAt: rowsAt.at });
-    const keptXs = xs.filter((_, k) => k === 0 || k === xs.length - 1 || rightEdge.some((row) => row[k - 1]));
-    const keptYs = ys.filter((_, k) => k === 0 || k === ys.length - 1 || bottomEdge[k - 1]!.some(Boolean));
-    if (keptXs.length === xs.length && keptYs.length === ys.length) return { xs, ys, rightEdge, bottomEdge };
-    [xs, ys] = [keptXs, keptYs];
-  }
+  const [xs, ys] = [colsAt.lines, rowsAt.lines];
+  if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
+  return { xs, ys, ...gridEdges(xs, ys, { vs, hs, xAt: colsAt.at, yAt: rowsAt.at }) };
 }
 
 /** A region's rules by direction, and where a rule drawn at a position stands on the grid (closeNarrow). */

@@ -314,10 +314,13 @@ export function partsWords(before: string, prev: TextItem, item: TextItem): bool
 }
 
 /** The text of a segment: runs joined with a space where they are two words (partsWords). */
-export function segmentText(seg: Segment): string {
+export const segmentText = (seg: Segment): string => runsText(seg.items);
+
+/** The text of runs of one line, left to right: joined with a space where they are two words (partsWords). */
+export function runsText(items: readonly TextItem[]): string {
   let text = "";
   let prev: TextItem | null = null;
-  for (const item of seg.items) {
+  for (const item of items) {
     if (item.opaque) continue;
     const apart = prev !== null && partsWords(text, prev, item);
     if (text && apart && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text)) text += " ";

@@ -87,20 +87,90 @@ function keyColumn(placed: readonly Placed[][], cols: number): number {
   return 0;
 }
 
+/** What deciding a region's rows needs besides the line at hand. */
+interface RowContext {
+  placed: readonly Placed[][];
+  lines: readonly PieceLine[];
+  key: number;
+  /** Where the key column's text ends at the farthest: the width its labels wrap at. */
+  keyRight: number;
+}
+
+/**
+ * A label wrapped when its next word would have ended past the width the key column's labels wrap
+ * at, less this much (font sizes: the widest label may stop short of the column's edge too).
+ */
+const WRAP_SLACK = 1;
+/** A word space, in font sizes. */
+const WORD_SPACE = 0.25;
+/** A line this far right of a numbered label's start, and no farther (font sizes), is at its hanging indent. */
+const HANGING = 0.5;
+const MAX_HANGING = 4;
+/** A label that starts a row of its own: numbered ("12.", "b)", "iv.") or a bullet. */
+const ENUMERATED = /^(?:\d+(?:\.\d+)*[.)]|[a-z][.)]|[ivxlc]+[.)]|[•·▪–-])\s/iu;
+
+/**
+ * Whether line `li` carries on the row label above it, wrapped (a long indicator's second line): the
+ * row's last label line ran to the width the key column's labels wrap at, and this line goes on in
+ * the key column in lower case, or at the hanging indent of a numbered label, not numbered itself,
+ * its values (if any) in columns the row leaves empty. Values set beside the label's last line, or
+ * between its lines, are the row's. (A section's label over the rows indented under it is no
+ * numbered label wrapped: "Legislative District 1" over "Coconino".)
+ */
+function wrapsLabel(li: number, row: readonly number[], ctx: RowContext): boolean {
+  const { placed, key } = ctx;
+  const first = placed[li]![0];
+  // The label's next line alone, or beside values: not a line of cells of text (a list of words set in columns).
+  if (!first || first.col !== key || placed[li]!.some((p) => (p === first ? p.piece.value : !p.piece.value))) return false;
+  const labelLine = row.findLast((r) => placed[r]!.some((p) => p.col === key && !p.piece.value));
+  const label = labelLine === undefined ? undefined : placed[labelLine]!.find((p) => p.col === key);
+  if (!label) return false;
+  const size = Math.max(first.piece.size, label.piece.size);
+  const text = pieceText(first.piece);
+  // A label of words: a single word has nothing before it to wrap after.
+  if (!/\S\s+\S/u.test(pieceText(label.piece))) return false;
+  // The label wrapped: its next word would have run past the width the labels wrap at.
+  const word = /^\S+/u.exec(text)?.[0] ?? "";
+  const wordWidth = ((first.piece.x1 - first.piece.x0) * [...word].length) / Math.max(1, [...text].length);
+  if (label.piece.x1 + WORD_SPACE * size + wordWidth < ctx.keyRight - WRAP_SLACK * size) return false;
+  if (ENUMERATED.test(text)) return false;
+  // In lower case; or, under a numbered label, at a hanging indent (where the words after its number start).
+  const indent = first.piece.x0 - label.piece.x0;
+  const hanging = ENUMERATED.test(pieceText(label.piece)) && indent >= HANGING * size && indent <= MAX_HANGING * size;
+  if (!hanging && !/^\p{Ll}/u.test(text)) return false;
+  const taken = new Set(row.flatMap((r) => placed[r]!.filter((p) => p.piece.value).map((p) => p.col)));
+  return placed[li]!.every((p) => p === first || !taken.has(p.col));
+}
+
+/** A size this close (share) is the same type size. */
+const SAME_SIZE = 0.05;
+
+/** Whether two pieces are set alike: the same type size and weight. */
+function sameStyle(a: Piece, b: Piece): boolean {
+  const bold = (p: Piece): boolean => p.items.every((i) => i.bold);
+  return Math.abs(a.size - b.size) <= SAME_SIZE * Math.max(a.size, b.size) && bold(a) === bold(b);
+}
+
 /** Whether line `li` continues the row made of `row` (line indexes) rather than starting one. */
-function continues(li: number, row: readonly number[], placed: readonly Placed[][], lines: readonly PieceLine[], key: number): boolean {
+function continues(li: number, row: readonly number[], ctx: RowContext): boolean {
+  const { placed, lines, key } = ctx;
   const line = placed[li]!;
   const prev = lines[row.at(-1)!]!;
   const here = lines[li]!;
   if (here.base - prev.base > CONTINUATION_PITCH * Math.max(here.size, prev.size)) return false;
-  if (line.some((p) => p.piece.value)) return false;
+  if (wrapsLabel(li, row, ctx)) return true;
   const above = row.flatMap((r) => placed[r]!);
-  const text = above.filter((p) => !p.piece.value);
   // Less than a line below the one above, a piece in a column the row leaves empty is a cell of the
-  // row set lower (centred beside cells of two lines, or turned: "Info" between "Executed" and "Elements").
+  // row set lower (centred beside cells of two lines, or turned: "Info" between "Executed" and
+  // "Elements"; a row's values centred beside its label wrapped over two lines).
   const between = here.base - prev.base < Math.max(here.size, prev.size);
   const covered = (p: Placed): boolean => above.some((a) => a.col <= p.col && p.col <= a.last);
+  if (line.some((p) => p.piece.value)) return between && line.every((p) => p.col > key && !covered(p));
+  const text = above.filter((p) => !p.piece.value);
   if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last) || (between && !covered(p)))) return false;
+  // A cell's next line is set as its first: a line in another size or weight under a cell (a state's
+  // heading in bold under the last reservoir of the region before it) starts a row.
+  if (line.some((p) => text.some((a) => a.col <= p.col && p.col <= a.last && !sameStyle(a.piece, p.piece)))) return false;
   // A line with text in the key column starts a row, unless it fills fewer cells than the row and
   // leaves its first one empty (a header wrapped in some of its cells, the key column's among them).
   if (!line.some((p) => p.col <= key)) return true;
@@ -129,18 +199,45 @@ function keyRows(lines: readonly number[], placed: readonly Placed[][], key: num
  */
 const LISTED_LINES = 4;
 
+/**
+ * Whether a band's lines are rows set by whitespace, to be read as unruled lines: many lines of
+ * values, two numbered labels in the key column with values (two rows between the same rules), or
+ * rows of figures (figureRows).
+ */
+function listed(lines: readonly number[], placed: readonly Placed[][], key: number): boolean {
+  const valueLines = lines.filter((li) => placed[li]!.some((p) => p.piece.value)).length;
+  const numbered = lines.filter((li) => placed[li]!.some((p) => p.col === key && ENUMERATED.test(pieceText(p.piece)))).length;
+  return valueLines >= LISTED_LINES || (valueLines >= 2 && numbered >= 2) || figureRows(lines, placed);
+}
+
+/** A line of this many figures or more, in a band, is a row of figures. */
+const FIGURES = 3;
+
+/**
+ * Whether two lines or more of a band each hold FIGURES values or more in the same columns, not all
+ * in parentheses (a figure's spread or interval set under it): rows of figures a shading boxes
+ * together ("M", "F", "T" of a cause of death under one grey band).
+ */
+function figureRows(lines: readonly number[], placed: readonly Placed[][]): boolean {
+  const rows = lines
+    .map((li) => placed[li]!.filter((p) => p.piece.value))
+    .filter((vs) => vs.length >= FIGURES && !vs.every((p) => /^\(.*\)$/.test(pieceText(p.piece))))
+    .map((vs) => vs.map((p) => p.col).join(","));
+  return rows.length >= 2 && rows.some((cols, k) => rows.indexOf(cols) !== k);
+}
+
 /** The rows (as lists of line indexes) of lines between two drawn rules, or of a whole unruled region. */
-function rowsOf(lines: readonly number[], placed: readonly Placed[][], all: readonly PieceLine[], key: number, ruled: boolean): number[][] {
+function rowsOf(lines: readonly number[], ctx: RowContext, ruled: boolean): number[][] {
+  const { placed, key } = ctx;
   if (!lines.length) return [];
   // A ruled band is one row, unless its lines are rows: by the key column (bands.ts), in which case
-  // lines without it join the row above; or by being many lines of values, read as unruled lines.
-  const byKey = ruled && keyRows(lines, placed, key);
-  const listed = ruled && !byKey && lines.filter((li) => placed[li]!.some((p) => p.piece.value)).length >= LISTED_LINES;
-  if (ruled && !byKey && !listed) return [[...lines]];
+  // lines without it join the row above; or listed, read as unruled lines.
+  const byKey = ruled && !figureRows(lines, placed) && keyRows(lines, placed, key);
+  if (ruled && !byKey && !listed(lines, placed, key)) return [[...lines]];
   const rows: number[][] = [];
   for (const li of lines) {
     const row = rows.at(-1);
-    if (row && continues(li, row, placed, all, key)) row.push(li);
+    if (row && continues(li, row, ctx)) row.push(li);
     else if (row && byKey && !placed[li]!.some((p) => p.col === key)) row.push(li);
     else rows.push([li]);
   }
@@ -230,7 +327,13 @@ export function textGrid(input: TextGridInput): TextGrid | null {
   const bandOf = (li: number): number => ys.filter((y) => y < lines[li]!.base - 0.3 * lines[li]!.size).length;
   const bands = new Map<number, number[]>();
   lines.forEach((_, li) => bands.set(bandOf(li), [...(bands.get(bandOf(li)) ?? []), li]));
-  const rows = [...bands.keys()].sort((a, b) => a - b).flatMap((b) => rowsOf(bands.get(b)!, placed, lines, key, ys.length > 0));
+  const keyRight = maxOf(
+    placed.flat().filter((p) => p.col === key && !p.piece.value),
+    (p) => p.piece.x1,
+    0,
+  );
+  const ctx: RowContext = { placed, lines, key, keyRight };
+  const rows = [...bands.keys()].sort((a, b) => a - b).flatMap((b) => rowsOf(bands.get(b)!, ctx, ys.length > 0));
   // Indexes of the separators that are drawn rules: no cell spans across one.
   const ruled = seps.flatMap((x, j) => ((input.drawnXs ?? []).some((d) => Math.abs(d - x) < SAME_X) ? [j] : []));
   const edges = [

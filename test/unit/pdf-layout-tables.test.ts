@@ -332,9 +332,10 @@ describe("tables shaded instead of ruled", () => {
   const sorted = (rules: Rule[]): string[] => rules.map((r) => `${r.x0},${r.y0}-${r.x1},${r.y1}`).sort();
 
   it("draws the edges of filled boxes where the colour changes, once", () => {
-    // Two lines of one paragraph shaded line by line, touching: one area, no rule between them.
+    // Two lines of one paragraph shaded line by line, touching: one area, no rule between them, its
+    // sides drawn whole (two pieces would end inside it, where a row's border would be read).
     expect(sorted(boxEdges([box(0, 0, 100, 10), box(0, 10, 100, 20)]))).toEqual(
-      sorted([h(0, 0, 100), h(20, 0, 100), v(0, 0, 10), v(0, 10, 20), v(100, 0, 10), v(100, 10, 20)]),
+      sorted([h(0, 0, 100), h(20, 0, 100), v(0, 0, 20), v(100, 0, 20)]),
     );
     // A paragraph's shading inset in its cell's, of the same colour: only the cell's edges; a line's
     // shading flush with its cell's sides adds no piece ending inside the cell.
@@ -574,6 +575,92 @@ describe("cells wrapped over many lines", () => {
         `${r + 1}9,156.00`,
       ]),
     );
+  });
+});
+
+describe("row labels wrapped beside their values", () => {
+  // A fact sheet's indicators in a frame: numbered labels in a wide key column, a long one wrapped
+  // at a hanging indent (or going on in lower case), its values on its last line or centred between
+  // its lines; a section's heading, and a sub-heading in bold, rows of their own.
+  const values = (a: string, b: string, base: number): TextItem[] => [right(a, 560, base), right(b, 620, base)];
+  const items: TextItem[] = [
+    item("Blood pressure among adults (age 15 years and above)", 5, 10),
+    item("Women", 5, 21, { bold: true, font: "Sans-Bold" }),
+    item("81. Mildly elevated blood pressure (Systolic 140-159 mm of Hg) (%)", 9, 32),
+    ...values("6.7", "12.1", 32),
+    // Values on the label's last line.
+    item("82. Moderately or severely elevated blood pressure (Systolic 160 mm of Hg and/or", 9, 43),
+    item("Diastolic 100 mm of Hg) (%)", 24, 54),
+    ...values("4.6", "8.5", 54),
+    // Values centred between the label's two lines.
+    item("83. Elevated blood pressure (Systolic 140 mm of Hg and/or Diastolic 90 mm of Hg) or", 9, 65),
+    ...values("16.6", "23.4", 70),
+    item("control blood pressure (%)", 24, 76),
+    item("Men", 5, 87, { bold: true, font: "Sans-Bold" }),
+    item("84. Mildly elevated blood pressure (Systolic 140-159 mm of Hg) (%)", 9, 98),
+    ...values("8.6", "16.2", 98),
+    // Flush pieces of one label read as one: "85" and ". Men" drawn by two operators.
+    item("85", 9, 109),
+    item(". Men age 15 years and above who use any kind of tobacco (%)", 19, 109),
+    ...values("17.6", "20.5", 109),
+  ];
+
+  it("read each indicator on one row, its wrapped label whole, the headings rows of their own", () => {
+    // The table's frame and its section's band: its columns and rows are the text's.
+    const found = latticeTables([h(0, 0, 640), h(13, 0, 640), h(115, 0, 640), v(0, 0, 115), v(640, 0, 115)], items);
+    expect(found).toHaveLength(1);
+    const texts = rowTexts(found[0]!).map((r) => r.filter(Boolean));
+    expect(texts).toEqual([
+      ["Blood pressure among adults (age 15 years and above)"],
+      ["Women"],
+      ["81. Mildly elevated blood pressure (Systolic 140-159 mm of Hg) (%)", "6.7", "12.1"],
+      ["82. Moderately or severely elevated blood pressure (Systolic 160 mm of Hg and/or Diastolic 100 mm of Hg) (%)", "4.6", "8.5"],
+      ["83. Elevated blood pressure (Systolic 140 mm of Hg and/or Diastolic 90 mm of Hg) or control blood pressure (%)", "16.6", "23.4"],
+      ["Men"],
+      ["84. Mildly elevated blood pressure (Systolic 140-159 mm of Hg) (%)", "8.6", "16.2"],
+      ["85. Men age 15 years and above who use any kind of tobacco (%)", "17.6", "20.5"],
+    ]);
+  });
+
+  it("start a row at a heading set in another size or weight under a row's label", () => {
+    // A reservoir bulletin: a state's name in bold, larger, a line under the last reservoir of the
+    // state before it; words in lower case in a column of words stay rows of their own.
+    const rows = [
+      [item("*1", 5, 10), item("GOBIND SAGAR", 20, 10), right("512.06", 200, 10), right("491.78", 260, 10)],
+      [item("*2", 5, 21), item("PONG DAM", 20, 21), right("423.67", 200, 21), right("405.91", 260, 21)],
+      [item("PUNJAB", 20, 31, { bold: true, font: "Sans-Bold", size: 11 })],
+      [item("*3", 5, 44), item("THEIN", 20, 44), right("527.91", 200, 44), right("496.58", 260, 44)],
+      [item("*4", 5, 55), item("RANJIT SAGAR", 20, 55), right("527.91", 200, 55), right("496.58", 260, 55)],
+    ];
+    const found = streamTables(rows.flat());
+    expect(rowTexts(found[0]!.table).map((r) => r.filter(Boolean))).toContainEqual(["PUNJAB"]);
+  });
+
+  it("read lines of figures a band boxes together as rows of their own", () => {
+    // Deaths by cause and sex: "M", "F", "T" of one cause under one grey band, its label wrapped.
+    const rules = [h(0, 0, 400), h(36, 0, 400), v(0, 0, 36), v(400, 0, 36), h(36, 0, 400), h(72, 0, 400), v(0, 36, 72), v(400, 36, 72)];
+    const group = (top: number, label: string[], n: number): TextItem[] =>
+      ["M", "F", "T"].flatMap((sex, k) => [
+        ...(label[k] ? [item(label[k], 5, top + 10 + 11 * k)] : []),
+        item(sex, 200, top + 10 + 11 * k),
+        right(`${n + k}`, 260, top + 10 + 11 * k),
+        right(`${2 * n + k}`, 320, top + 10 + 11 * k),
+        right(`${3 * n + k}`, 380, top + 10 + 11 * k),
+      ]);
+    const items = [
+      ...group(0, ["Whooping cough", "(A37)"], 16),
+      ...group(36, ["Infections with a predominantly", "sexual mode (A50-A64)"], 231),
+    ];
+    const [table] = latticeTables(rules, items);
+    const texts = rowTexts(table!).map((r) => r.filter(Boolean).slice(-4));
+    expect(texts).toEqual([
+      ["M", "16", "32", "48"],
+      ["F", "17", "33", "49"],
+      ["T", "18", "34", "50"],
+      ["M", "231", "462", "693"],
+      ["F", "232", "463", "694"],
+      ["T", "233", "464", "695"],
+    ]);
   });
 });
 
