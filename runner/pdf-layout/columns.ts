@@ -292,11 +292,15 @@ function withoutGroupHeaders(lines: readonly PieceLine[]): readonly PieceLine[] 
     );
   const left = minOf(lines, (l) => l.pieces[0]?.x0 ?? Number.POSITIVE_INFINITY);
   const labels = lines[head];
-  const under = labels && labels.pieces[0] && labels.pieces[0].x0 > left + labels.size ? lines.slice(0, head + 1) : lines.slice(0, head);
+  // Under it: the header's lower lines, and the first line of values when its first column is
+  // empty (column labels that are numbers: "20 | 50 | 100", years; not a row of the body), or when
+  // the header runs over two of its labels ("Speckle noise" over "35% 45% 65%" beside "Method"; a
+  // label over a column the body leaves empty, between two of its values, runs over neither).
+  const open = labels?.pieces[0] !== undefined && labels.pieces[0].x0 > left + labels.size;
+  const over = (p: Piece, l: PieceLine): boolean => l !== labels || open || l.pieces.filter((q) => q.x0 < p.x1 && q.x1 > p.x0).length >= 2;
+  const under = lines.slice(0, head + 1);
   for (let k = 0; k + 1 < under.length; k++) {
-    // Under it: the header's lower lines, and the first line of values when its first column is
-    // empty (column labels that are numbers: "20 | 50 | 100", years; not a row of the body).
-    for (const p of lines[k]!.pieces) if (under.slice(k + 1).some((l) => centredOver(p, l.pieces))) groups.add(p);
+    for (const p of lines[k]!.pieces) if (under.slice(k + 1).some((l) => over(p, l) && centredOver(p, l.pieces))) groups.add(p);
   }
   if (!groups.size) return lines;
   return lines.map((l) => ({ ...l, pieces: l.pieces.filter((p) => !groups.has(p)) })).filter((l) => l.pieces.length > 0);

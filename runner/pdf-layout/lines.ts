@@ -51,6 +51,9 @@ export function groupLines(items: readonly TextItem[]): TextItem[][] {
   let size = 0;
   for (const item of sorted) {
     if (current.length && Math.abs(item.base - base) <= SAME_LINE * Math.min(size, item.size)) {
+      // A glyph without text (a big delimiter of a display: TeX's bracket, set higher) does not
+      // set the line's baseline: the first text on the line does.
+      if (current.every((c) => c.opaque) && !item.opaque) [base, size] = [item.base, item.size];
       current.push(item);
       continue;
     }

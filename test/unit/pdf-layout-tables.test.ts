@@ -777,6 +777,13 @@ describe("multi-line headers over unruled columns", () => {
     const withNumbers = textGrid({ items: numeric, kind: "stream" })!;
     expect(withNumbers.table.cols).toBe(5);
     expect(cellOf(withNumbers.table, "Easy").colSpan).toBe(2);
+    // Numbers as column labels beside a label of their own ("Method | 35% 45% | 10% 20%"), each group
+    // header running over its labels: the columns stay apart.
+    const pct = [item("Speckle", 58, 10), item("Patchy", 118, 10), item("Method", 0, 20)];
+    pct.push(...[45, 75, 106, 136].map((x, k) => item(["35%", "45%", "10%", "20%"][k]!, x, 20)));
+    const beside = textGrid({ items: [...pct, ...items.filter((i) => i.base > 30)], kind: "stream" })!;
+    expect(beside.table.cols).toBe(5);
+    expect(rowTexts(beside.table)[1]).toEqual(["Method", "35%", "45%", "10%", "20%"]);
   });
 
   it("leave a label flush with its own column's values in that column", () => {
@@ -1000,6 +1007,20 @@ describe("text as a reader sees it", () => {
       item("m", 476.2, 282.5, { size: 8, x1: 483.7 }),
     ];
     expect(groupLines(items).map((l) => l.map((i) => i.text).join(""))).toEqual(["{x0} ×", "⋃m"]);
+  });
+
+  it("joins a subscript's subscript to its line when a big delimiter without text starts the line higher", () => {
+    // TeX: "( U_{i_j} ∪ …" in a display, its "(" a CMEX glyph without text set 2.3 pt higher than the
+    // line (the geometry of GeoTopo's page 19): the line's baseline is its first text's, so "i" and
+    // then "j" join it.
+    const items = [
+      item("", 191.1, 524.6, { size: 10.9, x1: 200.6, opaque: true }),
+      item("U", 217.1, 526.9, { size: 10.9, x1: 224.6 }),
+      item("i", 224.6, 528.5, { size: 8, x1: 227.5 }),
+      item("j", 227.5, 529.7, { size: 6, x1: 230.5 }),
+      item("∪ (X", 234.3, 526.9, { size: 10.9, x1: 257.3 }),
+    ];
+    expect(groupLines(items).map((l) => l.map((i) => i.text).join(""))).toEqual(["Uij∪ (X"]);
   });
 });
 
