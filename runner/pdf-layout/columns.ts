@@ -46,6 +46,12 @@ const MIN_GAP = 0.8;
 
 const isValueText = (text: string): boolean => typeof typeCell(text).value !== "string";
 
+/** Numbers a header labels columns with: a year or a span of years ("2019-20"), a column's number ("1", "(4)", "[8]"). */
+const HEADER_NUMBER = /^(?:(?:1[89]|20)\d\d(?:\s*[-–]\s*\d{2,4})?|[[(]?\d{1,2}[\])]?)$/u;
+
+/** Whether a piece can label a column: text, a year, a column's number. */
+export const labelPiece = (p: Piece): boolean => !p.value || HEADER_NUMBER.test(pieceText(p));
+
 /** A piece's text, as its line reads it (lines.ts runsText: "83" and ". Elevated" set flush are "83. Elevated"). */
 export const pieceText = (p: Piece): string => runsText(p.items);
 

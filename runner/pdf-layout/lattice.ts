@@ -10,7 +10,7 @@
  * to the stream finder. Text items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
-import { linePieces } from "./columns.ts";
+import { labelPiece, linePieces } from "./columns.ts";
 import { groupLines } from "./lines.ts";
 import { buildTable, inside, type CellDraft } from "./tables.ts";
 import { textGrid } from "./textgrid.ts";
@@ -349,28 +349,36 @@ function hiddenRows(grid: Grid, drafts: readonly CellDraft[]): boolean {
   return parted.length >= HIDDEN_ROWS;
 }
 
-/** At most this many lines in each cell of a boxed header (see boxedHeader). */
+/** At most this many rows of a boxed header, and lines in each of its cells (see boxedHeader). */
+const HEADER_ROWS = 3;
 const HEADER_LINES = 3;
 
 /** Unruled text this many font sizes under a boxed header (baseline below its bottom) is its table's. */
 const UNDER_HEADER = 3;
 
 /**
- * Whether a grid is a header boxed on its own: one row of cells holding a few lines of labels and
- * no values, with lines of several pieces of unruled text right under it (a shaded bar over columns
- * of figures set by whitespace). It is no table by itself; its text is left to the stream finder,
+ * Whether a grid is a header boxed on its own: up to three rows of cells holding a few lines of
+ * labels and no values (but years and columns' numbers), with lines of several pieces of unruled
+ * text right under it (a shaded bar over columns of figures set by whitespace; year bands over
+ * shaded "Person | Male | Female" labels and a row numbering the columns). It is no table by itself; its text is left to the stream finder,
  * which reads it as the head of the columns under it. (A ruled table's header row alone at the foot
  * of a page has nothing under it: it stays a table, to be joined to the rest on the next page.)
  */
-function boxedHeader(grid: Grid, drafts: readonly CellDraft[], box: Box, items: readonly TextItem[]): boolean {
-  if (grid.ys.length !== 2) return false;
+function boxedHeader(grid: Grid, drafts: readonly CellDraft[], box: Box, items: readonly TextItem[], others: readonly Box[]): boolean {
+  if (grid.ys.length > HEADER_ROWS + 1) return false;
   const labels = drafts.every((d) => {
     const lines = groupLines(d.items.filter((i) => !i.opaque));
-    return lines.length <= HEADER_LINES && lines.every((l) => linePieces(l).every((p) => !p.value));
+    return lines.length <= HEADER_LINES && lines.every((l) => linePieces(l).every(labelPiece));
   });
   if (!labels) return false;
+  // Unruled: text another grid holds (a ruled body boxed apart from its header box) is no header's.
   const under = items.filter(
-    (i) => i.x0 >= box.x0 && i.x1 <= box.x1 && i.base > box.bottom && i.base - box.bottom <= UNDER_HEADER * i.size,
+    (i) =>
+      i.x0 >= box.x0 &&
+      i.x1 <= box.x1 &&
+      i.base > box.bottom &&
+      i.base - box.bottom <= UNDER_HEADER * i.size &&
+      !others.some((o) => inside(i, o)),
   );
   return groupLines(under).some((l) => linePieces(l).length >= 2);
 }
@@ -396,8 +404,10 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
   if (allRules.length > MAX_RULES) return [];
   const rules = borders(allRules, items);
   const tables: Table[] = [];
-  for (const grid of ruleRegions(rules).flatMap((region) => stackedGrids(region, items))) {
-    const box = { x0: grid.xs[0]!, x1: grid.xs.at(-1)!, top: grid.ys[0]!, bottom: grid.ys.at(-1)! };
+  const grids = ruleRegions(rules).flatMap((region) => stackedGrids(region, items));
+  const boxes = grids.map((g) => ({ x0: g.xs[0]!, x1: g.xs.at(-1)!, top: g.ys[0]!, bottom: g.ys.at(-1)! }));
+  for (const [k, grid] of grids.entries()) {
+    const box = boxes[k]!;
     const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
     // The draft covering each grid cell, so that placing an item is a lookup, not a search.
     const owner = Array.from({ length: grid.ys.length - 1 }, () => new Array<CellDraft | undefined>(grid.xs.length - 1));
@@ -412,7 +422,17 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
       const row = Math.max(1, firstAtLeast(grid.ys, cy)) - 1;
       owner[row]?.[col]?.items.push(item);
     }
-    if (drafts.filter((d) => d.items.length > 0).length < 2 || boxedHeader(grid, drafts, box, items)) continue;
+    if (
+      drafts.filter((d) => d.items.length > 0).length < 2 ||
+      boxedHeader(
+        grid,
+        drafts,
+        box,
+        items,
+        boxes.filter((b) => b !== box),
+      )
+    )
+      continue;
     const lattice = buildTable("lattice", splitBands(drafts, grid.ys.length - 1).drafts, grid.xs, box);
     tables.push(textColumns(lattice, grid, box, items, hiddenRows(grid, drafts)) ?? lattice);
   }

@@ -14,7 +14,7 @@
  * it runs across (a group header centred over its columns starts at the first of them) when the
  * row has nothing else there, never across a drawn vertical rule. Pure.
  */
-import { columnSeparators, headerAsOne, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
+import { columnSeparators, headerAsOne, labelPiece, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
 import { groupLines } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { buildTable, type CellDraft } from "./tables.ts";
@@ -355,7 +355,8 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     const byCol = new Map<number, Placed[]>();
     for (const p of row.flatMap((li) => placed[li]!)) byCol.set(p.col, [...(byCol.get(p.col) ?? []), p]);
     const starts = [...byCol.keys()].sort((a, b) => a - b);
-    const header = !row.some((li) => placed[li]!.some((p) => p.piece.value));
+    // A header row: labels only, years and columns' numbers among them ("2011" over its three columns).
+    const header = row.every((li) => placed[li]!.every((p) => labelPiece(p.piece)));
     // The row's cells never overlap: a group header centred over its columns leaves the next one
     // only the columns after them ("Handgun" over 1–3, "Long gun" over 4–6, not 3–7).
     let taken = -1;

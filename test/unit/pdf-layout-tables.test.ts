@@ -251,6 +251,24 @@ describe("tables whose rules touch", () => {
     // With nothing under it (a ruled table's header row at the foot of a page) the box stays a table.
     expect(latticeTables(rules, items.slice(0, 13))).toHaveLength(2);
   });
+
+  it("leave a header of shaded bands, years and the columns' numbers, to the unruled columns under it", () => {
+    // A population projection: a year in a dark band over each group, "Person | Male | Female" in a
+    // grey band, a row numbering the columns; the figures under them set by whitespace.
+    const bands = [h(0, 0, 300), h(14, 60, 300), h(28, 0, 300), h(42, 0, 300), v(0, 0, 42), v(60, 0, 42), v(180, 0, 42), v(300, 0, 42)];
+    const items = [item("Age group", 5, 24), item("2011", 110, 10), item("2016", 230, 10)];
+    ["Person", "Male", "Female", "Person", "Male", "Female"].forEach((label, k) => items.push(item(label, 62 + 40 * k, 24)));
+    ["1", "2", "3", "4", "5", "6", "7"].forEach((n, k) => items.push(item(n, k ? 75 + 40 * (k - 1) : 10, 38)));
+    for (let r = 0; r < 4; r++) {
+      items.push(item(`${5 * r}-${5 * r + 4}`, 5, 56 + 12 * r));
+      for (let k = 0; k < 6; k++) items.push(right(`${r + 1},${k}${k}${k}`, 95 + 40 * k, 56 + 12 * r));
+    }
+    expect(latticeTables(bands, items)).toEqual([]);
+    const [stream] = streamTables(items);
+    const rows = rowTexts(stream!.table).map((r) => r.filter(Boolean));
+    expect(rows[1]).toEqual(["Age group", "Person", "Male", "Female", "Person", "Male", "Female"]);
+    expect(rows.at(-1)).toEqual(["15-19", "4,000", "4,111", "4,222", "4,333", "4,444", "4,555"]);
+  });
 });
 
 describe("a page's header box over a body ruled into blocks of columns", () => {
