@@ -154,7 +154,7 @@ const ABUT = 0.5;
 /** An edge this much covered (share of its length) by the same colour beyond it shows nothing. */
 const HIDDEN_EDGE = 0.9;
 /** Above this many boxes of one colour, every edge is kept (the test is quadratic in them). */
-const MAX_SAME_FILL = 2000;
+const MAX_SAME_FILL = 500;
 
 /** Share of [a, b] covered by the given intervals. */
 function covered(a: number, b: number, spans: [number, number][]): number {
