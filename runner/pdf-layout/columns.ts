@@ -300,10 +300,16 @@ function withoutGroupHeaders(lines: readonly PieceLine[]): readonly PieceLine[] 
   const labels = lines[head];
   // Under it: the header's lower lines, and the first line of values when its first column is
   // empty (column labels that are numbers: "20 | 50 | 100", years; not a row of the body), or when
-  // the header runs over two of its labels ("Speckle noise" over "35% 45% 65%" beside "Method"; a
-  // label over a column the body leaves empty, between two of its values, runs over neither).
+  // the header runs over two of its labels, values all ("Speckle noise" over "35% 45% 65%" beside
+  // "Method"; a label over a column the body leaves empty, between two of its values, runs over neither).
   const open = labels?.pieces[0] !== undefined && labels.pieces[0].x0 > left + labels.size;
-  const over = (p: Piece, l: PieceLine): boolean => l !== labels || open || l.pieces.filter((q) => q.x0 < p.x1 && q.x1 > p.x0).length >= 2;
+  // Over two values or more, and nothing else: a word of the body cut in two pieces ("þ" and
+  // "108%") is no row of column labels.
+  const overValues = (p: Piece, l: PieceLine): boolean => {
+    const below = l.pieces.filter((q) => q.x0 < p.x1 && q.x1 > p.x0);
+    return below.length >= 2 && below.every((q) => q.value);
+  };
+  const over = (p: Piece, l: PieceLine): boolean => l !== labels || open || overValues(p, l);
   const under = lines.slice(0, head + 1);
   for (let k = 0; k + 1 < under.length; k++) {
     for (const p of lines[k]!.pieces) if (under.slice(k + 1).some((l) => over(p, l) && centredOver(p, l.pieces))) groups.add(p);
