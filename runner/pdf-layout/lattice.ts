@@ -1,13 +1,15 @@
 /**
- * Lattice tables: grids drawn with ruling lines. Rules that touch form a region; the region's
- * distinct horizontal and vertical rule positions are the grid (and heights where vertical rules
- * of several columns stop inside a row: boxes whose top edge is not drawn; and the ends of row
- * rules reaching past the outermost vertical ones over text: a grid not ruled around); a missing border
- * between two grid cells (less than half of the edge drawn) merges them into one spanning cell.
- * A region whose rows share no inner rule is tables stacked (one's box touching the next one's),
- * read one by one, and so is a box of two rows or more that no inner rule parts over rows that are
- * parted (a page's header box over a ruled body); a header boxed alone over unruled columns is left
- * to the stream finder. Text items go to the cell under their centre. Pure.
+ * Lattice tables: grids drawn with ruling lines. Rules that touch form a region (vertical rules
+ * shorter than a line of text are none: glyph stems). The region's distinct horizontal and
+ * vertical rule positions are the grid, lines closer than a narrow column with no text between
+ * taken as one (closeNarrow); and heights where vertical rules of several columns stop inside a
+ * row (boxes whose top edge is not drawn), and the ends of row rules reaching past the outermost
+ * vertical ones over text (a grid not ruled around). A missing border between two grid cells (less
+ * than half of the edge drawn) merges them into one spanning cell. A region whose rows share no
+ * inner rule is tables stacked (one's box touching the next one's), read one by one, and so is a
+ * box of two rows or more, ruled all across, that no inner rule parts over rows that are parted (a
+ * page's header box over a ruled body); a header boxed alone over unruled columns is left to the
+ * stream finder. Text items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
 import { labelPiece, linePieces } from "./columns.ts";

@@ -5,14 +5,19 @@
  * but not its columns (rules under the header only, a box around the whole table).
  *
  * Rows: between two drawn rules (a band), lines that keep to the rows of the band's key line make
- * one row each (bands.ts's rule), and a band of many lines of values (a box around a whole body
- * of rows set by whitespace) is read as if unruled; with no rules, every line starts a row but for a continuation —
- * a line with no values and text only under text cells of the row above (or, less than a line below,
- * in cells the row leaves empty), set at line spacing, with
- * nothing in the key column (the first one most lines fill) or, failing that, in fewer cells than
- * the row and none in its first: a wrapped description, the further lines of a wrapped header. Cells: a piece belongs to the column its middle lies in, and spans the further columns
- * it runs across (a group header centred over its columns starts at the first of them) when the
- * row has nothing else there, never across a drawn vertical rule. Pure.
+ * one row each (bands.ts's rule), and a band of many lines of values (a box around a whole body of
+ * rows set by whitespace), of two numbered labels, or of lines of figures in the same columns is
+ * read as if unruled. Unruled, every line starts a row but for a continuation:
+ *  - a line with no values and text only under text cells of the row above (or, less than a line
+ *    below, in cells the row leaves empty), set at line spacing in the same type, with nothing in
+ *    the key column (the first one most lines fill) or, failing that, in fewer cells than the row
+ *    and none in its first: a wrapped description, the further lines of a wrapped header;
+ *  - a row label wrapped (wrapsLabel), its values beside its last line or not;
+ *  - a line of values less than a line below, in cells the row leaves empty (values centred
+ *    beside a label's two lines).
+ * Cells: a piece belongs to the column its middle lies in, and spans the further columns it runs
+ * across (a group header centred over its columns starts at the first of them) when the row has
+ * nothing else there, never across a drawn vertical rule. Pure.
  */
 import { columnSeparators, headerAsOne, labelPiece, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
 import { groupLines } from "./lines.ts";
