@@ -14,8 +14,8 @@
  * conversion that loses no text. droppedGlyphs repeats pdfjs' test on every glyph as its text content
  * places it, and returns as text items the glyphs it drops that poppler's test keeps.
  */
-import { apply, inverse, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
-import { walkText, type FontLookup, type FontMetrics, type Glyph, type TextOpCodes, type TextState } from "./glyphs.ts";
+import { apply, boxOf, inverse, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
+import { baseFontName, fontStyle, walkText, type FontLookup, type Glyph, type TextOpCodes, type TextState } from "./glyphs.ts";
 import type { TextItem } from "./types.ts";
 
 /** A box in device space: x0 ≤ x1, y0 ≤ y1 (y grows downwards). */
@@ -24,14 +24,6 @@ interface Box {
   y0: number;
   x1: number;
   y1: number;
-}
-
-/** The device box of a text-space rectangle drawn through `trm`. */
-function deviceBox(trm: Matrix, x0: number, y0: number, x1: number, y1: number): Box {
-  const pts = [apply(trm, x0, y0), apply(trm, x1, y0), apply(trm, x0, y1), apply(trm, x1, y1)];
-  const xs = pts.map((p) => p[0]);
-  const ys = pts.map((p) => p[1]);
-  return { x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) };
 }
 
 /** The page as the walk sees it: pdfjs' view box (user space) and the viewport (device space). */
@@ -54,9 +46,6 @@ export function pdfjsDrops(x: number, y: number, dim: number, vertical: boolean,
   return x + dim < bx0 || x > bx1 || y < by0 || y > by1;
 }
 
-/** A font's PostScript name without the six-letter subset tag. */
-const fontName = (font: FontMetrics): string => (font?.name ?? "").replace(/^[A-Z]{6}\+/, "");
-
 /** A text item standing for glyphs drawn within `box` (upright: base 0.2 of its height above its bottom, as glyph boxes sit on a baseline). */
 function itemOf(text: string, box: Box, font: string): TextItem {
   const size = box.y1 - box.y0;
@@ -67,8 +56,7 @@ function itemOf(text: string, box: Box, font: string): TextItem {
     base: box.y1 - 0.2 * size,
     size,
     font,
-    bold: /bold|black|heavy|semibold|demi/i.test(font),
-    italic: /italic|oblique/i.test(font),
+    ...fontStyle(font),
     mcid: null,
     opaque: false,
   };
@@ -136,7 +124,7 @@ class Pen {
         dim,
         origin: apply(trm, x, base),
         end: apply(trm, x, base + dim),
-        box: deviceBox(trm, x - width / 2, base + dim, x + width / 2, base),
+        box: boxOf(trm, x - width / 2, base + dim, x + width / 2, base),
       };
     }
     const w = width * st.hScale;
@@ -145,7 +133,7 @@ class Pen {
       dim: width,
       origin: apply(trm, x, base),
       end: apply(trm, x + w, base),
-      box: deviceBox(trm, x, base - 0.2 * st.fontSize, x + w, base + 0.8 * st.fontSize),
+      box: boxOf(trm, x, base - 0.2 * st.fontSize, x + w, base + 0.8 * st.fontSize),
     };
   }
 
@@ -197,7 +185,7 @@ function showDropped(st: TextState, glyphs: readonly (Glyph | number)[], frame: 
     lost.push(isLost ? { text, box: p.box } : null);
   }
   pen.done();
-  for (const s of stretches(lost, pen.vertical)) out.push(itemOf(s.text, s.box, fontName(font)));
+  for (const s of stretches(lost, pen.vertical)) out.push(itemOf(s.text, s.box, baseFontName(font.name ?? "")));
 }
 
 /**

@@ -14,7 +14,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
-import { glyphRuns, rtlClusters, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
+import { baseFontName, fontStyle, glyphRuns, rtlClusters, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
 import { WORD_GAP } from "./lines.ts";
 import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
@@ -62,13 +62,13 @@ interface PdfjsTextItem {
   fontName?: string;
 }
 
-/** A font's PostScript name without the six-letter subset tag ("BAAAAA+LiberationSans-Bold"). */
+/** The PostScript name, without its subset tag, of the font a text item's font id names. */
 function fontNameOf(page: pdfjs.PDFPageProxy, id: string, cache: Map<string, string>): string {
   let name = cache.get(id);
   if (name === undefined) {
     try {
       const font = page.commonObjs.get(id) as { name?: string } | null;
-      name = (font?.name ?? "").replace(/^[A-Z]{6}\+/, "");
+      name = baseFontName(font?.name ?? "");
     } catch {
       name = "";
     }
@@ -132,8 +132,7 @@ function placed(d: DrawnRun): Run {
       ...extent(d.m, d.width, d.size, turn),
       size: d.size,
       font: d.font,
-      bold: /bold|black|heavy|semibold|demi/i.test(d.font),
-      italic: /italic|oblique/i.test(d.font),
+      ...fontStyle(d.font),
       mcid: d.mcid,
       opaque: d.opaque,
     },

@@ -58,6 +58,15 @@ export interface FontMetrics {
   name?: string;
 }
 
+/** A font's PostScript name without the six-letter subset tag ("BAAAAA+LiberationSans-Bold"). */
+export const baseFontName = (name: string): string => name.replace(/^[A-Z]{6}\+/, "");
+
+/** The weight and slant a font's name says. */
+export const fontStyle = (font: string): { bold: boolean; italic: boolean } => ({
+  bold: /bold|black|heavy|semibold|demi/i.test(font),
+  italic: /italic|oblique/i.test(font),
+});
+
 /** A stretch of glyphs on one baseline drawn without a jump: its ink box and its text. */
 export interface GlyphRun {
   x0: number;

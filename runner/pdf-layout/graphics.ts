@@ -7,7 +7,8 @@
  * matrix itself (save/restore, cm, form XObjects; ISO 32000-1 §8.4.4) and maps everything through
  * the viewport transform to top-left page coordinates. Runs in the extraction worker.
  */
-import { apply, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
+import { apply, boxOf, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
+import { coverage } from "./intervals.ts";
 import type { PageImage, Rule } from "./types.ts";
 
 /** pdfjs' OPS codes and path drawing codes (DrawOPS) that the walk needs. */
@@ -156,20 +157,6 @@ const HIDDEN_EDGE = 0.9;
 /** Above this many boxes of one colour, every edge is kept (the test is quadratic in them). */
 const MAX_SAME_FILL = 500;
 
-/** Share of [a, b] covered by the given intervals. */
-function covered(a: number, b: number, spans: [number, number][]): number {
-  let sum = 0;
-  let cursor = a;
-  for (const [s, e] of spans.sort((p, q) => p[0] - q[0])) {
-    const [from, to] = [Math.max(s, cursor), Math.min(e, b)];
-    if (to > from) {
-      sum += to - from;
-      cursor = to;
-    }
-  }
-  return b > a ? sum / (b - a) : 1;
-}
-
 /** One edge of a filled box: which side, the line it lies on, its extent along that line. */
 interface BoxEdge {
   side: "top" | "bottom" | "left" | "right";
@@ -186,15 +173,16 @@ const edgesOf = (b: FilledBox): BoxEdge[] => [
   { side: "right", at: b.x1, from: b.y0, to: b.y1 },
 ];
 
-/** Whether the colour of `others` lies just beyond an edge, along at least HIDDEN_EDGE of it. */
-function coveredBeyond(e: BoxEdge, others: readonly FilledBox[]): boolean {
+/** Whether the colour of the boxes `same` but `own` lies just beyond `own`'s edge `e`, along at least HIDDEN_EDGE of it. */
+function coveredBeyond(e: BoxEdge, own: FilledBox, same: readonly FilledBox[]): boolean {
   const out = e.side === "top" || e.side === "left" ? -1 : 1;
   const [lo, hi] = [Math.min(e.at, e.at + out), Math.max(e.at, e.at + out)];
   const across = e.side === "top" || e.side === "bottom";
-  const spans = others
-    .filter((o) => (across ? o.y0 - ABUT <= lo && o.y1 + ABUT >= hi : o.x0 - ABUT <= lo && o.x1 + ABUT >= hi))
-    .map((o): [number, number] => (across ? [o.x0 - ABUT, o.x1 + ABUT] : [o.y0 - ABUT, o.y1 + ABUT]));
-  return covered(e.from, e.to, spans) >= HIDDEN_EDGE;
+  const spans = same
+    .filter((o) => o !== own && (across ? o.y0 - ABUT <= lo && o.y1 + ABUT >= hi : o.x0 - ABUT <= lo && o.x1 + ABUT >= hi))
+    .map((o): [number, number] => (across ? [o.x0 - ABUT, o.x1 + ABUT] : [o.y0 - ABUT, o.y1 + ABUT]))
+    .sort((p, q) => p[0] - q[0]);
+  return coverage(e.from, e.to, spans) >= HIDDEN_EDGE;
 }
 
 /**
@@ -224,20 +212,15 @@ function joined(edges: readonly BoxEdge[]): BoxEdge[] {
  */
 export function boxEdges(boxes: readonly FilledBox[]): Rule[] {
   const byFill = new Map<string, FilledBox[]>();
-  for (const b of boxes) byFill.set(b.fill, [...(byFill.get(b.fill) ?? []), b]);
+  for (const b of boxes) {
+    const same = byFill.get(b.fill);
+    if (same) same.push(b);
+    else byFill.set(b.fill, [b]);
+  }
   const rules: Rule[] = [];
   for (const same of byFill.values()) {
     const checked = same.length <= MAX_SAME_FILL;
-    const showing = same.flatMap((b) =>
-      edgesOf(b).filter(
-        (e) =>
-          !checked ||
-          !coveredBeyond(
-            e,
-            same.filter((o) => o !== b),
-          ),
-      ),
-    );
+    const showing = same.flatMap((b) => edgesOf(b).filter((e) => !checked || !coveredBeyond(e, b, same)));
     for (const e of checked ? joined(showing) : showing) {
       rules.push(
         e.side === "top" || e.side === "bottom"
@@ -272,10 +255,7 @@ function pixelsOf(img: RawImage): { channels: 1 | 3 | 4; pixels: Uint8Array } | 
 
 /** Where an image lands on the page, or null when it is too small to be content. */
 function imageBox(m: Matrix): { x0: number; x1: number; y0: number; y1: number } | null {
-  const corners = [apply(m, 0, 0), apply(m, 1, 0), apply(m, 0, 1), apply(m, 1, 1)];
-  const xs = corners.map((c) => c[0]);
-  const ys = corners.map((c) => c[1]);
-  const box = { x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys) };
+  const box = boxOf(m, 0, 0, 1, 1);
   return box.x1 - box.x0 < MIN_IMAGE || box.y1 - box.y0 < MIN_IMAGE ? null : box;
 }
 

@@ -13,6 +13,7 @@
  */
 import { splitBands } from "./bands.ts";
 import { labelPiece, linePieces } from "./columns.ts";
+import { coverage } from "./intervals.ts";
 import { groupLines } from "./lines.ts";
 import { buildTable, inside, type CellDraft } from "./tables.ts";
 import { textGrid } from "./textgrid.ts";
@@ -53,21 +54,6 @@ export function distinct(values: number[]): number[] {
   const out: number[] = [];
   for (const v of [...values].sort((a, b) => a - b)) if (!out.length || v - out.at(-1)! > TOL) out.push(v);
   return out;
-}
-
-/** Share of the interval [a, b] covered by the given intervals (sorted by their start). */
-function coverage(a: number, b: number, spans: readonly [number, number][]): number {
-  let covered = 0;
-  let cursor = a;
-  for (const [s, e] of spans) {
-    const from = Math.max(s, cursor);
-    const to = Math.min(e, b);
-    if (to > from) {
-      covered += to - from;
-      cursor = to;
-    }
-  }
-  return b > a ? covered / (b - a) : 0;
 }
 
 /** For each grid line in `lines`, the spans of the rules within TOL of it, sorted by start. */

@@ -206,13 +206,13 @@ const LISTED_LINES = 4;
 
 /**
  * Whether a band's lines are rows set by whitespace, to be read as unruled lines: many lines of
- * values, two numbered labels in the key column with values (two rows between the same rules), or
- * rows of figures (figureRows).
+ * values, or two numbered labels in the key column with values (two rows between the same rules).
+ * (Rows of figures, figureRows, are read so too.)
  */
 function listed(lines: readonly number[], placed: readonly Placed[][], key: number): boolean {
   const valueLines = lines.filter((li) => placed[li]!.some((p) => p.piece.value)).length;
   const numbered = lines.filter((li) => placed[li]!.some((p) => p.col === key && ENUMERATED.test(pieceText(p.piece)))).length;
-  return valueLines >= LISTED_LINES || (valueLines >= 2 && numbered >= 2) || figureRows(lines, placed);
+  return valueLines >= LISTED_LINES || (valueLines >= 2 && numbered >= 2);
 }
 
 /** A line of this many figures or more, in a band, is a row of figures. */
@@ -237,8 +237,9 @@ function rowsOf(lines: readonly number[], ctx: RowContext, ruled: boolean): numb
   if (!lines.length) return [];
   // A ruled band is one row, unless its lines are rows: by the key column (bands.ts), in which case
   // lines without it join the row above; or listed, read as unruled lines.
-  const byKey = ruled && !figureRows(lines, placed) && keyRows(lines, placed, key);
-  if (ruled && !byKey && !listed(lines, placed, key)) return [[...lines]];
+  const figures = ruled && figureRows(lines, placed);
+  const byKey = ruled && !figures && keyRows(lines, placed, key);
+  if (ruled && !byKey && !figures && !listed(lines, placed, key)) return [[...lines]];
   const rows: number[][] = [];
   for (const li of lines) {
     const row = rows.at(-1);

@@ -24,6 +24,14 @@ export function apply(m: Matrix, x: number, y: number): [number, number] {
   return [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 }
 
+/** The bounding box of the rectangle [x0, x1] × [y0, y1] mapped through m. */
+export function boxOf(m: Matrix, x0: number, y0: number, x1: number, y1: number): { x0: number; y0: number; x1: number; y1: number } {
+  const pts = [apply(m, x0, y0), apply(m, x1, y0), apply(m, x0, y1), apply(m, x1, y1)];
+  const xs = pts.map((p) => p[0]);
+  const ys = pts.map((p) => p[1]);
+  return { x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) };
+}
+
 /** The inverse of an invertible matrix (a viewport's transform always is). */
 export function inverse(m: Matrix): Matrix {
   const det = m[0] * m[3] - m[1] * m[2];
