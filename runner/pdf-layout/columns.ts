@@ -7,9 +7,10 @@
  * gap is a column gap: Calc leaves less than a word space between a right-aligned date and the
  * next cell's text. Lines of one piece (a title, a section row, a wrapped cell's next line) may
  * cross a river, and lines of several now and then (a group header): up to CROSSING of them; those
- * then span the columns. A header set over several lines counts once, as one row; a header label
- * alone in a river, when the column right of it has a label of its own, heads a column the body
- * leaves empty. Pure.
+ * then span the columns — but a label alone on its line, less than a line from a row with text
+ * only right of it (a \multirow label centred on two rows), is a cell of its own column. A header
+ * set over several lines counts once, as one row; a header label alone in a river, when the
+ * column right of it has a label of its own, heads a column the body leaves empty. Pure.
  */
 import { typeCell } from "./cells.ts";
 import { isMarker, OVERDRAWN, runsText, WORD_GAP } from "./lines.ts";
@@ -186,6 +187,51 @@ function phraseSpace(phrases: readonly Piece[], wide: readonly Piece[], lines: n
   return !phrases.some((p) => wide.some((w) => near(p.x0, w.x0) || near(p.x1, w.x1)));
 }
 
+/** A label on a line of its own set this close (font sizes, baseline to baseline) to a row beside it is centred on rows. */
+const BESIDE = 1;
+
+/**
+ * The piece right of a gap beside the label on line k, when the label stands alone left of it,
+ * centred on the rows next to it (LaTeX's \multirow: "Tying Knots" half a line under "Random"
+ * and over "Task-Level"): the nearest piece right of the gap on the line just above or below,
+ * under a line apart, that has nothing left of the gap. Null when there is none.
+ */
+function besideLabel(lines: readonly PieceLine[], k: number, g: Gap): Piece | null {
+  const line = lines[k]!;
+  if (line.pieces.some((p) => p.x1 > g.x0 + 0.01)) return null;
+  for (const other of [lines[k - 1], lines[k + 1]]) {
+    if (!other || Math.abs(other.base - line.base) >= BESIDE * Math.max(line.size, other.size)) continue;
+    const [l, r] = around(other, g);
+    if (!l && r) return r;
+  }
+  return null;
+}
+
+/** The pieces either side of a gap on line k (around), the right one beside a centred label (besideLabel). */
+function besideGap(lines: readonly PieceLine[], k: number, g: Gap): [Piece | null, Piece | null] {
+  const [l, r] = around(lines[k]!, g);
+  return [l, r ?? (l ? besideLabel(lines, k, g) : null)];
+}
+
+/**
+ * The lines of one piece that are labels centred on the rows beside them (LaTeX's \multirow): a
+ * line under a line apart (BESIDE) has text only right of the label, a word space clear of it.
+ */
+function besideRows(lines: readonly PieceLine[]): Set<PieceLine> {
+  const out = new Set<PieceLine>();
+  lines.forEach((line, k) => {
+    if (line.pieces.length !== 1) return;
+    const end = line.pieces[0]!.x1 + WORD_SPACE * line.size;
+    const nextTo = (other: PieceLine | undefined): boolean =>
+      other !== undefined &&
+      Math.abs(other.base - line.base) < BESIDE * Math.max(line.size, other.size) &&
+      other.pieces.length > 0 &&
+      other.pieces.every((p) => p.x0 > end);
+    if (nextTo(lines[k - 1]) || nextTo(lines[k + 1])) out.add(line);
+  });
+  return out;
+}
+
 /**
  * Whether a gap is a column gap (see the header) rather than a word space inside a column. Two
  * pieces that read as one value together and a list marker before its text are one cell's
@@ -198,8 +244,8 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
   let joined = 0;
   const wide: Piece[] = [];
   const phrases: Piece[] = [];
-  for (const line of lines) {
-    const [l, r] = around(line, g);
+  for (const [k, line] of lines.entries()) {
+    const [l, r] = besideGap(lines, k, g);
     if (!l || !r) continue;
     const gap = r.x0 - l.x1;
     if (gap > WORD_SPACE * line.size) wide.push(r);
@@ -402,8 +448,11 @@ export function columnSeparators(lines: readonly PieceLine[]): Separator[] {
   const all = lines.flatMap((l) => l.pieces);
   const [lo, hi] = [minOf(all, (p) => p.x0), maxOf(all, (p) => p.x1)];
   // Rivers run between the lines of several cells; a line of one piece (a section row, a title, a
-  // wrapped cell's next line) may cross them freely: it is a cell spanning columns.
-  const rows = headerAsOne(withoutGroupHeaders(lines)).filter((l) => l.pieces.length >= 2);
+  // wrapped cell's next line) may cross them freely: it is a cell spanning columns — but for a
+  // label centred on the rows beside it (besideRows), a cell of its own column.
+  const merged = headerAsOne(withoutGroupHeaders(lines));
+  const beside = besideRows(merged);
+  const rows = merged.filter((l) => l.pieces.length >= 2 || beside.has(l));
   const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
   const gaps = emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi).filter((g) => isColumnGap(lines, g));
   const head = lines.slice(0, headerEnd(lines));

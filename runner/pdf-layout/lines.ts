@@ -63,7 +63,50 @@ export function groupLines(items: readonly TextItem[]): TextItem[][] {
     size = item.size;
   }
   if (current.length) lines.push(current);
-  return joinScripts(lines).map((l) => composeAccents(l.sort((a, b) => a.x0 - b.x0)));
+  return joinScripts(lines).map((l) => composeAccents(stackedScripts(l.sort((a, b) => a.x0 - b.x0))));
+}
+
+/**
+ * Whether an upper and a lower script are stacked: they overlap by a third of the narrower or more
+ * (TeX's T^1_s, a binomial's two numbers); a charge set after its subscript ("HCO₃⁻") touches it.
+ */
+function stacked(a: TextItem, b: TextItem): boolean {
+  return Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) >= 0.3 * Math.min(a.x1 - a.x0, b.x1 - b.x0);
+}
+
+/**
+ * A superscript set over a subscript (TeX's T^1_s, κ^{−n}_{Nor}) read as two words, the upper
+ * first, and the text after the stack as another word: "T1 s S", as pdftotext and MuPDF both part
+ * them, where left-to-right order would interleave the two ("κ−Norn") and glue the next letter on
+ * ("Ts1S"). A script is smaller type than the line's, a sixth of an em off its baseline; a stack is
+ * a stretch of scripts with an upper and a lower one stacked, not set one after the other. `line`
+ * is sorted left to right.
+ */
+function stackedScripts(line: readonly TextItem[]): TextItem[] {
+  const text = line.filter((i) => !i.opaque);
+  if (text.length < 3) return [...line];
+  const main = text.reduce((a, b) => (b.size > a.size ? b : a));
+  const side = (i: TextItem): -1 | 0 | 1 =>
+    i.opaque || i.size > SCRIPT_SIZE * main.size || Math.abs(i.base - main.base) < main.size / 6 ? 0 : i.base < main.base ? -1 : 1;
+  const out: TextItem[] = [];
+  let wordAfter = false;
+  for (let k = 0; k < line.length;) {
+    if (side(line[k]!) === 0) {
+      out.push(wordAfter ? { ...line[k]!, spaceBefore: true } : line[k]!);
+      wordAfter = false;
+      k++;
+      continue;
+    }
+    let end = k;
+    while (end < line.length && side(line[end]!) !== 0) end++;
+    const run = line.slice(k, end);
+    const upper = run.filter((i) => side(i) < 0);
+    const lower = run.filter((i) => side(i) > 0);
+    wordAfter = upper.some((u) => lower.some((l) => stacked(u, l)));
+    out.push(...(wordAfter ? [...upper, { ...lower[0]!, spaceBefore: true }, ...lower.slice(1)] : run));
+    k = end;
+  }
+  return out;
 }
 
 /** Spacing accents as TeX and others draw them over a letter, and the combining marks they stand for. */
@@ -100,13 +143,28 @@ function composeAccents(items: TextItem[]): TextItem[] {
   if (!accents.length) return line;
   const gone = new Set<TextItem>();
   const out = line.map((item) => {
-    if (accents.includes(item) || !isLetter(item)) return item;
-    const accent = accents.find((a) => !gone.has(a) && over(a, item));
+    if (accents.includes(item)) return item;
+    const first = isLetter(item) ? item : firstLetter(item);
+    if (!first) return item;
+    const accent = accents.find((a) => !gone.has(a) && over(a, first));
     if (!accent) return item;
     gone.add(accent);
-    return { ...item, text: (item.text + ACCENTS[accent.text.trim()]!).normalize("NFC") };
+    const [head, ...rest] = [...item.text];
+    return { ...item, text: (head! + ACCENTS[accent.text.trim()]!).normalize("NFC") + rest.join("") };
   });
   return out.filter((i) => !gone.has(i));
+}
+
+/**
+ * The first glyph of a run of several that starts with a letter, as a one-letter run of its own
+ * width (a share of the run's, at most half an em), for an accent drawn over it ("˜" over the "z"
+ * of "z, γ": pdfjs runs a letter on with the text after it in its font); null for other runs.
+ */
+function firstLetter(item: TextItem): TextItem | null {
+  const chars = [...item.text];
+  if (chars.length < 2 || !/\p{L}/u.test(chars[0]!)) return null;
+  const width = Math.min((item.x1 - item.x0) / chars.length, ACCENT_WIDTH * item.size);
+  return { ...item, text: chars[0]!, x1: item.x0 + width };
 }
 
 /** A spacing accent's width, in font sizes (TeX's tilde and hat are half an em). */

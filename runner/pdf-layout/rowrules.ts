@@ -6,7 +6,7 @@
  * them as one with it. The rules tell where the table is: from its first rule to its last, and
  * between their ends. The text there is read as a whitespace table (stream.ts), which refuses it
  * unless it is one. A run of rules of one width breaks at a band of running text between two of
- * them (a paragraph between two tables of a column's width). Pure.
+ * them (a paragraph between two tables of a column's width) or at a tall band holding no text. Pure.
  */
 import { pieceLine, pieceText, running } from "./columns.ts";
 import { groupLines } from "./lines.ts";
@@ -51,14 +51,26 @@ function within(sorted: readonly TextItem[], x0: number, x1: number, top: number
   return out;
 }
 
-/** Whether the lines between two rules are running text (a paragraph), not rows. */
-function prose(items: readonly TextItem[]): boolean {
+/** A line of one run of this many words or more from one end of the rules to the other is a justified line of text. */
+const JUSTIFIED_WORDS = 4;
+
+/** Whether the lines between two rules (from x0 to x1) are running text (a paragraph), not rows. */
+function prose(items: readonly TextItem[], x0: number, x1: number): boolean {
   const lines = groupLines(items).map(pieceLine);
-  // A line of running text: words set as one phrase, or one run of text holding a sentence's words.
+  // A line of running text: words set as one phrase, one run of text holding a sentence's words,
+  // or a few words justified from one end of the rules to the other (a paragraph in a narrow column).
   const sentence = (l: (typeof lines)[number]): boolean =>
-    running(l) || l.pieces.some((p) => !p.value && pieceText(p).split(" ").length >= SENTENCE_WORDS);
+    running(l) ||
+    l.pieces.some((p) => !p.value && pieceText(p).split(" ").length >= SENTENCE_WORDS) ||
+    (l.pieces.length === 1 &&
+      pieceText(l.pieces[0]!).split(" ").length >= JUSTIFIED_WORDS &&
+      l.pieces[0]!.x0 <= x0 + TOL &&
+      l.pieces[0]!.x1 >= x1 - TOL);
   return lines.length > 0 && lines.filter(sentence).length * 2 > lines.length;
 }
+
+/** Rules further apart than this (points) with no text between them are two tables' foot and head. */
+const EMPTY_BAND = 12;
 
 /**
  * Row-ruled tables among a page's text items (those no other table took), with the items each
@@ -91,12 +103,20 @@ export function rowRuledTables(rules: readonly Rule[], items: readonly TextItem[
   return found;
 }
 
-/** The runs of rules (first and last height) whose bands hold no paragraph, MIN_RULES or more each. */
+/**
+ * The runs of rules (first and last height) whose bands hold no paragraph, MIN_RULES or more each;
+ * a run also breaks at a tall band with no text (the space between one table's foot rule and the
+ * next one's head rule, the text of a table between them taken already).
+ */
 function runs(sorted: readonly TextItem[], x0: number, x1: number, ys: readonly number[]): [number, number][] {
   const out: [number, number][] = [];
   let start = 0;
   for (let k = 1; k <= ys.length; k++) {
-    if (k < ys.length && !prose(within(sorted, x0, x1, ys[k - 1]!, ys[k]!))) continue;
+    if (k < ys.length) {
+      const band = within(sorted, x0, x1, ys[k - 1]!, ys[k]!);
+      const apart = band.length === 0 && ys[k]! - ys[k - 1]! > EMPTY_BAND;
+      if (!apart && !prose(band, x0, x1)) continue;
+    }
     if (k - 1 - start >= MIN_RULES - 1) out.push([ys[start]!, ys[k - 1]!]);
     start = k;
   }

@@ -4,11 +4,15 @@
  * a wrapped cell, a section row), starting at its first such line that is not running text (a
  * report's title lines above the table read before it, as text); its grid comes from its text
  * (textgrid.ts: columns where rivers of whitespace run down the lines, rows from the lines). A run
- * ends at a line of a paragraph reaching across its rows (the text between two tables) and where
- * two rules stacked apart lie between two lines (one table's foot rule, the next one's head rule).
+ * ends at a line of a paragraph reaching across its rows (the text between two tables), where
+ * two rules stacked apart lie between two lines (one table's foot rule, the next one's head rule),
+ * and at a rule across its rows with larger type under it (the text under a booktabs table); it
+ * starts under a head rule whose ends the column's text above runs past, and takes the labels
+ * between a head rule and its first line of cells (a group's label, a \multirow label).
  * On a page set in two columns each column is read apart (pageStreamTables, gutter.ts).
  * Lookalikes are refused: prose set in two columns (cells hold sentences), a list (its first column
- * is list markers), fewer than two rows of two cells, and (from three rows up) columns whose cells
+ * is list markers), fewer than two rows of two cells, two rows of a justified paragraph (word spaces
+ * between the cells, the lines ending together), and (from three rows up) columns whose cells
  * share no edge (row labels may stand at a few indents). Pure.
  */
 import type { Piece } from "./columns.ts";
@@ -21,6 +25,8 @@ import type { Cell, Rule, Table, TextItem } from "./types.ts";
 
 /** Rows further apart than this (in font sizes, baseline to baseline) end a candidate. */
 const MAX_ROW_PITCH = 3.5;
+/** Lines of one text (a cell's, a header's) follow each other within this many font sizes, baseline to baseline. */
+const LINE_SPACING = 1.7;
 /** Cells of a table hold values and short labels: more words per cell on average is prose. */
 const MAX_WORDS_PER_CELL = 5;
 /** A table has at least this many rows with two or more cells (specifications print two-row tables). */
@@ -93,6 +99,30 @@ function indented(xs: readonly number[]): boolean {
   return held >= MIN_INDENTED * xs.length;
 }
 
+/** Gaps between cells no wider than this (font sizes) are a justified line's word spaces. */
+const JUSTIFIED_GAP = 1;
+
+/**
+ * Whether rows too few to judge their columns by alignment are lines of a justified paragraph:
+ * words only (no figures), every gap between two cells of a row no wider than a word space, and
+ * the rows starting and ending together (two lines of text in a narrow column, its spaces stretched).
+ */
+function justified(rows: readonly Cell[][]): boolean {
+  const spans = rows.map((r) => {
+    const cells = [...r].sort((a, b) => a.col - b.col);
+    const lines = cells.map((c) => ({
+      x0: minOf(c.lines, (l) => l.x0),
+      x1: maxOf(c.lines, (l) => l.x1),
+      size: maxOf(c.lines, (l) => l.size),
+    }));
+    const narrow = lines.slice(1).every((l, k) => l.x0 - lines[k]!.x1 <= JUSTIFIED_GAP * l.size);
+    return { x0: lines[0]!.x0, x1: lines.at(-1)!.x1, narrow };
+  });
+  const first = spans[0]!;
+  const words = rows.every((r) => r.every((c) => !/\d/.test(cellText(c))));
+  return words && spans.every((s) => s.narrow && Math.abs(s.x0 - first.x0) <= ALIGN && Math.abs(s.x1 - first.x1) <= ALIGN);
+}
+
 /** Whether a grid reads as a table rather than prose or a list (see the header). */
 function tableLike(table: Table): boolean {
   const filled = table.cells.filter((c) => c.lines.length > 0);
@@ -103,7 +133,7 @@ function tableLike(table: Table): boolean {
   if (filled.reduce((n, c) => n + words(c), 0) / filled.length > MAX_WORDS_PER_CELL) return false;
   const firsts = full.map((r) => r.reduce((a, b) => (b.col < a.col ? b : a)));
   if (firsts.every((c) => c.col === 0 && c.lines.length === 1 && isMarker(c.lines[0]!.items))) return false;
-  if (full.length < MIN_ALIGN_ROWS) return true;
+  if (full.length < MIN_ALIGN_ROWS) return !justified(full);
   for (let col = 0; col < table.cols; col++) {
     const cells = full.flatMap((r) => r.filter((c) => c.col === col && c.colSpan === 1));
     if (cells.length >= 2 && !aligned(cells, col === 0)) return false;
@@ -128,7 +158,7 @@ function wraps(run: readonly Line[]): boolean {
   if (!prev || !ref) return false;
   const pitch = (last.base - prev.base) / Math.max(last.size, prev.size);
   const piece = last.pieces[0]!;
-  return pitch <= 1.7 && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2;
+  return pitch <= LINE_SPACING && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2;
 }
 
 /** A paragraph's line reaches across a run's rows when it ends this close (font sizes) to both their ends. */
@@ -137,10 +167,11 @@ const ACROSS = 2;
 /**
  * Whether a line of a paragraph reaches across the run's rows, within ACROSS of both their
  * ends: the text between two tables, not a row of either (a wrapped cell or a section row stands
- * inside the table's width).
+ * inside the table's width). The rows are the run's lines of cells that are not running text.
  */
 function across(line: Line, run: readonly Line[]): boolean {
-  const rows = run.filter(multi);
+  // A justified line of the text above the table, its word spaces wide enough to part it, is no row.
+  const rows = run.filter((l) => multi(l) && !paragraphLine(l));
   if (!rows.length || !paragraphLine(line)) return false;
   const [x0, x1] = [minOf(rows, (l) => l.pieces[0]!.x0), maxOf(rows, (l) => maxOf(l.pieces, (p) => p.x1))];
   return line.pieces[0]!.x0 <= x0 + ACROSS * line.size && maxOf(line.pieces, (p) => p.x1) >= x1 - ACROSS * line.size;
@@ -156,7 +187,7 @@ function wrappedUnder(line: Line, before: Line | undefined, row: Line | undefine
   const piece = line.pieces[0]!;
   const k = row.pieces.findIndex((p) => Math.abs(p.x0 - piece.x0) <= ALIGN);
   const next = row.pieces[k + 1];
-  return k >= 0 && (line.base - before.base) / Math.max(line.size, before.size) <= 1.7 && (!next || piece.x1 < next.x0);
+  return k >= 0 && (line.base - before.base) / Math.max(line.size, before.size) <= LINE_SPACING && (!next || piece.x1 < next.x0);
 }
 
 /** Whether a line holds separate pieces of text (cells, not one run). */
@@ -172,12 +203,54 @@ const MIN_RULE = 40;
  * next one's head rule (booktabs, reports), however close the tables stand.
  */
 function ruledApart(prev: Line, line: Line, rules: readonly Rule[]): boolean {
+  const ys = rulesBetween(prev, line, rules);
+  return ys.length >= 2 && Math.max(...ys) - Math.min(...ys) > DOUBLE_RULE * line.size;
+}
+
+type Span = { x0: number; x1: number };
+
+/** A rule across a table runs under this share of its rows' width or more (an underline, a heading's rule, under less). */
+const ACROSS_RULE = 0.8;
+
+/** Whether a rule is horizontal and runs under ACROSS_RULE of `width` or more. */
+const ruleAcross = (r: Rule, width: Span): boolean =>
+  r.y1 - r.y0 < 1 && Math.min(r.x1, width.x1) - Math.max(r.x0, width.x0) >= ACROSS_RULE * (width.x1 - width.x0);
+
+/** From the first cell to the last of a run's lines of cells. */
+function rowsWidth(run: readonly Line[]): Span {
+  const rows = run.filter(multi);
+  return { x0: minOf(rows, (l) => l.pieces[0]!.x0), x1: maxOf(rows, (l) => l.pieces.at(-1)!.x1) };
+}
+
+/**
+ * The heights of the horizontal rules between two lines, under either: MIN_RULE long or more, or
+ * (with `width`) across that width (ruleAcross).
+ */
+function rulesBetween(prev: Line, line: Line, rules: readonly Rule[], width?: Span): number[] {
   const [x0, x1] = [Math.min(prev.pieces[0]!.x0, line.pieces[0]!.x0), Math.max(prev.pieces.at(-1)!.x1, line.pieces.at(-1)!.x1)];
-  const ys = rules
-    .filter((r) => r.y1 - r.y0 < 1 && r.x1 - r.x0 >= MIN_RULE && r.x0 < x1 && r.x1 > x0)
+  const long = (r: Rule): boolean => (width ? ruleAcross(r, width) : r.y1 - r.y0 < 1 && r.x1 - r.x0 >= MIN_RULE);
+  return rules
+    .filter((r) => long(r) && r.x0 < x1 && r.x1 > x0)
     .map((r) => r.y0)
     .filter((y) => y > prev.base + 0.2 * prev.size && y < line.base - 0.8 * line.size);
-  return ys.length >= 2 && Math.max(...ys) - Math.min(...ys) > DOUBLE_RULE * line.size;
+}
+
+/** Type this much larger than a table's rows is not the table's. */
+const LARGER_TYPE = 1.15;
+
+/**
+ * Whether a line stands under the run's foot rule (across its rows' width) in larger type than its
+ * rows: the page's text going on under a table (a booktabs table set in \small), however close,
+ * not a row of it (a region's heading in larger type, underlined, is one).
+ */
+function underFoot(prev: Line, line: Line, run: readonly Line[], rules: readonly Rule[]): boolean {
+  const sizes = run
+    .filter(multi)
+    .map((l) => l.size)
+    .sort((a, b) => a - b);
+  const rowSize = sizes[sizes.length >> 1];
+  if (rowSize === undefined || line.size <= LARGER_TYPE * rowSize) return false;
+  return rulesBetween(prev, line, rules, rowsWidth(run)).length > 0;
 }
 
 /** Whether a line goes on with the run of lines above it (see streamTables). */
@@ -189,13 +262,65 @@ function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolea
   // Tall rows (a neighbour cell wrapped over lines) leave wide gaps: a line that repeats the run's
   // columns still belongs to it.
   const close = pitch <= MAX_ROW_PITCH || (pitch <= MAX_ALIGNED_PITCH && lastMulti !== undefined && sameColumns(line, lastMulti));
-  if (!close || across(line, run) || ruledApart(prev, line, rules)) return false;
+  if (!close || across(line, run) || ruledApart(prev, line, rules) || underFoot(prev, line, run, rules)) return false;
   // Single-piece lines inside a table are wrapped cells or section rows: a few, not a paragraph.
   // (Lines of a cell wrapped under its row, however many, are no paragraph.)
   const singles = run
     .slice(run.findLastIndex(multi) + 1)
     .filter((l, k, after) => !wrappedUnder(l, k ? after[k - 1] : lastMulti, lastMulti)).length;
   return multi(line) || singles < MAX_SINGLES || wrappedUnder(line, prev, lastMulti);
+}
+
+/**
+ * Where a run's table starts under its head rule: the first line under a horizontal rule whose
+ * ends hold every line under it, where a line above runs past an end (the column's text over a
+ * table narrower than it, a short last line of a paragraph among them) and too few lines of cells
+ * to be a table of their own stand above. 0 when there is none.
+ */
+function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
+  const spans = (l: Line, r: Rule, slack: number): boolean => l.pieces[0]!.x0 >= r.x0 - slack && l.pieces.at(-1)!.x1 <= r.x1 + slack;
+  for (let i = 1; i < run.length; i++) {
+    const [prev, line] = [run[i - 1]!, run[i]!];
+    const head = rules.find(
+      (r) =>
+        r.y1 - r.y0 < 1 &&
+        r.x1 - r.x0 >= MIN_RULE &&
+        r.y0 > prev.base + 0.2 * prev.size &&
+        r.y0 < line.base - 0.8 * line.size &&
+        run.slice(i).every((l) => spans(l, r, ALIGN)),
+    );
+    const above = run.slice(0, i);
+    const rows = above.filter((l) => multi(l) && !paragraphLine(l)).length;
+    if (head && rows < MIN_ROWS && above.some((l) => !spans(l, head, l.size))) return i;
+  }
+  return 0;
+}
+
+/** At most this many lines of labels stand between a table's head rule and its first row of cells. */
+const HEAD_LINES = 3;
+
+/**
+ * The lines of one piece between a table's head rule and the first line of cells of its run (lines[first]):
+ * a group's label over its columns, a label centred on the header's two lines (LaTeX's
+ * \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the table's
+ * width, at line spacing, that no other table took, under a rule across the table (ruleAcross) and with none between them. None without such a rule: the lines above a table are
+ * text (a title, a caption) unless its rules say otherwise.
+ */
+function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
+  const width = rowsWidth(run);
+  let k = first;
+  while (k > 0 && first - k < HEAD_LINES) {
+    const [above, below] = [lines[k - 1]!, lines[k]!];
+    const inside = above.pieces[0]!.x0 >= width.x0 - ALIGN && above.pieces.at(-1)!.x1 <= width.x1 + ALIGN;
+    const close = (below.base - above.base) / Math.max(above.size, below.size) <= LINE_SPACING;
+    if (taken.has(above) || multi(above) || paragraphLine(above) || !inside || !close || rulesBetween(above, below, rules, width).length)
+      break;
+    k--;
+  }
+  if (k === first) return [];
+  const top = lines[k]!;
+  const headRule = rules.some((r) => ruleAcross(r, width) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
+  return headRule ? lines.slice(k, first) : [];
 }
 
 /**
@@ -208,6 +333,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     return { items: l, pieces: linePieces(l), base: l.find((i) => i.size === size)!.base, size };
   });
   const found: { table: Table; items: Set<TextItem> }[] = [];
+  const taken = new Set<Line>();
   let run: Line[] = [];
   const flush = (): void => {
     // A run ends with single-piece lines only when they continue a row (a cell wrapped below it).
@@ -216,8 +342,13 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     // the title: they read before the table, as text.
     const start = run.findIndex((l) => !paragraphLine(l) && multi(l));
     run = start < 0 ? [] : run.slice(start);
+    run = run.slice(headRuleAt(run, rules));
+    if (run.length) run = [...headLines(lines, lines.indexOf(run[0]!), run, rules, taken), ...run];
     const table = streamTable(run.map((l) => l.items));
-    if (table) found.push({ table, items: new Set(run.flatMap((l) => l.items)) });
+    if (table) {
+      found.push({ table, items: new Set(run.flatMap((l) => l.items)) });
+      for (const l of run) taken.add(l);
+    }
     run = [];
   };
   for (const line of lines) {

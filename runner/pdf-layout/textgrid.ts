@@ -14,7 +14,9 @@
  *    and none in its first: a wrapped description, the further lines of a wrapped header;
  *  - a row label wrapped (wrapsLabel), its values beside its last line or not;
  *  - a line of values less than a line below, in cells the row leaves empty (values centred
- *    beside a label's two lines).
+ *    beside a label's two lines);
+ * but never labels under a group's label, within its span (the header's next row). A row of labels
+ * alone, centred between two rows left of their cells (\multirow), joins the first of them.
  * Cells: a piece belongs to the column its middle lies in, and spans the further columns it runs
  * across (a group header centred over its columns starts at the first of them) when the row has
  * nothing else there, never across a drawn vertical rule. Pure.
@@ -156,6 +158,19 @@ function sameStyle(a: Piece, b: Piece): boolean {
   return Math.abs(a.size - b.size) <= SAME_SIZE * Math.max(a.size, b.size) && bold(a) === bold(b);
 }
 
+/**
+ * Whether a spanning cell of a row is a group's label over labels of the line under it, in columns
+ * of their own (a header's second row, "Ant. | Det." under "Task 01"): two pieces or more under
+ * it, and the label within their span. (Two labels set too close to part, their next lines under
+ * each, reach over the first and last of those lines: "Average handling time Average handling
+ * time" over "in days | in days" is a header wrapped.)
+ */
+function groupOver(a: Placed, line: readonly Placed[]): boolean {
+  if (a.last === a.col) return false;
+  const under = line.filter((p) => a.col <= p.col && p.col <= a.last);
+  return under.length >= 2 && a.piece.x0 > under[0]!.piece.x0 && a.piece.x1 < under.at(-1)!.piece.x1;
+}
+
 /** Whether line `li` continues the row made of `row` (line indexes) rather than starting one. */
 function continues(li: number, row: readonly number[], ctx: RowContext): boolean {
   const { placed, lines, key } = ctx;
@@ -172,6 +187,7 @@ function continues(li: number, row: readonly number[], ctx: RowContext): boolean
   const covered = (p: Placed): boolean => above.some((a) => a.col <= p.col && p.col <= a.last);
   if (line.some((p) => p.piece.value)) return between && line.every((p) => p.col > key && !covered(p));
   const text = above.filter((p) => !p.piece.value);
+  if (text.some((a) => groupOver(a, line))) return false;
   if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last) || (between && !covered(p)))) return false;
   // A cell's next line is set as its first: a line in another size or weight under a cell (a state's
   // heading in bold under the last reservoir of the region before it) starts a row.
@@ -247,7 +263,40 @@ function rowsOf(lines: readonly number[], ctx: RowContext, ruled: boolean): numb
     else if (row && byKey && !placed[li]!.some((p) => p.col === key)) row.push(li);
     else rows.push([li]);
   }
-  return rows;
+  return withCentredLabels(rows, ctx);
+}
+
+/** A label centred on two rows stands less than this (font sizes, baseline to baseline) under the first. */
+const CENTRED_LABEL = 1.1;
+
+/**
+ * Rows of labels alone set between two rows, about a line under the one above (CENTRED_LABEL) and
+ * at line spacing over the next (a rule may part those), left of all the cells of the row above:
+ * labels centred on the two rows (LaTeX's \multirow, "Tying Knots" between "Random" and
+ * "Task-Level"; "Activity" between a group header and the labels under it), joined to the first of
+ * them, the row the label's source cell is in.
+ */
+function withCentredLabels(rows: readonly number[][], ctx: RowContext): number[][] {
+  const { placed, lines } = ctx;
+  const out: number[][] = [];
+  rows.forEach((row, r) => {
+    const [prev, next] = [out.at(-1), rows[r + 1]];
+    if (prev && next) {
+      const [top, bottom] = [lines[row[0]!]!, lines[row.at(-1)!]!];
+      const [above, below] = [lines[prev.at(-1)!]!, lines[next[0]!]!];
+      const first = Math.min(...prev.flatMap((li) => placed[li]!.map((p) => p.col)));
+      const centred =
+        top.base - above.base < CENTRED_LABEL * Math.max(top.size, above.size) &&
+        below.base - bottom.base <= CONTINUATION_PITCH * Math.max(bottom.size, below.size) &&
+        row.every((li) => placed[li]!.every((p) => !p.piece.value && p.last < first));
+      if (centred) {
+        prev.push(...row);
+        return;
+      }
+    }
+    out.push([...row]);
+  });
+  return out;
 }
 
 /**

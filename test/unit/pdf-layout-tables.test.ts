@@ -1061,8 +1061,45 @@ describe("text as a reader sees it", () => {
     expect(segmentText(splitLine([item("Wa", 0, 50), item("ve", 9, 50)])[0]!)).toBe("Wave");
   });
 
+  it("reads a superscript stacked over a subscript as two words, the upper first, and the text after the stack as another", () => {
+    // TeX's x ∈ T^1_s S: the superscript shifted right by T's italic correction, S set right after the stack.
+    const ts = [
+      item("T", 288.59, 67.09, { size: 10.91, x1: 294.97 }),
+      item("1", 296.48, 62.58, { size: 7.97, x1: 300.72 }),
+      item("s", 294.97, 69.78, { size: 7.97, x1: 298.88 }),
+      item("S", 301.21, 67.09, { size: 10.91, x1: 307.9 }),
+    ];
+    // (The italic correction before the "1" is wider than a word space of its size.)
+    expect(groupLines(ts).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["T 1 s S"]);
+    // κ^{−n}_{Nor}(s): "−" and "n" above in two fonts, "Nor" below from the same x; not "κ−Norn".
+    const kappa = [
+      item("κ", 139.07, 67.09, { size: 10.91, x1: 145.36 }),
+      item("−", 145.36, 62.58, { size: 7.97, x1: 151.94 }),
+      item("n", 151.94, 62.58, { size: 7.97, x1: 157.08 }),
+      item("Nor", 145.36, 69.82, { size: 7.97, x1: 159.24 }),
+      item("(s)", 159.74, 67.09, { size: 10.91, x1: 172.5 }),
+    ];
+    expect(groupLines(kappa).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["κ−n Nor (s)"]);
+  });
+
+  it("puts an accent drawn over the first letter of a run on that letter", () => {
+    // "z̃, γ": pdfjs runs the letter on with the text after it; the tilde is drawn over the z.
+    const line = [
+      item("(0) =", 451.32, 342.12, { x1: 477.89 }),
+      item("˜", 482.24, 342.12, { x1: 487.7 }),
+      item("z, γ", 481.59, 342.12, { x1: 497.64 }),
+    ];
+    expect(groupLines(line).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["(0) = z̃, γ"]);
+  });
+
   it("joins superscripts and subscripts to the run they touch", () => {
-    const hco = [item("(HCO", 0, 100), item("3", 20, 103.3, { size: 5.8 }), item("–", 23.2, 96.7, { size: 5.8 }), item(")", 26.6, 100)];
+    // The charge is set after the subscript, where it ends.
+    const hco = [
+      item("(HCO", 0, 100),
+      item("3", 20, 103.3, { size: 5.8, x1: 23.2 }),
+      item("–", 23.2, 96.7, { size: 5.8, x1: 26.6 }),
+      item(")", 26.6, 100),
+    ];
     expect(groupLines(hco).map((l) => l.map((i) => i.text).join(""))).toEqual(["(HCO3–)"]);
     // Small type below a big line, not touching it, is a line of its own.
     expect(groupLines([item("Big", 0, 100, { size: 116, x1: 178 }), item("Small", 0, 145, { size: 12 })])).toHaveLength(2);
@@ -1215,5 +1252,180 @@ describe("tables continued over pages", () => {
     const table = (pages[0]!.blocks[0] as { table: Table }).table;
     expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Quarter 2020", "Item|Units", "Anchor|12", "Beacon|7"]);
     expect(pages[1]!.continued).toBe(true);
+  });
+});
+
+describe("booktabs tables among justified text (LaTeX pages)", () => {
+  it("keeps a justified line above a table, its word spaces wide enough to part it, out of the table's width", () => {
+    // The paragraph's first line parts at its stretched word spaces; the tables stand narrower, and
+    // the paragraph between them reaches across their rows: it ends the first.
+    const justified = [
+      item("Mouth everything total reflect", 45, 80, { x1: 223 }),
+      item("Become body seek information.", 230, 80, { x1: 364 }),
+      item("Story right information message.", 371, 80, { x1: 512 }),
+      item("None", 518, 80, { x1: 540 }),
+    ];
+    const words = [
+      ["authblk", "babel", "cjk", "dvips"],
+      ["epsf", "epsfig", "euler", "float"],
+      ["fullpage", "geometry", "graphics", "hyperref"],
+      ["layout", "linespread", "lmodern", "maltepaper"],
+    ];
+    const first = words.flatMap((row, r) => row.map((w, c) => item(w, 187 + 55 * c, 110 + 20 * r)));
+    const between = item("Operation each grow enter. Per friend prepare young. Quite phone provide only bed finally.", 45, 200, {
+      x1: 459,
+    });
+    const figures = [
+      ["Models", "P", "R"],
+      ["Qwen3-4B", "95.1", "99.3"],
+      ["Mistral-7B", "99.3", "96.8"],
+    ];
+    const second = figures.flatMap((row, r) => [
+      item(row[0]!, 164, 230 + 20 * r),
+      right(row[1]!, 290, 230 + 20 * r),
+      right(row[2]!, 330, 230 + 20 * r),
+    ]);
+    const found = streamTables([...justified, item("assume wear less create. Peace seek it.", 45, 95), ...first, between, ...second]);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([words, figures]);
+  });
+
+  it("ends a table at its foot rule where larger type goes on, and reads two justified lines of prose as no table", () => {
+    const small = { size: 8.9 };
+    const rows = [
+      ["Train", "8,547", "48,140", "43,221"],
+      ["Test", "950", "8,472", "4,557"],
+    ];
+    const table = [
+      ...["Data", "CADB", "GAIC", "AVA"].map((w, c) => item(w, 320 + 50 * c, 622, small)),
+      ...rows.flatMap((row, r) => row.map((w, c) => item(w, 320 + 50 * c, 637 + 11 * r, small))),
+    ];
+    const text = { size: 12 };
+    const prose = [
+      item("Compare billion grow", 315, 673, { ...text, x1: 408 }),
+      item("parent work", 418, 673, { ...text, x1: 526 }),
+      item("down husband remain.", 315, 687, { ...text, x1: 441 }),
+      item("But collection", 450, 687, { ...text, x1: 526 }),
+    ];
+    const found = streamTables([...table, ...prose], [h(612, 315, 526), h(626, 315, 526), h(653, 315, 526)]);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([[["Data", "CADB", "GAIC", "AVA"], ...rows]]);
+  });
+
+  it("starts a table at its head rule where the column's text above runs past the rule's ends", () => {
+    const t = { size: 12 };
+    const prose = [
+      item("Entire myself hundred pretty.", 82, 81.7, { ...t, x1: 245 }),
+      item("Run", 256, 81.7, { ...t, x1: 278 }),
+      item("claim traditional east they.", 70, 105.6, { ...t, x1: 209 }),
+    ];
+    const rows = [
+      ["Method", "250", "1000"],
+      ["Default", "0.175", "0.110"],
+      ["Intra-tissue", "0.177", "0.105"],
+    ];
+    const table = rows.flatMap((row, r) => [
+      item(row[0]!, 105, 140.9 + 24 * r, { ...t, x1: 105 + 5 * row[0]!.length }),
+      right(row[1]!, 204, 140.9 + 24 * r),
+      right(row[2]!, 243, 140.9 + 24 * r),
+    ]);
+    const rules = [h(120.4, 98.9, 248.6), h(150.5, 98.9, 248.6), h(205, 98.9, 248.6)];
+    const found = streamTables([...prose, ...table], rules);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([rows]);
+    expect(prose.some((i) => found[0]!.items.has(i))).toBe(false);
+  });
+
+  it("takes the labels between a table's head rule and its first line of cells, a label centred on two lines in its own column", () => {
+    // \multicolumn{3}{c}{MME} over a \cmidrule, \multirow{2}{*}{Choice of Loss} beside it.
+    const s = { size: 7.8 };
+    const items = [
+      item("MME-RealWorld-Lite", 201, 651.3, { ...s, x1: 275 }),
+      item("Choice of Loss", 104, 659.4, { ...s, x1: 156 }),
+      item("Perception", 181, 667.5, { ...s, x1: 216 }),
+      item("Reasoning", 226, 667.5, { ...s, x1: 261 }),
+      item("Overall", 271, 667.5, { ...s, x1: 295 }),
+      item("cosine similarity loss", 95, 688, { ...s, x1: 165 }),
+      ...["56.1", "48.5", "53.1"].map((w, c) => item(w, 191 + 45 * c, 688, { ...s, x1: 206 + 45 * c })),
+      item("mean squared error loss", 90, 704.2, { ...s, x1: 171 }),
+      ...["56.6", "50.2", "54.1"].map((w, c) => item(w, 191 + 45 * c, 704.2, { ...s, x1: 206 + 45 * c })),
+    ];
+    const rules = [h(641, 88, 297), h(654, 180, 296), h(672, 88, 297), h(709, 88, 297)];
+    const found = streamTables(items, rules);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([
+      [
+        ["Choice of Loss", "MME-RealWorld-Lite"],
+        ["Perception", "Reasoning", "Overall"],
+        ["cosine similarity loss", "56.1", "48.5", "53.1"],
+        ["mean squared error loss", "56.6", "50.2", "54.1"],
+      ],
+    ]);
+    expect(found[0]!.table.cells.find((c) => c.lines.map(segmentText).join(" ") === "Perception")!.col).toBe(1);
+    // Without the head rule the lines above the first line of cells are text before the table.
+    expect(streamTables(items, rules.slice(1))[0]!.table.rows).toBe(3);
+  });
+});
+
+describe("row labels centred on two rows (LaTeX's \\multirow)", () => {
+  // "Activity" and "Gen. Type" centred between a group header and the labels under it; each
+  // activity centred between its two rows, in a column no row of values fills.
+  const at = (text: string, x0: number, x1: number, base: number): TextItem => item(text, x0, base, { x1 });
+  const values = (base: number, xs: number[], texts: string[]): TextItem[] => texts.map((t, k) => at(t, xs[k]!, xs[k]! + 25, base));
+  const xs = [186, 221, 255, 290];
+  const items = [
+    at("Task 01", 198, 233, 564),
+    at("Task 02", 267, 302, 564),
+    at("Activity", 60, 97, 571.5),
+    at("Gen. Type", 129, 176, 571.5),
+    ...values(583.8, xs, ["Ant.", "Det.", "Ant.", "Det."]),
+    at("Random", 129, 167, 603.8),
+    ...values(603.8, xs, ["52.62", "52.22", "52.02", "52.50"]),
+    at("Tying Knots", 60, 113, 611.3),
+    at("Task-Level", 129, 176, 618.8),
+    ...values(618.8, xs, ["70.18", "74.52", "70.65", "74.28"]),
+    at("Random", 129, 167, 638.9),
+    ...values(638.9, xs, ["50.36", "49.33", "48.07", "48.28"]),
+    at("Shuffle Cards", 60, 119, 646.4),
+    at("Task-Level", 129, 176, 653.9),
+    ...values(653.9, xs, ["74.46", "75.91", "81.53", "83.61"]),
+  ];
+
+  it("read each label in its own column, on the first of its rows, the group's labels on a row under its label", () => {
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table)).toEqual([
+      ["Activity", "Gen. Type", "Task 01", "Task 02"],
+      ["Ant.", "Det.", "Ant.", "Det."],
+      ["Tying Knots", "Random", "52.62", "52.22", "52.02", "52.50"],
+      ["Task-Level", "70.18", "74.52", "70.65", "74.28"],
+      ["Shuffle Cards", "Random", "50.36", "49.33", "48.07", "48.28"],
+      ["Task-Level", "74.46", "75.91", "81.53", "83.61"],
+    ]);
+    const cell = (text: string): Cell => grid.table.cells.find((c) => c.lines.map(segmentText).join(" ") === text)!;
+    expect([cell("Shuffle Cards").col, cell("Gen. Type").col, cell("Ant.").col]).toEqual([0, 1, 2]);
+  });
+});
+
+describe("row-ruled tables stacked in a column", () => {
+  it("part at a band of justified text between them, and at a tall band holding no text", () => {
+    const row = (texts: string[], base: number): TextItem[] => texts.map((t, c) => item(t, 5 + 80 * c, base));
+    // The first table's text is another finder's already but for its last line, left over.
+    const leftover = item("NANOGrav 12.5-year data.", 60, 70);
+    const second = [
+      ...row(["Action", "Pre", "Post"], 114),
+      ...row(["move", "reached", "max"], 134),
+      ...row(["pick", "holding", "max"], 148),
+    ];
+    const paragraph = [0, 1, 2].map((k) => item("Second everyone Congress game.", 0, 174 + 14 * k, { x1: 250 }));
+    const third = [...row(["Train", "8,547", "48,140"], 224), ...row(["Test", "950", "8,472"], 238)];
+    const rules = [0, 20, 76, 100, 120, 155, 210, 228, 245].map((y) => h(y, 0, 250));
+    const found = rowRuledTables(rules, [leftover, ...second, ...paragraph, ...third]);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([
+      [
+        ["Action", "Pre", "Post"],
+        ["move", "reached", "max"],
+        ["pick", "holding", "max"],
+      ],
+      [
+        ["Train", "8,547", "48,140"],
+        ["Test", "950", "8,472"],
+      ],
+    ]);
   });
 });
