@@ -401,14 +401,17 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
     const owner = Array.from({ length: grid.ys.length - 1 }, () => new Array<CellDraft | undefined>(grid.xs.length - 1));
     for (const d of drafts)
       for (let r = d.row; r < d.row + d.rowSpan; r++) for (let c = d.col; c < d.col + d.colSpan; c++) owner[r]![c] = d;
-    for (const item of items) {
-      if (!inside(item, box)) continue;
-      const cx = (item.x0 + item.x1) / 2;
-      const cy = item.base - 0.3 * item.size;
-      // The first grid line at or after the centre (never the first line) closes the item's cell.
-      const col = Math.max(1, firstAtLeast(grid.xs, cx)) - 1;
+    // Each line's items in the row of its text's middle: a subscript or superscript stays in the
+    // row of the run it belongs to ("e₂" whose "₂" reaches under a grid line).
+    for (const line of groupLines(items.filter((i) => inside(i, box)))) {
+      const main = line.reduce((a, b) => (!b.opaque && (a.opaque || b.size > a.size) ? b : a));
+      const cy = main.base - 0.3 * main.size;
       const row = Math.max(1, firstAtLeast(grid.ys, cy)) - 1;
-      owner[row]?.[col]?.items.push(item);
+      for (const item of line) {
+        // The first grid line at or after the centre (never the first line) closes the item's cell.
+        const col = Math.max(1, firstAtLeast(grid.xs, (item.x0 + item.x1) / 2)) - 1;
+        owner[row]?.[col]?.items.push(item);
+      }
     }
     if (
       drafts.filter((d) => d.items.length > 0).length < 2 ||

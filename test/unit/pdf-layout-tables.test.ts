@@ -425,6 +425,27 @@ describe("tables shaded instead of ruled", () => {
   });
 });
 
+describe("a ruled grid and scripts", () => {
+  it("keeps a subscript in the cell of its letter where it reaches past the grid line under it", () => {
+    // A diagram's axis label "e₂" (GeoTopo's geometry): the letter's middle above the line, the
+    // subscript's below it.
+    const rules = [h(410, 100, 300), h(430.5, 100, 300), h(450, 100, 300), v(100, 410, 450), v(200, 410, 450), v(300, 410, 450)];
+    const items = [
+      item("e", 120, 432.49, { size: 10.91, x1: 125.08 }),
+      item("2", 125.08, 434.13, { size: 7.97, x1: 129.32 }),
+      item("axis", 220, 428),
+      item("one", 120, 446),
+      item("two", 220, 446),
+    ];
+    const tables = latticeTables(rules, items);
+    expect(tables).toHaveLength(1);
+    expect(rowTexts(tables[0]!)).toEqual([
+      ["e2", "axis"],
+      ["one", "two"],
+    ]);
+  });
+});
+
 describe("a grid ruled between its columns but not around them", () => {
   // LaTeX's {l|r|r} with \hline, or a report drawing inner separators only: the row rules reach
   // past the outermost vertical rules, over the row labels and the last column.
