@@ -288,9 +288,14 @@ const PARAGRAPH_WORDS = 6;
  */
 export function paragraphLine(line: PieceLine, minWords = PARAGRAPH_WORDS): boolean {
   if (running(line)) return true;
-  const words = line.pieces.map(pieceText).join(" ").split(" ").filter(Boolean).length;
-  const gaps = line.pieces.slice(1).filter((p, k) => p.x0 - maxOf(line.pieces.slice(0, k + 1), (q) => q.x1) > JUSTIFIED_SPACE * line.size);
-  return words >= minWords && !gaps.length && line.pieces.every((p) => !p.value);
+  if (line.pieces.some((p) => p.value)) return false;
+  // A gap wider than a justified line's spaces after the farthest the pieces before it reach.
+  let right = line.pieces[0]?.x1 ?? 0;
+  for (const p of line.pieces.slice(1)) {
+    if (p.x0 - right > JUSTIFIED_SPACE * line.size) return false;
+    right = Math.max(right, p.x1);
+  }
+  return line.pieces.map(pieceText).join(" ").split(" ").filter(Boolean).length >= minWords;
 }
 
 /**

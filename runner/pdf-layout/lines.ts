@@ -248,13 +248,16 @@ function touches(end: number, start: number, script: TextItem, base: TextItem): 
 function joinScripts(lines: TextItem[][]): TextItem[][] {
   const home = new Map<TextItem, number>();
   lines.forEach((line, i) => line.forEach((item) => home.set(item, i)));
+  // The largest type of each line: a run no smaller than a script of it looks no further (most text).
+  const largest = lines.map((line) => maxOf(line, (i) => i.size, 0));
   for (let i = 0; i < lines.length; i++) {
     for (const s of lines[i]!) {
+      const accent = ACCENTS[s.text.trim()] !== undefined;
       // An accent over a letter of its own line is where it belongs.
-      const placed = ACCENTS[s.text.trim()] !== undefined && lines[i]!.some((l) => isAccentOf(s, l));
+      const placed = accent && lines[i]!.some((l) => isAccentOf(s, l));
       for (let j = Math.max(0, i - 2); j <= Math.min(lines.length - 1, i + 2); j++) {
-        if (j === i) continue;
-        const t = lines[j]!.find((cand) => (isScriptOf(s, cand) || (isAccentOf(s, cand) && !placed)) && home.get(cand) === j);
+        if (j === i || (!accent && s.size > SCRIPT_SIZE * largest[j]!)) continue;
+        const t = lines[j]!.find((cand) => (isScriptOf(s, cand) || (accent && !placed && isAccentOf(s, cand))) && home.get(cand) === j);
         if (!t) continue;
         // A script that also touches a run of its own line stays there: "{x₀}" set just above a
         // display's big "⋃", whose top the subscript touches too.

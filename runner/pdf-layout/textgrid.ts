@@ -113,15 +113,22 @@ const WORD_SPACE = 0.25;
 /** A line this far right of a numbered label's start, and no farther (font sizes), is at its hanging indent. */
 const HANGING = 0.5;
 const MAX_HANGING = 4;
+/**
+ * A label that stops at a comma, an ampersand, a hyphen or a conjunction or preposition goes on
+ * on the next line, whatever the case of its first letter ("Dadra and Nagar Haveli and" / "Daman
+ * and Diu").
+ */
+const UNFINISHED = /(?:[,&/(–-]|\b(?:and|or|of|the|for|in|on|to|with|by|at|from))\s*$/iu;
 /** A label that starts a row of its own: numbered ("12.", "b)", "iv.") or a bullet. */
 const ENUMERATED = /^(?:\d+(?:\.\d+)*[.)]|[a-z][.)]|[ivxlc]+[.)]|[•·▪–-])\s/iu;
 
 /**
  * Whether line `li` carries on the row label above it, wrapped (a long indicator's second line): the
  * row's last label line ran to the width the key column's labels wrap at, and this line goes on in
- * the key column in lower case, or at the hanging indent of a numbered label, not numbered itself,
- * its values (if any) in columns the row leaves empty. Values set beside the label's last line, or
- * between its lines, are the row's. (A section's label over the rows indented under it is no
+ * the key column in lower case (or after a label stopping at "and", "of", a comma: UNFINISHED), or
+ * at the hanging indent of a numbered label, not numbered itself, its values (if any) in columns
+ * the row leaves empty. Values set beside the label's last line, or between its lines, are the
+ * row's. (A section's label over the rows indented under it is no
  * numbered label wrapped: "Legislative District 1" over "Coconino".)
  */
 function wrapsLabel(li: number, row: readonly number[], ctx: RowContext): boolean {
@@ -140,13 +147,20 @@ function wrapsLabel(li: number, row: readonly number[], ctx: RowContext): boolea
   const word = /^\S+/u.exec(text)?.[0] ?? "";
   const wordWidth = ((first.piece.x1 - first.piece.x0) * [...word].length) / Math.max(1, [...text].length);
   if (label.piece.x1 + WORD_SPACE * size + wordWidth < ctx.keyRight - WRAP_SLACK * size) return false;
-  if (ENUMERATED.test(text)) return false;
-  // In lower case; or, under a numbered label, at a hanging indent (where the words after its number start).
-  const indent = first.piece.x0 - label.piece.x0;
-  const hanging = ENUMERATED.test(pieceText(label.piece)) && indent >= HANGING * size && indent <= MAX_HANGING * size;
-  if (!hanging && !/^\p{Ll}/u.test(text)) return false;
+  if (ENUMERATED.test(text) || !goesOn(first.piece, label.piece, size)) return false;
   const taken = new Set(row.flatMap((r) => placed[r]!.filter((p) => p.piece.value).map((p) => p.col)));
   return placed[li]!.every((p) => p === first || !taken.has(p.col));
+}
+
+/**
+ * Whether a label's next line reads as its continuation: in lower case, after a label that stops
+ * unfinished (UNFINISHED), or, under a numbered label, at a hanging indent (where the words after
+ * its number start).
+ */
+function goesOn(next: Piece, label: Piece, size: number): boolean {
+  const indent = next.x0 - label.x0;
+  const hanging = ENUMERATED.test(pieceText(label)) && indent >= HANGING * size && indent <= MAX_HANGING * size;
+  return hanging || /^\p{Ll}/u.test(pieceText(next)) || UNFINISHED.test(pieceText(label));
 }
 
 /** A size this close (share) is the same type size. */
@@ -247,10 +261,35 @@ function figureRows(lines: readonly number[], placed: readonly Placed[][]): bool
   return rows.length >= 2 && rows.some((cols, k) => rows.indexOf(cols) !== k);
 }
 
-/** The rows (as lists of line indexes) of lines between two drawn rules, or of a whole unruled region. */
+/**
+ * How many lines at the top of a ruled band are a section's heading over its first row: labels
+ * alone, every piece over a column where the first line with values has a value ("STATES:" over
+ * "1 | Andhra Pradesh | 119229 …", drawn in one band with it). A label does not wrap onto a number:
+ * they are a row of their own. 0 when there are none.
+ */
+function headingLines(lines: readonly number[], placed: readonly Placed[][]): number {
+  const first = lines.findIndex((li) => placed[li]!.some((p) => p.piece.value));
+  if (first <= 0) return 0;
+  // Columns where that line holds values only (a footnote's number after a label is no value cell).
+  const row = placed[lines[first]!]!;
+  const valueCols = new Set(row.filter((p) => row.every((q) => q.col !== p.col || q.piece.value)).map((p) => p.col));
+  return lines.slice(0, first).every((li) => placed[li]!.every((p) => valueCols.has(p.col))) ? first : 0;
+}
+
+/**
+ * The rows (as lists of line indexes) of lines between two drawn rules, or of a whole unruled
+ * region: a section's heading at a ruled band's top first (headingLines), then the lines' rows.
+ */
 function rowsOf(lines: readonly number[], ctx: RowContext, ruled: boolean): number[][] {
-  const { placed, key } = ctx;
   if (!lines.length) return [];
+  const heading = ruled ? headingLines(lines, ctx.placed) : 0;
+  if (heading) return [lines.slice(0, heading), ...rowsOf(lines.slice(heading), ctx, ruled)];
+  return withRaisedValues(withCentredLabels(lineRows(lines, ctx, ruled), ctx), ctx);
+}
+
+/** The rows of a band's lines (see the header), each line joined to the row above or starting one. */
+function lineRows(lines: readonly number[], ctx: RowContext, ruled: boolean): number[][] {
+  const { placed, key } = ctx;
   // A ruled band is one row, unless its lines are rows: by the key column (bands.ts), in which case
   // lines without it join the row above; or listed, read as unruled lines.
   const figures = ruled && figureRows(lines, placed);
@@ -263,7 +302,38 @@ function rowsOf(lines: readonly number[], ctx: RowContext, ruled: boolean): numb
     else if (row && byKey && !placed[li]!.some((p) => p.col === key)) row.push(li);
     else rows.push([li]);
   }
-  return withCentredLabels(rows, ctx);
+  return rows;
+}
+
+/** A line of values set less than this (font sizes, baseline to baseline) over the next is on its row. */
+const RAISED = 0.5;
+
+/**
+ * Rows of one line of values only, set less than half a line over the next row's first line and in
+ * columns it leaves empty, joined to it: a cell whose text its producer set a little higher than
+ * the rest of its row ("100 %" 4 pt over "Upper Tapi Hatnur … 90.59 %"), past the tolerance of one
+ * baseline.
+ */
+function withRaisedValues(rows: readonly number[][], ctx: RowContext): number[][] {
+  const { placed, lines } = ctx;
+  const out: number[][] = [];
+  for (let r = 0; r < rows.length; r++) {
+    const [row, next] = [rows[r]!, rows[r + 1]];
+    if (next && row.length === 1) {
+      const [line, below] = [lines[row[0]!]!, lines[next[0]!]!];
+      const taken = new Set(next.flatMap((li) => placed[li]!.map((p) => p.col)));
+      const raised =
+        below.base - line.base < RAISED * Math.max(line.size, below.size) &&
+        placed[row[0]!]!.every((p) => p.piece.value && !taken.has(p.col));
+      if (raised) {
+        out.push([...row, ...next]);
+        r++;
+        continue;
+      }
+    }
+    out.push([...row]);
+  }
+  return out;
 }
 
 /** A label centred on two rows stands less than this (font sizes, baseline to baseline) under the first. */

@@ -942,6 +942,61 @@ describe("multi-line headers over unruled columns", () => {
   });
 });
 
+describe("rows a producer sets off their line", () => {
+  it("reads a section's heading drawn in one band with the first row over its numbers as a row of its own", () => {
+    // NCRB's "STATES:" over "1 | Andhra Pradesh | …", no rule between them.
+    const items = [
+      item("SL", 34, 20),
+      item("State/UT", 60, 20),
+      right("2019", 220, 20),
+      item("STATES:", 32, 38, { x1: 69 }),
+      right("1", 49, 55),
+      item("Andhra Pradesh", 60, 55),
+      right("119229", 220, 55),
+      right("2", 49, 70),
+      item("Arunachal Pradesh", 60, 70),
+      right("2590", 220, 70),
+    ];
+    const grid = textGrid({ items, drawnXs: [50], drawnYs: [25, 60], kind: "lattice", box: { x0: 30, x1: 230, top: 5, bottom: 75 } })!;
+    expect(rowTexts(grid.table)).toEqual([
+      ["SL", "State/UT", "2019"],
+      ["STATES:"],
+      ["1", "Andhra Pradesh", "119229"],
+      ["2", "Arunachal Pradesh", "2590"],
+    ]);
+  });
+
+  it("reads a label that stops at a conjunction on with the next line, its capital letter notwithstanding", () => {
+    const labels = ["Chandigarh", "Dadra and Nagar Haveli and", "Daman and Diu", "Delhi", "Ladakh"];
+    const base = [10, 24, 34, 48, 62];
+    const values = [["0", "252"], ["84", "75"], null, ["84", "72"], ["0", "0"]];
+    const items = labels.flatMap((l, r) => [item(l, 5, base[r]!), ...(values[r] ?? []).map((v, c) => right(v, 220 + 50 * c, base[r]!))]);
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table)).toEqual([
+      ["Chandigarh", "0", "252"],
+      ["Dadra and Nagar Haveli and Daman and Diu", "84", "75"],
+      ["Delhi", "84", "72"],
+      ["Ladakh", "0", "0"],
+    ]);
+  });
+
+  it("puts a value set a little higher than its row on that row", () => {
+    const rows = [
+      ["Name of dam", "Live", "Today", "Last year"],
+      ["Bhandardara", "304.10", "100 %", "100.00 %"],
+      ["Upper Tapi Hatnur", "255.00", "100 %", "90.59 %"],
+      ["Waghur", "248.21", "70.72 %", "100 %"],
+    ];
+    const base = [10, 28, 48, 66];
+    // The third row's "100 %" is drawn 4 pt over its baseline.
+    const items = rows.flatMap((row, r) =>
+      row.map((t, c) => (c === 0 ? item(t, 5, base[r]!) : right(t, 120 + 60 * c, r === 2 && c === 2 ? base[r]! - 4 : base[r]!))),
+    );
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table)).toEqual(rows);
+  });
+});
+
 describe("ruled bands holding several rows", () => {
   const draft = (col: number, items: TextItem[]): CellDraft => ({ row: 0, col, rowSpan: 1, colSpan: 1, items });
 
