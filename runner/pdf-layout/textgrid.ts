@@ -128,8 +128,8 @@ const ENUMERATED = /^(?:\d+(?:\.\d+)*[.)]|[a-z][.)]|[ivxlc]+[.)]|[•·▪–-])
  * the key column in lower case (or after a label stopping at "and", "of", a comma: UNFINISHED), or
  * at the hanging indent of a numbered label, not numbered itself, its values (if any) in columns
  * the row leaves empty. Values set beside the label's last line, or between its lines, are the
- * row's. (A section's label over the rows indented under it is no
- * numbered label wrapped: "Legislative District 1" over "Coconino".)
+ * row's. (A section's label over the rows indented under it is no numbered label wrapped:
+ * "Legislative District 1" over "Coconino".)
  */
 function wrapsLabel(li: number, row: readonly number[], ctx: RowContext): boolean {
   const { placed, key } = ctx;
@@ -263,9 +263,9 @@ function figureRows(lines: readonly number[], placed: readonly Placed[][]): bool
 
 /**
  * How many lines at the top of a ruled band are a section's heading over its first row: labels
- * alone, every piece over a column where the first line with values has a value ("STATES:" over
- * "1 | Andhra Pradesh | 119229 …", drawn in one band with it). A label does not wrap onto a number:
- * they are a row of their own. 0 when there are none.
+ * alone, every piece over a column where the first line with values holds values only ("STATES:"
+ * over "1 | Andhra Pradesh | 119229 …", drawn in one band with it). A label does not wrap onto a
+ * number: they are a row of their own. 0 when there are none.
  */
 function headingLines(lines: readonly number[], placed: readonly Placed[][]): number {
   const first = lines.findIndex((li) => placed[li]!.some((p) => p.piece.value));
