@@ -190,6 +190,9 @@ function phraseSpace(phrases: readonly Piece[], wide: readonly Piece[], lines: n
 /** A label on a line of its own set this close (font sizes, baseline to baseline) to a row beside it is centred on rows. */
 const BESIDE = 1;
 
+/** Whether two lines stand under a line apart (BESIDE). */
+const besideLine = (a: PieceLine, b: PieceLine): boolean => Math.abs(a.base - b.base) < BESIDE * Math.max(a.size, b.size);
+
 /**
  * The piece right of a gap beside the label on line k, when the label stands alone left of it,
  * centred on the rows next to it (LaTeX's \multirow: "Tying Knots" half a line under "Random"
@@ -200,7 +203,7 @@ function besideLabel(lines: readonly PieceLine[], k: number, g: Gap): Piece | nu
   const line = lines[k]!;
   if (line.pieces.some((p) => p.x1 > g.x0 + 0.01)) return null;
   for (const other of [lines[k - 1], lines[k + 1]]) {
-    if (!other || Math.abs(other.base - line.base) >= BESIDE * Math.max(line.size, other.size)) continue;
+    if (!other || !besideLine(line, other)) continue;
     const [l, r] = around(other, g);
     if (!l && r) return r;
   }
@@ -223,10 +226,7 @@ function besideRows(lines: readonly PieceLine[]): Set<PieceLine> {
     if (line.pieces.length !== 1) return;
     const end = line.pieces[0]!.x1 + WORD_SPACE * line.size;
     const nextTo = (other: PieceLine | undefined): boolean =>
-      other !== undefined &&
-      Math.abs(other.base - line.base) < BESIDE * Math.max(line.size, other.size) &&
-      other.pieces.length > 0 &&
-      other.pieces.every((p) => p.x0 > end);
+      other !== undefined && besideLine(line, other) && other.pieces.length > 0 && other.pieces.every((p) => p.x0 > end);
     if (nextTo(lines[k - 1]) || nextTo(lines[k + 1])) out.add(line);
   });
   return out;

@@ -56,6 +56,8 @@ interface Line {
   pieces: Piece[];
   base: number;
   size: number;
+  /** A line of a paragraph (columns.ts paragraphLine), decided once. */
+  paragraph: boolean;
 }
 
 const cellText = (c: Cell): string => c.lines.map(segmentText).join(" ");
@@ -171,8 +173,8 @@ const ACROSS = 2;
  */
 function across(line: Line, run: readonly Line[]): boolean {
   // A justified line of the text above the table, its word spaces wide enough to part it, is no row.
-  const rows = run.filter((l) => multi(l) && !paragraphLine(l));
-  if (!rows.length || !paragraphLine(line)) return false;
+  const rows = run.filter((l) => multi(l) && !l.paragraph);
+  if (!rows.length || !line.paragraph) return false;
   const [x0, x1] = [minOf(rows, (l) => l.pieces[0]!.x0), maxOf(rows, (l) => maxOf(l.pieces, (p) => p.x1))];
   return line.pieces[0]!.x0 <= x0 + ACROSS * line.size && maxOf(line.pieces, (p) => p.x1) >= x1 - ACROSS * line.size;
 }
@@ -203,7 +205,7 @@ const MIN_RULE = 40;
  * next one's head rule (booktabs, reports), however close the tables stand.
  */
 function ruledApart(prev: Line, line: Line, rules: readonly Rule[]): boolean {
-  const ys = rulesBetween(prev, line, rules);
+  const ys = rulesBetween(prev, line, rules).map((r) => r.y0);
   return ys.length >= 2 && Math.max(...ys) - Math.min(...ys) > DOUBLE_RULE * line.size;
 }
 
@@ -223,16 +225,13 @@ function rowsWidth(run: readonly Line[]): Span {
 }
 
 /**
- * The heights of the horizontal rules between two lines, under either: MIN_RULE long or more, or
- * (with `width`) across that width (ruleAcross).
+ * The horizontal rules between two lines, under either: MIN_RULE long or more, or (with `width`)
+ * across that width (ruleAcross).
  */
-function rulesBetween(prev: Line, line: Line, rules: readonly Rule[], width?: Span): number[] {
+function rulesBetween(prev: Line, line: Line, rules: readonly Rule[], width?: Span): Rule[] {
   const [x0, x1] = [Math.min(prev.pieces[0]!.x0, line.pieces[0]!.x0), Math.max(prev.pieces.at(-1)!.x1, line.pieces.at(-1)!.x1)];
   const long = (r: Rule): boolean => (width ? ruleAcross(r, width) : r.y1 - r.y0 < 1 && r.x1 - r.x0 >= MIN_RULE);
-  return rules
-    .filter((r) => long(r) && r.x0 < x1 && r.x1 > x0)
-    .map((r) => r.y0)
-    .filter((y) => y > prev.base + 0.2 * prev.size && y < line.base - 0.8 * line.size);
+  return rules.filter((r) => long(r) && r.x0 < x1 && r.x1 > x0 && r.y0 > prev.base + 0.2 * prev.size && r.y0 < line.base - 0.8 * line.size);
 }
 
 /** Type this much larger than a table's rows is not the table's. */
@@ -280,17 +279,9 @@ function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolea
 function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
   const spans = (l: Line, r: Rule, slack: number): boolean => l.pieces[0]!.x0 >= r.x0 - slack && l.pieces.at(-1)!.x1 <= r.x1 + slack;
   for (let i = 1; i < run.length; i++) {
-    const [prev, line] = [run[i - 1]!, run[i]!];
-    const head = rules.find(
-      (r) =>
-        r.y1 - r.y0 < 1 &&
-        r.x1 - r.x0 >= MIN_RULE &&
-        r.y0 > prev.base + 0.2 * prev.size &&
-        r.y0 < line.base - 0.8 * line.size &&
-        run.slice(i).every((l) => spans(l, r, ALIGN)),
-    );
+    const head = rulesBetween(run[i - 1]!, run[i]!, rules).find((r) => run.slice(i).every((l) => spans(l, r, ALIGN)));
     const above = run.slice(0, i);
-    const rows = above.filter((l) => multi(l) && !paragraphLine(l)).length;
+    const rows = above.filter((l) => multi(l) && !l.paragraph).length;
     if (head && rows < MIN_ROWS && above.some((l) => !spans(l, head, l.size))) return i;
   }
   return 0;
@@ -300,10 +291,11 @@ function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
 const HEAD_LINES = 3;
 
 /**
- * The lines of one piece between a table's head rule and the first line of cells of its run (lines[first]):
- * a group's label over its columns, a label centred on the header's two lines (LaTeX's
- * \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the table's
- * width, at line spacing, that no other table took, under a rule across the table (ruleAcross) and with none between them. None without such a rule: the lines above a table are
+ * The lines of one piece between a table's head rule and the first line of cells of its run
+ * (lines[first]): a group's label over its columns, a label centred on the header's two lines
+ * (LaTeX's \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the
+ * table's width, at line spacing, that no other table took, under a rule across the table
+ * (ruleAcross) and with none between them. None without such a rule: the lines above a table are
  * text (a title, a caption) unless its rules say otherwise.
  */
 function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
@@ -313,8 +305,7 @@ function headLines(lines: readonly Line[], first: number, run: readonly Line[], 
     const [above, below] = [lines[k - 1]!, lines[k]!];
     const inside = above.pieces[0]!.x0 >= width.x0 - ALIGN && above.pieces.at(-1)!.x1 <= width.x1 + ALIGN;
     const close = (below.base - above.base) / Math.max(above.size, below.size) <= LINE_SPACING;
-    if (taken.has(above) || multi(above) || paragraphLine(above) || !inside || !close || rulesBetween(above, below, rules, width).length)
-      break;
+    if (taken.has(above) || multi(above) || above.paragraph || !inside || !close || rulesBetween(above, below, rules, width).length) break;
     k--;
   }
   if (k === first) return [];
@@ -330,7 +321,8 @@ function headLines(lines: readonly Line[], first: number, run: readonly Line[], 
 export function streamTables(items: readonly TextItem[], rules: readonly Rule[] = []): { table: Table; items: Set<TextItem> }[] {
   const lines: Line[] = groupLines(items).map((l) => {
     const size = maxOf(l, (i) => i.size, l[0]!.size);
-    return { items: l, pieces: linePieces(l), base: l.find((i) => i.size === size)!.base, size };
+    const line = { items: l, pieces: linePieces(l), base: l.find((i) => i.size === size)!.base, size };
+    return { ...line, paragraph: paragraphLine(line) };
   });
   const found: { table: Table; items: Set<TextItem> }[] = [];
   const taken = new Set<Line>();
@@ -340,7 +332,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     while (run.length && !multi(run.at(-1)!) && !wraps(run)) run.pop();
     // Nor does it start with a title set above it (running text), or the single-piece lines under
     // the title: they read before the table, as text.
-    const start = run.findIndex((l) => !paragraphLine(l) && multi(l));
+    const start = run.findIndex((l) => !l.paragraph && multi(l));
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
     if (run.length) run = [...headLines(lines, lines.indexOf(run[0]!), run, rules, taken), ...run];
