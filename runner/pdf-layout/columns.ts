@@ -8,7 +8,9 @@
  * next cell's text. Lines of one piece (a title, a section row, a wrapped cell's next line) may
  * cross a river, and lines of several now and then (a group header): up to CROSSING of them; those
  * then span the columns — but a label alone on its line, less than a line from a row with text
- * only right of it (a \multirow label centred on two rows), is a cell of its own column. A header
+ * only right of it (a \multirow label centred on two rows), is a cell of its own column, and values
+ * set apart on a line crossing a river part it (a sparse row: an invoice's one item with its
+ * quantity and price over lines of amounts alone). A header
  * set over several lines counts once, as one row; a header label alone in a river, when the
  * column right of it has a label of its own, heads a column the body leaves empty. Pure.
  */
@@ -423,20 +425,43 @@ const phrases = (line: PieceLine): Gap[] => phraseGroups(line).map((g) => ({ x0:
  * Where a river parts its columns: its middle, or before a piece that starts inside it (a
  * left-aligned header over right-aligned numbers) — not one that goes on with a phrase from the
  * river's left bank ("Legislative District 1" across the river before a column of counts).
+ * `starts` are where the lines' phrases start, sorted.
  */
-function partAt(lines: readonly PieceLine[], g: Gap): number {
-  const starts = lines.flatMap((l) =>
-    phrases(l)
-      .filter((p) => p.x0 > g.x0 && p.x0 < g.x1)
-      .map((p) => p.x0),
-  );
-  return Math.max(
-    g.x0,
-    Math.min(
-      (g.x0 + g.x1) / 2,
-      minOf(starts, (x) => x - 0.5, Number.POSITIVE_INFINITY),
-    ),
-  );
+function partAt(starts: readonly number[], g: Gap): number {
+  // The first phrase starting right of the river's left bank.
+  let [lo, hi] = [0, starts.length];
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (starts[m]! > g.x0) hi = m;
+    else lo = m + 1;
+  }
+  const first = starts[lo];
+  return Math.max(g.x0, Math.min((g.x0 + g.x1) / 2, first !== undefined && first < g.x1 ? first - 0.5 : Number.POSITIVE_INFINITY));
+}
+
+/** Values this far apart (font sizes) on one line are two cells, whatever the other lines hold. */
+const VALUES_APART = 2;
+
+/**
+ * A river the lines allowed to cross it (CROSSING) cross with values only, set VALUES_APART from
+ * each other — a sparse row, an invoice's one item with its quantity and unit price over lines of
+ * amounts alone, not a title or a section row running across — parted into the openings between
+ * those values, where no line crosses. Else the river itself.
+ */
+function partedByValues(lines: readonly PieceLine[], g: Gap): Gap[] {
+  const crossing = lines.flatMap((l) => l.pieces.filter((p) => p.x1 > g.x0 && p.x0 < g.x1));
+  // The pieces wholly inside; those over a bank are the text either side going on into it.
+  const inside = crossing.filter((p) => p.x0 >= g.x0 && p.x1 <= g.x1);
+  if (!inside.length || inside.some(labelPiece)) return [g];
+  const open: Gap[] = [];
+  let start = g.x0;
+  for (const p of crossing.sort((a, b) => a.x0 - b.x0)) {
+    const room = start > g.x0 ? VALUES_APART * p.size : MIN_GAP;
+    if (p.x0 > g.x0 && p.x0 - start < room) return [g];
+    if (p.x0 > g.x0) open.push({ x0: start, x1: p.x0 });
+    start = Math.max(start, p.x1);
+  }
+  return g.x1 - start >= MIN_GAP ? [...open, { x0: start, x1: g.x1 }] : open;
 }
 
 /**
@@ -459,14 +484,21 @@ export function columnSeparators(lines: readonly PieceLine[]): Separator[] {
   const beside = besideRows(merged);
   const rows = merged.filter((l) => l.pieces.length >= 2 || beside.has(l));
   const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
-  const gaps = emptyIntervals(rows.length >= 2 ? rows : lines, allow, lo, hi).filter((g) => isColumnGap(lines, g));
+  const region = rows.length >= 2 ? rows : lines;
+  const gaps = emptyIntervals(region, allow, lo, hi)
+    .flatMap((g) => (allow ? partedByValues(region, g) : [g]))
+    .filter((g) => isColumnGap(lines, g));
   const head = lines.slice(0, headerEnd(lines));
+  const starts = lines
+    .flatMap(phrases)
+    .map((p) => p.x0)
+    .sort((a, b) => a - b);
   return gaps.flatMap((g, k): Separator[] => {
     const own = headerOnly(g, gaps[k + 1]?.x0 ?? hi, head);
-    if (!own.length) return [{ x: partAt(lines, g), pinned: false }];
+    if (!own.length) return [{ x: partAt(starts, g), pinned: false }];
     const edges = [g.x0, ...own.flatMap((b) => [b.x0, b.x1]), g.x1];
     return edges.flatMap((x, i) =>
-      i % 2 ? [] : [{ x: i + 2 < edges.length ? (x + edges[i + 1]!) / 2 : partAt(lines, { x0: x, x1: edges[i + 1]! }), pinned: true }],
+      i % 2 ? [] : [{ x: i + 2 < edges.length ? (x + edges[i + 1]!) / 2 : partAt(starts, { x0: x, x1: edges[i + 1]! }), pinned: true }],
     );
   });
 }

@@ -6,14 +6,15 @@
  * (textgrid.ts: columns where rivers of whitespace run down the lines, rows from the lines). A run
  * ends at a line of a paragraph reaching across its rows (the text between two tables), where
  * two rules stacked apart lie between two lines (one table's foot rule, the next one's head rule),
- * and at a rule across its rows with larger type under it (the text under a booktabs table); it
+ * at a rule across its rows with larger type under it (the text under a booktabs table), and at a
+ * line of cells in other type than all of its rows (a form's next box); it
  * starts under a head rule whose ends the column's text above runs past, and takes the labels
  * between a head rule and its first line of cells (a group's label, a \multirow label).
  * On a page set in two columns each column is read apart (pageStreamTables, gutter.ts).
  * Lookalikes are refused: prose set in two columns (cells hold sentences), a list (its first column
  * is list markers), fewer than two rows of two cells, two rows of a justified paragraph (word spaces
- * between the cells, the lines ending together), and (from three rows up) columns whose cells
- * share no edge (row labels may stand at a few indents). Pure.
+ * between the cells, the lines ending together), and (from three rows up) columns of three cells
+ * or more that share no edge (row labels may stand at a few indents). Pure.
  */
 import type { Piece } from "./columns.ts";
 import { linePieces, paragraphLine, pieceText } from "./columns.ts";
@@ -58,6 +59,8 @@ interface Line {
   size: number;
   /** A line of a paragraph (columns.ts paragraphLine), decided once. */
   paragraph: boolean;
+  /** Its pieces' sizes, each once. */
+  sizes: number[];
 }
 
 const cellText = (c: Cell): string => c.lines.map(segmentText).join(" ");
@@ -138,7 +141,7 @@ function tableLike(table: Table): boolean {
   if (full.length < MIN_ALIGN_ROWS) return !justified(full);
   for (let col = 0; col < table.cols; col++) {
     const cells = full.flatMap((r) => r.filter((c) => c.col === col && c.colSpan === 1));
-    if (cells.length >= 2 && !aligned(cells, col === 0)) return false;
+    if (cells.length >= MIN_ALIGN_ROWS && !aligned(cells, col === 0)) return false;
   }
   return true;
 }
@@ -252,6 +255,22 @@ function underFoot(prev: Line, line: Line, run: readonly Line[], rules: readonly
   return rulesBetween(prev, line, rules, rowsWidth(run)).length > 0;
 }
 
+/** Type this much larger or smaller than a run's rows is another table's (a form's boxes, each in its own size). */
+const OTHER_TYPE = 1.2;
+
+/**
+ * Whether a line of cells is set in other type (OTHER_TYPE) than every cell of the run's rows, rows
+ * enough to tell: the next box of a form, not a row of this one. (A table beside another column's
+ * text on the same lines has cells of both sizes: its rows go on.)
+ */
+function otherType(line: Line, run: readonly Line[]): boolean {
+  const rows = run.filter(multi);
+  if (rows.length < MIN_ROWS || !multi(line)) return false;
+  const sizes = new Set(rows.flatMap((l) => l.sizes));
+  const near = (a: number, b: number): boolean => a < OTHER_TYPE * b && b < OTHER_TYPE * a;
+  return line.sizes.every((a) => ![...sizes].some((b) => near(a, b)));
+}
+
 /** Whether a line goes on with the run of lines above it (see streamTables). */
 function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolean {
   const prev = run.at(-1);
@@ -261,7 +280,8 @@ function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolea
   // Tall rows (a neighbour cell wrapped over lines) leave wide gaps: a line that repeats the run's
   // columns still belongs to it.
   const close = pitch <= MAX_ROW_PITCH || (pitch <= MAX_ALIGNED_PITCH && lastMulti !== undefined && sameColumns(line, lastMulti));
-  if (!close || across(line, run) || ruledApart(prev, line, rules) || underFoot(prev, line, run, rules)) return false;
+  if (!close || across(line, run) || ruledApart(prev, line, rules) || underFoot(prev, line, run, rules) || otherType(line, run))
+    return false;
   // Single-piece lines inside a table are wrapped cells or section rows: a few, not a paragraph.
   // (Lines of a cell wrapped under its row, however many, are no paragraph.)
   const singles = run
@@ -322,7 +342,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
   const lines: Line[] = groupLines(items).map((l) => {
     const size = maxOf(l, (i) => i.size, l[0]!.size);
     const line = { items: l, pieces: linePieces(l), base: l.find((i) => i.size === size)!.base, size };
-    return { ...line, paragraph: paragraphLine(line) };
+    return { ...line, paragraph: paragraphLine(line), sizes: [...new Set(line.pieces.map((p) => p.size))] };
   });
   const found: { table: Table; items: Set<TextItem> }[] = [];
   const taken = new Set<Line>();

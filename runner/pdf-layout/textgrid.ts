@@ -473,9 +473,9 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     ),
   ];
   const drafts: CellDraft[] = [];
-  const valueEdges = Array.from({ length: cols }, (_, c) =>
-    placed.flat().flatMap((p) => (p.piece.value && p.col === c && p.last === c ? [p.piece.x0, p.piece.x1] : [])),
-  );
+  // The edges of each column's values that stand in it alone.
+  const valueEdges = Array.from({ length: cols }, (): number[] => []);
+  for (const p of placed.flat()) if (p.piece.value && p.col === p.last) valueEdges[p.col]!.push(p.piece.x0, p.piece.x1);
   rows.forEach((row, r) => {
     const byCol = new Map<number, Placed[]>();
     for (const p of row.flatMap((li) => placed[li]!)) byCol.set(p.col, [...(byCol.get(p.col) ?? []), p]);

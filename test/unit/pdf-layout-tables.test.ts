@@ -731,6 +731,52 @@ describe("a paragraph between two whitespace tables", () => {
   });
 });
 
+describe("an invoice's boxes set by whitespace, their rules an image", () => {
+  // One item with its quantity, unit price and amount; adjustments with an amount only.
+  const adjustments = ["Street lighting", "Tariff rebate", "Red flag", "Yellow flag", "Consumption", "Amber", "Red", "Green"];
+  const body = (top: number, size = 10): TextItem[] => [
+    item("Energy kWh", 10, top, { size }),
+    item("5,253", 180, top, { size }),
+    item("17,880", 230, top, { size }),
+    item("0.9638", 285, top, { size }),
+    { ...right("17,233.37", 400, top), size },
+    ...adjustments.flatMap((label, k) => [
+      item(label, 10, top + 14 * (k + 1), { size }),
+      { ...right(`${k + 1}61.60`, 400, top + 14 * (k + 1)), size },
+    ]),
+  ];
+
+  it("gives the values of a sparse row, set apart, columns of their own, whatever the lines under them hold", () => {
+    const found = streamTables(body(20));
+    expect(found).toHaveLength(1);
+    const t = found[0]!.table;
+    expect([t.rows, t.cols]).toEqual([9, 5]);
+    expect(rowTexts(t)[0]).toEqual(["Energy kWh", "5,253", "17,880", "0.9638", "17,233.37"]);
+    // Every amount in the last column.
+    const amounts = t.cells.filter((c) => c.col === 4).map((c) => c.lines.map(segmentText).join(" "));
+    expect(amounts).toEqual(["17,233.37", ...adjustments.map((_, k) => `${k + 1}61.60`)]);
+  });
+
+  it("keeps a table whose column of two cells shares no edge (the next box's text on two of its lines)", () => {
+    // Check boxes drawn at two places before their labels.
+    const panel = [item("X", 430, 48), item("DECEMBER", 470, 48), item("X", 450, 62), item("NOVEMBER - RED", 470, 62)];
+    const found = streamTables([...body(20), ...panel]);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.items.size).toBe(body(20).length + panel.length);
+    expect(rowTexts(found[0]!.table)[2]!.at(-1)).toBe("X DECEMBER");
+  });
+
+  it("ends a run of rows at a line of cells set in other type: the next box of the form", () => {
+    // A meter box in 4 pt, its rows 5 pt apart, then the items in 10 pt a line and a half below.
+    const meter = [0, 1, 2].flatMap((r) => [0, 1, 2, 3].map((c) => item(`${r}.0${c}`, 20 + 30 * c, 4 + 5 * r, { size: 4 })));
+    const found = streamTables([...meter, ...body(28)]);
+    expect(found.map((f) => [f.table.rows, f.table.cols])).toEqual([
+      [3, 4],
+      [9, 5],
+    ]);
+  });
+});
+
 describe("rows that rules part without a horizontal rule", () => {
   it("part a header row where the boxes of its lower labels begin", () => {
     // Group rules at 0, 150, 300 down the whole table; label boxes (no top edge drawn) from y 12
