@@ -8,7 +8,8 @@
  * than half of the edge drawn) merges them into one spanning cell. A region whose rows share no
  * inner rule is tables stacked (one's box touching the next one's), read one by one, and so is a
  * box of two rows or more, ruled all across, that no inner rule parts over rows that are parted (a
- * page's header box over a ruled body); a header boxed alone over unruled columns is left to the
+ * page's header box over a ruled body); a header boxed alone over unruled columns, and a row boxed
+ * alone whose cell holds figures set apart (a row of a whitespace table set off), are left to the
  * stream finder. Text items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
@@ -371,6 +372,25 @@ function boxedHeader(grid: Grid, drafts: readonly CellDraft[], box: Box, items: 
   return groupLines(under).some((l) => linePieces(l).length >= 2);
 }
 
+/** Values this far apart (font sizes) on one line of a cell are cells of columns the rules do not draw. */
+const VALUES_APART = 2;
+
+/**
+ * Whether a grid of one row is a row of a whitespace table boxed on its own (a row set off for its
+ * label wrapped over two lines, a highlighted total): a cell of it holds a line of two values or
+ * more set apart, the columns its rules do not draw. Read as a lattice, those values would be glued
+ * into one cell; left to the stream finder, they are the row of the columns around them.
+ */
+function boxedRow(grid: Grid, drafts: readonly CellDraft[]): boolean {
+  if (grid.ys.length !== 2) return false;
+  return drafts.some((d) =>
+    groupLines(d.items.filter((i) => !i.opaque)).some((l) => {
+      const values = linePieces(l).filter((p) => p.value);
+      return values.some((p, k) => k > 0 && p.x0 - values[k - 1]!.x1 >= VALUES_APART * p.size);
+    }),
+  );
+}
+
 /** A vertical rule shorter than this (share of the text's usual size) is no border: a glyph's stem. */
 const MIN_BORDER = 0.9;
 
@@ -415,6 +435,7 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
     }
     if (
       drafts.filter((d) => d.items.length > 0).length < 2 ||
+      boxedRow(grid, drafts) ||
       boxedHeader(
         grid,
         drafts,

@@ -185,21 +185,44 @@ function groupOver(a: Placed, line: readonly Placed[]): boolean {
   return under.length >= 2 && a.piece.x0 > under[0]!.piece.x0 && a.piece.x1 < under.at(-1)!.piece.x1;
 }
 
-/** Whether line `li` continues the row made of `row` (line indexes) rather than starting one. */
-function continues(li: number, row: readonly number[], ctx: RowContext): boolean {
+/**
+ * Whether a row's values (line `values`, its number among them) are set between the two lines of
+ * its label wrapped around them (`label`, `rest`: labels only, in the same columns), each less
+ * than a line from the next ("D & N HAVELI AND" / "31 … 3 242 245" / "DAMAN & DIU").
+ */
+function wrappedAround(label: number, values: number | undefined, rest: number | undefined, ctx: RowContext): boolean {
+  const { placed, lines } = ctx;
+  if (values === undefined || rest === undefined) return false;
+  const labels = (l: number): boolean => placed[l]!.every((p) => !p.piece.value);
+  if (!labels(label) || !labels(rest) || !placed[values]!.some((p) => p.piece.value)) return false;
+  const [top, mid, bottom] = [lines[label]!, lines[values]!, lines[rest]!];
+  const size = Math.max(top.size, mid.size, bottom.size);
+  const sameCols = placed[rest]!.every((p) => placed[label]!.some((q) => q.col === p.col));
+  return sameCols && mid.base - top.base < size && bottom.base - mid.base < size;
+}
+
+/**
+ * Whether line `li` continues the row made of `row` (line indexes) rather than starting one; `after`
+ * are the band's lines after it.
+ */
+function continues(li: number, row: readonly number[], ctx: RowContext, after: readonly number[] = []): boolean {
   const { placed, lines, key } = ctx;
   const line = placed[li]!;
   const prev = lines[row.at(-1)!]!;
   const here = lines[li]!;
   if (here.base - prev.base > CONTINUATION_PITCH * Math.max(here.size, prev.size)) return false;
   if (wrapsLabel(li, row, ctx)) return true;
+  // The first line of a label wrapped around its row's values, a line or more under the row above, starts that row.
+  if (here.base - prev.base >= Math.max(here.size, prev.size) && wrappedAround(li, after[0], after[1], ctx)) return false;
   const above = row.flatMap((r) => placed[r]!);
   // Less than a line below the one above, a piece in a column the row leaves empty is a cell of the
   // row set lower (centred beside cells of two lines, or turned: "Info" between "Executed" and
   // "Elements"; a row's values centred beside its label wrapped over two lines).
   const between = here.base - prev.base < Math.max(here.size, prev.size);
   const covered = (p: Placed): boolean => above.some((a) => a.col <= p.col && p.col <= a.last);
-  if (line.some((p) => p.piece.value)) return between && line.every((p) => p.col > key && !covered(p));
+  // (The row's number too, in the key column, when its label wraps around the values: wrappedAround.)
+  const wrapped = row.length === 1 && wrappedAround(row[0]!, li, after[0], ctx);
+  if (line.some((p) => p.piece.value)) return between && line.every((p) => (p.col > key || wrapped) && !covered(p));
   const text = above.filter((p) => !p.piece.value);
   if (text.some((a) => groupOver(a, line))) return false;
   if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last) || (between && !covered(p)))) return false;
@@ -296,9 +319,9 @@ function lineRows(lines: readonly number[], ctx: RowContext, ruled: boolean): nu
   const byKey = ruled && !figures && keyRows(lines, placed, key);
   if (ruled && !byKey && !figures && !listed(lines, placed, key)) return [[...lines]];
   const rows: number[][] = [];
-  for (const li of lines) {
+  for (const [k, li] of lines.entries()) {
     const row = rows.at(-1);
-    if (row && continues(li, row, ctx)) row.push(li);
+    if (row && continues(li, row, ctx, lines.slice(k + 1, k + 3))) row.push(li);
     else if (row && byKey && !placed[li]!.some((p) => p.col === key)) row.push(li);
     else rows.push([li]);
   }

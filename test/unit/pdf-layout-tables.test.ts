@@ -777,6 +777,43 @@ describe("an invoice's boxes set by whitespace, their rules an image", () => {
   });
 });
 
+describe("a statistics table set by whitespace, one row boxed on its own", () => {
+  // Sl. No. | State | three counts; row 31's label wrapped over two lines, its figures between them.
+  const row = (n: string, label: string, base: number, figures: string[]): TextItem[] => [
+    right(n, 20, base),
+    item(label, 40, base),
+    ...figures.map((f, k) => right(f, 200 + 50 * k, base)),
+  ];
+  const items = [
+    ...row("29", "A & N ISLANDS", 20, ["1", "183", "184"]),
+    ...row("30", "CHANDIGARH", 35, ["0", "312", "312"]),
+    item("D & N HAVELI AND", 40, 47),
+    right("31", 20, 51.5),
+    ...["3", "242", "245"].map((f, k) => right(f, 200 + 50 * k, 51.5)),
+    item("DAMAN & DIU", 40, 56),
+    ...row("32", "DELHI (UT)", 71, ["0", "3508", "3508"]),
+  ];
+  // The tall row boxed: its number's cell and the rest, no rules between the figures.
+  const box = [h(39, 0, 310), h(60, 0, 310), v(0, 39, 60), v(30, 39, 60), v(310, 39, 60)];
+
+  it("leaves a one-row box whose cell holds figures set apart to the columns around it", () => {
+    expect(latticeTables(box, items)).toEqual([]);
+    // A one-row ruled table with a figure a cell stays one.
+    const ruled = [h(0, 0, 100), h(20, 0, 100), v(0, 0, 20), v(50, 0, 20), v(100, 0, 20)];
+    expect(latticeTables(ruled, [item("Total", 5, 14), right("3508", 95, 14)])).toHaveLength(1);
+  });
+
+  it("reads a label wrapped around its row's figures, and the row's number, as one row", () => {
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table)).toEqual([
+      ["29", "A & N ISLANDS", "1", "183", "184"],
+      ["30", "CHANDIGARH", "0", "312", "312"],
+      ["31", "D & N HAVELI AND DAMAN & DIU", "3", "242", "245"],
+      ["32", "DELHI (UT)", "0", "3508", "3508"],
+    ]);
+  });
+});
+
 describe("rows that rules part without a horizontal rule", () => {
   it("part a header row where the boxes of its lower labels begin", () => {
     // Group rules at 0, 150, 300 down the whole table; label boxes (no top edge drawn) from y 12
