@@ -33,6 +33,7 @@ import { minOf } from "./minmax.ts";
 import { lineMarker, blockParagraphs } from "./paragraphs.ts";
 import { pageSegments } from "./lines.ts";
 import { rowRuledTables } from "./rowrules.ts";
+import { joinStackedTables } from "./stacked.ts";
 import { pageStreamTables } from "./stream.ts";
 import { inside, orientTable, tableFromStructure } from "./tables.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
@@ -106,7 +107,8 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }
-  return { tables: tables.map(orientTable), lines: pageSegments(rest.filter((i) => !streamed.has(i))) };
+  const lines = pageSegments(rest.filter((i) => !streamed.has(i)));
+  return { tables: joinStackedTables(tables, lines.flat()).map(orientTable), lines };
 }
 
 /** Images that carry text over them are backgrounds (or scans under an OCR layer): not content. */

@@ -17,6 +17,7 @@ import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { rowRuledTables } from "../../runner/pdf-layout/rowrules.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
 import { pageGutter } from "../../runner/pdf-layout/gutter.ts";
+import { joinStackedTables } from "../../runner/pdf-layout/stacked.ts";
 import { pageStreamTables, streamTables } from "../../runner/pdf-layout/stream.ts";
 import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
 import type { Cell, PageLayout, Rule, Table, TextItem } from "../../runner/pdf-layout/types.ts";
@@ -811,6 +812,47 @@ describe("a statistics table set by whitespace, one row boxed on its own", () =>
       ["31", "D & N HAVELI AND DAMAN & DIU", "3", "242", "245"],
       ["32", "DELHI (UT)", "0", "3508", "3508"],
     ]);
+  });
+});
+
+describe("a whitespace table with its totals boxed by rules under it", () => {
+  const rows = [
+    ["29", "A & N ISLANDS", "1", "183", "184"],
+    ["30", "CHANDIGARH", "0", "312", "312"],
+    ["32", "DELHI (UT)", "0", "3508", "3508"],
+  ].flatMap((r, k) => [
+    right(r[0]!, 20, 20 + 15 * k),
+    item(r[1]!, 40, 20 + 15 * k),
+    ...r.slice(2).map((f, c) => right(f, 200 + 50 * c, 20 + 15 * k)),
+  ]);
+  const totals = [
+    ["TOTAL (UTs)", "110", "6934", "7044"],
+    ["TOTAL (ALL INDIA)", "6444", "437660", "444104"],
+  ].flatMap((r, k) => [item(r[0]!, 5, 69 + 15 * k), ...r.slice(1).map((f, c) => right(f, 200 + 50 * c, 69 + 15 * k))]);
+  // The totals' box: the label's cell over the number and name columns, one cell per figure.
+  const box = [h(58, 0, 310), h(73, 0, 310), h(88, 0, 310), ...[0, 120, 220, 270, 310].map((x) => v(x, 58, 88))];
+  const upper = streamTables(rows)[0]!.table;
+  const lower = latticeTables(box, totals)[0]!;
+
+  it("reads the totals as the table's last rows, each figure under its column", () => {
+    expect([upper.cols, lower.cols]).toEqual([5, 4]);
+    const [table, ...others] = joinStackedTables([lower, upper], []);
+    expect(others).toEqual([]);
+    expect([table!.rows, table!.cols]).toEqual([5, 5]);
+    const at = (r: number): string[] =>
+      table!.cells
+        .filter((c) => c.row === r)
+        .sort((a, b) => a.col - b.col)
+        .map((c) => `${c.col}+${c.colSpan}:${c.lines.map(segmentText).join(" ")}`);
+    expect(at(2)).toEqual(["0+1:32", "1+1:DELHI (UT)", "2+1:0", "3+1:3508", "4+1:3508"]);
+    expect(at(3)).toEqual(["0+2:TOTAL (UTs)", "2+1:110", "3+1:6934", "4+1:7044"]);
+  });
+
+  it("keeps them apart with text between, and never joins two tables of one finder", () => {
+    const note = { items: [], x0: 40, x1: 200, base: 55, top: 47, bottom: 57.5, size: 10 };
+    expect(joinStackedTables([upper, lower], [note])).toHaveLength(2);
+    const below = streamTables(rows.map((i) => ({ ...i, base: i.base + 50 })))[0]!.table;
+    expect(joinStackedTables([upper, below], [])).toHaveLength(2);
   });
 });
 
