@@ -9,9 +9,8 @@
  * and no text between them, are one when their columns agree: each column of the finer lies in
  * one column of the coarser (its middle inside it), every column of the coarser holds at least
  * one of the finer's, and only one holds several (MAX_SPANNING). The coarser table's cells then
- * span the finer columns they hold. Two tables
- * of one finder are never joined: the finder parted them for a reason (a rule, a change of type).
- * Pure.
+ * span the finer columns they hold. Two tables of one finder are never joined: the finder parted
+ * them for a reason (a rule, a change of type). Pure.
  */
 import { maxOf, minOf } from "./minmax.ts";
 import type { Cell, Segment, Table } from "./types.ts";
@@ -64,7 +63,7 @@ function textSize(t: Table): number {
 /** `upper` and `lower` as one table, or null when they are two (see the header). */
 function joined(upper: Table, lower: Table, flow: readonly Segment[]): Table | null {
   if ((upper.kind === "lattice") === (lower.kind === "lattice") || upper.kind === "structure" || lower.kind === "structure") return null;
-  if (upper.rtl !== lower.rtl) return null;
+  if (!upper.rtl !== !lower.rtl) return null;
   const size = Math.max(textSize(upper), textSize(lower));
   const gap = lower.top - upper.bottom;
   if (gap > MAX_GAP * size || gap < -size) return null;
@@ -73,11 +72,15 @@ function joined(upper: Table, lower: Table, flow: readonly Segment[]): Table | n
   const [fine, coarse] = upper.cols >= lower.cols ? [upper, lower] : [lower, upper];
   const map = columnMap(coarse, fine);
   if (!map) return null;
+  const cells = [...remapped(upper, upper === coarse ? map : null, 0), ...remapped(lower, lower === coarse ? map : null, upper.rows)];
   return {
     kind: fine.kind,
     rows: upper.rows + lower.rows,
-    cols: fine.cols,
-    cells: [...remapped(upper, upper === coarse ? map : null, 0), ...remapped(lower, lower === coarse ? map : null, upper.rows)],
+    cols: Math.max(
+      fine.cols,
+      maxOf(cells, (c) => c.col + c.colSpan),
+    ),
+    cells,
     x0,
     x1,
     top: Math.min(upper.top, lower.top),
@@ -95,9 +98,9 @@ function joined(upper: Table, lower: Table, flow: readonly Segment[]): Table | n
 export function joinStackedTables(tables: readonly Table[], flow: readonly Segment[]): Table[] {
   const out: Table[] = [];
   for (const t of [...tables].sort((a, b) => a.top - b.top)) {
-    const k = out.findIndex((u) => u.bottom <= t.top + textSize(t) && joined(u, t, flow) !== null);
-    if (k >= 0) out[k] = joined(out[k]!, t, flow)!;
-    else out.push(t);
+    const k = out.findIndex((u) => joined(u, t, flow) !== null);
+    if (k < 0) out.push(t);
+    else out[k] = joined(out[k]!, t, flow)!;
   }
   return out;
 }
