@@ -10,9 +10,9 @@
  * then span the columns — but a label alone on its line, less than a line from a row with text
  * only right of it (a \multirow label centred on two rows), is a cell of its own column, and values
  * set apart on a line crossing a river part it (a sparse row: an invoice's one item with its
- * quantity and price over lines of amounts alone). A header
- * set over several lines counts once, as one row; a header label alone in a river, when the
- * column right of it has a label of its own, heads a column the body leaves empty. Pure.
+ * quantity and price over lines of amounts alone). A header set over several lines counts once,
+ * as one row; a header label alone in a river, when the column right of it has a label of its
+ * own, heads a column the body leaves empty. Pure.
  */
 import { typeCell } from "./cells.ts";
 import { isMarker, OVERDRAWN, runsText, WORD_GAP } from "./lines.ts";
@@ -440,7 +440,7 @@ function partAt(starts: readonly number[], g: Gap): number {
 }
 
 /** Values this far apart (font sizes) on one line are two cells, whatever the other lines hold. */
-const VALUES_APART = 2;
+export const VALUES_APART = 2;
 
 /**
  * A river the lines allowed to cross it (CROSSING) cross with values only, set VALUES_APART from

@@ -13,7 +13,7 @@
  * stream finder. Text items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
-import { labelPiece, linePieces } from "./columns.ts";
+import { labelPiece, linePieces, VALUES_APART } from "./columns.ts";
 import { coverage } from "./intervals.ts";
 import { groupLines } from "./lines.ts";
 import { buildTable, inside, type CellDraft } from "./tables.ts";
@@ -372,13 +372,10 @@ function boxedHeader(grid: Grid, drafts: readonly CellDraft[], box: Box, items: 
   return groupLines(under).some((l) => linePieces(l).length >= 2);
 }
 
-/** Values this far apart (font sizes) on one line of a cell are cells of columns the rules do not draw. */
-const VALUES_APART = 2;
-
 /**
  * Whether a grid of one row is a row of a whitespace table boxed on its own (a row set off for its
  * label wrapped over two lines, a highlighted total): a cell of it holds a line of two values or
- * more set apart, the columns its rules do not draw. Read as a lattice, those values would be glued
+ * more set apart (columns.ts VALUES_APART), the columns its rules do not draw. Read as a lattice, those values would be glued
  * into one cell; left to the stream finder, they are the row of the columns around them.
  */
 function boxedRow(grid: Grid, drafts: readonly CellDraft[]): boolean {

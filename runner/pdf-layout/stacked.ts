@@ -98,9 +98,12 @@ function joined(upper: Table, lower: Table, flow: readonly Segment[]): Table | n
 export function joinStackedTables(tables: readonly Table[], flow: readonly Segment[]): Table[] {
   const out: Table[] = [];
   for (const t of [...tables].sort((a, b) => a.top - b.top)) {
-    const k = out.findIndex((u) => joined(u, t, flow) !== null);
-    if (k < 0) out.push(t);
-    else out[k] = joined(out[k]!, t, flow)!;
+    let merged = false;
+    for (let k = 0; k < out.length && !merged; k++) {
+      const one = joined(out[k]!, t, flow);
+      if (one) [out[k], merged] = [one, true];
+    }
+    if (!merged) out.push(t);
   }
   return out;
 }

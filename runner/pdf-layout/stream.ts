@@ -7,9 +7,9 @@
  * ends at a line of a paragraph reaching across its rows (the text between two tables), where
  * two rules stacked apart lie between two lines (one table's foot rule, the next one's head rule),
  * at a rule across its rows with larger type under it (the text under a booktabs table), and at a
- * line of cells in other type than all of its rows (a form's next box); it
- * starts under a head rule whose ends the column's text above runs past, and takes the labels
- * between a head rule and its first line of cells (a group's label, a \multirow label).
+ * line of cells in other type than all of its rows (a form's next box); it starts under a head
+ * rule whose ends the column's text above runs past, and takes the labels between a head rule and
+ * its first line of cells (a group's label, a \multirow label).
  * On a page set in two columns each column is read apart (pageStreamTables, gutter.ts).
  * Lookalikes are refused: prose set in two columns (cells hold sentences), a list (its first column
  * is list markers), fewer than two rows of two cells, two rows of a justified paragraph (word spaces
@@ -266,9 +266,9 @@ const OTHER_TYPE = 1.2;
 function otherType(line: Line, run: readonly Line[]): boolean {
   const rows = run.filter(multi);
   if (rows.length < MIN_ROWS || !multi(line)) return false;
-  const sizes = new Set(rows.flatMap((l) => l.sizes));
+  const sizes = [...new Set(rows.flatMap((l) => l.sizes))];
   const near = (a: number, b: number): boolean => a < OTHER_TYPE * b && b < OTHER_TYPE * a;
-  return line.sizes.every((a) => ![...sizes].some((b) => near(a, b)));
+  return line.sizes.every((a) => !sizes.some((b) => near(a, b)));
 }
 
 /** Whether a line goes on with the run of lines above it (see streamTables). */
