@@ -29,6 +29,7 @@ import {
 import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts } from "../test/helpers/text-recall.ts";
 import { ROOT } from "../test/helpers/tools.ts";
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
+import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 
 const execFileP = promisify(execFile);
 const TIMEOUT_MS = 900_000;
@@ -298,6 +299,8 @@ async function realText(venv: string, work: string, peer: boolean): Promise<stri
 export interface TruthOptions {
   /** Round-trip sheets to build and score (0: none). */
   roundTrips: number;
+  /** Round-trip Word reports to build and score (test/truth/roundtrip-docx.ts; 0 or undefined: none). */
+  reports?: number;
   /** The splits of the real truth to score ("holdout" alone: the quick run). */
   splits?: readonly ("tune" | "holdout")[];
   /** Whether to measure PDF → DOCX recall and XLSX losses on every real PDF (the long part). */
@@ -343,6 +346,19 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
       "",
     );
   }
+  if (opts.reports) {
+    process.stderr.write(`truth corpus: ${opts.reports} round-trip Word reports (LibreOffice Writer exports)…\n`);
+    const tables = await buildReportRoundTrip(path.join(work, "reports-pdf"), { count: opts.reports });
+    const rt = await scoreTools(tables, all, path.join(work, "reports"));
+    push(
+      ...classTable(
+        `PDF → XLSX exact cells per class, round trips of ${opts.reports} generated Word reports (test/truth/roundtrip-docx.ts)`,
+        rt,
+        ["tune", "holdout"],
+      ),
+      "",
+    );
+  }
   if (opts.text ?? true) {
     process.stderr.write("real PDFs: text recall…\n");
     push(...(await realText(venv, work, opts.docxPeer ?? true)), "");
@@ -352,18 +368,20 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
 
 /**
  * Run alone (the venv of bench/pdf-to-office.ts must exist: `make bench-convert` creates it):
- *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--no-text] [--no-pdf2docx]
+ *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--no-text] [--no-pdf2docx]
  * --holdout scores the held-out real truth only (the quick run on a loaded machine); --no-real skips
  * the real truth tables, --no-text the text recall, --no-pdf2docx the text recall's peer.
  */
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const n = args.indexOf("--roundtrips");
+  const reports = args.indexOf("--reports");
   const venv = path.join(os.homedir(), ".cache/folio-bench/venv");
   const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-bench-"));
   try {
     await truthBench(work, venv, {
       roundTrips: n >= 0 ? Number(args[n + 1]) : 0,
+      reports: reports >= 0 ? Number(args[reports + 1]) : 0,
       splits: args.includes("--no-real") ? [] : args.includes("--holdout") ? ["holdout"] : ["tune", "holdout"],
       text: !args.includes("--no-text"),
       docxPeer: !args.includes("--no-pdf2docx"),

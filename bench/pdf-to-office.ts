@@ -44,6 +44,8 @@ const execFileP = promisify(execFile);
 const PEERS = ["pdf2docx==0.5.13", "camelot-py==2.0.0", "pdfplumber==0.11.10", "openpyxl==3.1.5"];
 /** Round-trip sheets for the truth corpus (test/truth/roundtrip.ts): about 1.15 tables each. */
 const ROUND_TRIPS = 150;
+/** Word reports built and scored the same way (test/truth/roundtrip-docx.ts). */
+const REPORTS = 60;
 const VENV = path.join(os.homedir(), ".cache/folio-bench/venv");
 const RUN_TIMEOUT_MS = 900_000;
 /** Each conversion and each reopening runs this many times, interleaved; the median is reported. */
@@ -318,7 +320,7 @@ async function main(): Promise<void> {
       ...verdicts(docRows, docScore),
       ...verdicts(sheetRows, sheetScore),
       "",
-      ...(await truthBench(path.join(dir, "truth"), VENV, { roundTrips: ROUND_TRIPS })),
+      ...(await truthBench(path.join(dir, "truth"), VENV, { roundTrips: ROUND_TRIPS, reports: REPORTS })),
     ];
     process.stdout.write(lines.join("\n"));
   } finally {

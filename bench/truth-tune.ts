@@ -5,8 +5,10 @@
  * tune split only (held-out tables are scored once, at the end, with `--split holdout`).
  *
  *   node bench/truth-tune.ts [--split tune|holdout] [--only <substring of a table id>] [--dump]
- *                            [--roundtrips N]
+ *                            [--roundtrips N] [--reports N]
  *
+ * --reports N scores the round trips of N generated Word reports (test/truth/roundtrip-docx.ts: tables
+ * among prose, exported by LibreOffice Writer untagged or tagged), both splits, built once likewise.
  * --roundtrips N scores the round trips of N generated spreadsheets (test/truth/roundtrip.ts, both
  * splits: they are generated, nothing to tune to) instead of the real truth; their PDFs are built
  * once into $TMPDIR/folio-truth-tune-roundtrip-N and reused.
@@ -21,6 +23,7 @@ import { analyzePdf } from "../runner/pdf-layout/index.ts";
 import { readXlsx } from "../test/helpers/convert-quality.ts";
 import { byClass, cellAgrees, loadRealTruth, scoreTable, typeTruth, type OutCell, type TruthTable } from "../test/helpers/table-truth.ts";
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
+import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 
 type Grid = (OutCell | undefined)[][];
 
@@ -33,6 +36,7 @@ const split = opt("--split") ?? "tune";
 const only = opt("--only");
 const dump = args.includes("--dump");
 const roundTrips = Number(opt("--roundtrips") ?? 0);
+const reports = Number(opt("--reports") ?? 0);
 
 /** Folio's workbook for one PDF, as grids of shown text. */
 async function folioSheets(pdf: string, work: string): Promise<{ name: string; grid: Grid }[]> {
@@ -58,9 +62,11 @@ function misses(truth: string[][], grid: Grid): string[] {
   return out;
 }
 
-const source: TruthTable[] = roundTrips
-  ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
-  : (await loadRealTruth()).filter((t) => t.split === split);
+const source: TruthTable[] = reports
+  ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
+  : roundTrips
+    ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
+    : (await loadRealTruth()).filter((t) => t.split === split);
 const tables = source.filter((t) => !only || t.id.includes(only));
 const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
 const got = new Map<string, { name: string; grid: Grid }[]>();
@@ -91,6 +97,6 @@ for (const { table, score } of rows) {
 console.log("");
 for (const [cls, s] of [...byClass(rows)].sort())
   console.log(
-    `${roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
+    `${reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
   );
 console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);

@@ -4,11 +4,13 @@
  * other's column: whitespace columns shift a little with their widest cell), the second is the
  * rest of the first: its rows are appended (without the header rows it repeats) and the
  * next page is marked `continued`, so the DOCX flows on without a page break and the XLSX gets one
- * sheet for the whole table. Page numbers — a single short line with a number in the top or bottom
+ * sheet for the whole table. A part with fewer columns whose every word stands in one of the
+ * table's columns is read in the table's columns (a sparse column leaves no river over a few
+ * rows). Page numbers — a single short line with a number in the top or bottom
  * margin band ("12", "Page 3 of 10") — do not count as the page's first or last block. Pure.
  */
-import { segmentText } from "./lines.ts";
-import type { Block, PageLayout, Table } from "./types.ts";
+import { segmentOf, segmentText } from "./lines.ts";
+import type { Block, Cell, PageLayout, Segment, Table, TextItem } from "./types.ts";
 
 /** Share of the page height at its top and bottom where page numbers sit. */
 const MARGIN_BAND = 0.1;
@@ -24,12 +26,80 @@ function isPageNumber(b: Block, page: PageLayout): boolean {
 /** The page's content blocks, page numbers left out. */
 const content = (page: PageLayout): Block[] => page.blocks.filter((b) => !isPageNumber(b, page));
 
+/** Column `i` of a table as an interval on the page (a right-to-left table's edges run right to left). */
+function column(t: Table, i: number): [number, number] {
+  const [a, b] = [t.colEdges[i]!, t.colEdges[i + 1]!];
+  return a <= b ? [a, b] : [b, a];
+}
+
 /** Whether the middle of each column of `p` lies in the same column of `q`. */
 function middlesWithin(p: Table, q: Table): boolean {
-  return p.colEdges.slice(1).every((right, i) => {
-    const middle = (p.colEdges[i]! + right) / 2;
-    return middle >= q.colEdges[i]! && middle <= q.colEdges[i + 1]!;
+  return Array.from({ length: p.cols }, (_, i) => i).every((i) => {
+    const [x0, x1] = column(p, i);
+    const [y0, y1] = column(q, i);
+    return (x0 + x1) / 2 >= y0 && (x0 + x1) / 2 <= y1;
   });
+}
+
+/** Points an item may reach past the column edge it stands by and still be that column's. */
+const EDGE_SLACK = 1;
+
+/** The column of `t` an item stands in (by its middle; between two columns, the nearer), or -1 when it reaches over an edge. */
+function columnOf(t: Table, item: TextItem): number {
+  const mid = (item.x0 + item.x1) / 2;
+  let best = -1;
+  let far = Infinity;
+  for (let i = 0; i < t.cols; i++) {
+    const [x0, x1] = column(t, i);
+    const d = mid < x0 ? x0 - mid : mid > x1 ? mid - x1 : 0;
+    if (d < far) [best, far] = [i, d];
+  }
+  const [x0, x1] = column(t, best);
+  return item.x0 < x0 - EDGE_SLACK || item.x1 > x1 + EDGE_SLACK ? -1 : best;
+}
+
+/** How far (a share of the narrower column beside it) a whitespace column's edge may fall from another table's. */
+const EDGE_SHIFT = 0.25;
+
+/** Whether each edge between two columns of `rest` falls by an edge between two columns of `open`. */
+function edgesAmong(rest: Table, open: Table): boolean {
+  const inner = (t: Table): number[] => t.colEdges.slice(1, -1).sort((a, b) => a - b);
+  const edges = [...open.colEdges].sort((a, b) => a - b);
+  return inner(rest).every((e) =>
+    edges.some((x, i) => i > 0 && i + 1 < edges.length && Math.abs(e - x) <= EDGE_SHIFT * Math.min(x - edges[i - 1]!, edges[i + 1]! - x)),
+  );
+}
+
+/**
+ * A page's first table as the rest of `open`, cell by cell in `open`'s columns, when it has fewer
+ * columns than `open`, each of its column edges by one of `open`'s, and every one of its words
+ * inside one of `open`'s columns: a sparse column (a label merged down the rows, set once on this
+ * page) leaves no river over a few rows, so the page's part of the table read its words into the
+ * column beside. Null when a word reaches over one of `open`'s column edges or its own columns
+ * part where `open`'s do not (another table), or when it fills fewer than two columns.
+ */
+function inColumnsOf(open: Table, rest: Table): Table | null {
+  if (rest.kind !== "stream" || rest.cols >= open.cols || !edgesAmong(rest, open)) return null;
+  const cells = new Map<string, Cell>();
+  for (const cell of rest.cells) {
+    for (const line of cell.lines) {
+      const parts = new Map<number, TextItem[]>();
+      for (const item of line.items) {
+        const col = columnOf(open, item);
+        if (col < 0) return null;
+        parts.set(col, [...(parts.get(col) ?? []), item]);
+      }
+      for (const [col, items] of parts) {
+        const key = `${cell.row}:${col}`;
+        const seg: Segment = segmentOf(items);
+        const had = cells.get(key);
+        if (had) had.lines.push(seg);
+        else cells.set(key, { row: cell.row, col, rowSpan: cell.rowSpan, colSpan: 1, lines: [seg], header: cell.header });
+      }
+    }
+  }
+  if (new Set([...cells.values()].map((c) => c.col)).size < 2) return null;
+  return { ...rest, cols: open.cols, colEdges: [...open.colEdges], cells: [...cells.values()] };
 }
 
 /** Whether two tables have the same columns (see the header). */
@@ -67,8 +137,9 @@ export function joinContinuedTables(pages: readonly PageLayout[]): void {
   for (const page of pages) {
     const blocks = content(page);
     const first = blocks[0];
-    if (open && first?.type === "table" && sameColumns(open, first.table)) {
-      appendRows(open, header, first.table);
+    const rest = open && first?.type === "table" ? (sameColumns(open, first.table) ? first.table : inColumnsOf(open, first.table)) : null;
+    if (open && first && rest) {
+      appendRows(open, header, rest);
       page.blocks = page.blocks.filter((b) => b !== first);
       page.continued = true;
       blocks.shift();

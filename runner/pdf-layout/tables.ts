@@ -6,9 +6,10 @@
  *  - stream.ts: columns of text aligned by whitespace alone.
  * Pure.
  */
-import { groupLines, splitLine } from "./lines.ts";
+import { logicalValue } from "./bidi.ts";
+import { groupLines, runsText, splitLine } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
-import type { Cell, StructTable, Table, TextItem } from "./types.ts";
+import type { Cell, Segment, StructTable, Table, TextItem } from "./types.ts";
 
 /** Items of one cell as its text lines (one segment per line: a cell is never split further). */
 function cellLines(items: TextItem[]): Cell["lines"] {
@@ -216,11 +217,20 @@ export function disjointCells(table: Table): Cell[] {
 const RTL_LETTER = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/gu;
 const LETTER = /\p{L}/gu;
 
+/** A cell's line of a right-to-left table holding a value drawn in visual order (bidi.ts), as one run of its logical text. */
+function logicalLine(seg: Segment): Segment {
+  const text = runsText(seg.items);
+  const logical = logicalValue(text);
+  if (logical === text) return seg;
+  return { ...seg, items: [{ ...seg.items[0]!, text: logical, x0: seg.x0, x1: seg.x1 }] };
+}
+
 /**
  * A table whose text is mostly in a right-to-left script, read the way its readers read it: its
  * first column is the rightmost (Unicode Bidirectional Algorithm, UAX #9: the table's paragraph
  * direction is right to left), and it is marked `rtl` so that the writers show it right to left,
- * as the page does. Other tables are returned as they are.
+ * as the page does; its values drawn in visual order are read back in logical order ("(30,329)",
+ * not ")30,329("). Other tables are returned as they are.
  */
 export function orientTable(table: Table): Table {
   const text = table.cells.flatMap((c) => c.lines.flatMap((l) => l.items.map((i) => i.text))).join("");
@@ -229,7 +239,7 @@ export function orientTable(table: Table): Table {
   return {
     ...table,
     rtl: true,
-    cells: table.cells.map((c) => ({ ...c, col: table.cols - c.col - c.colSpan })),
+    cells: table.cells.map((c) => ({ ...c, col: table.cols - c.col - c.colSpan, lines: c.lines.map(logicalLine) })),
     colEdges: [...table.colEdges].reverse(),
   };
 }

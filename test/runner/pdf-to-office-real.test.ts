@@ -28,6 +28,7 @@ import { byClass, loadRealTruth, REAL_PDFS, scoreTable, type OutCell, type Table
 import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts, type Recall } from "../helpers/text-recall.ts";
 import { tmpDir } from "../helpers/tools.ts";
 import { buildRoundTrip } from "../truth/roundtrip.ts";
+import { buildReportRoundTrip } from "../truth/roundtrip-docx.ts";
 
 /** Files the converter refuses, and why (any other refusal fails the suite). */
 const REFUSED: Record<string, string> = {
@@ -194,6 +195,25 @@ const FLOORS: Record<"tune" | "holdout", Record<string, number>> = {
   },
 };
 
+/**
+ * The 12 Word reports' figures per class, rounded down a point (measured 2026-12-02: all 98.4 %,
+ * right-to-left 93.8 %: dates such as "07-Dec-16" in a right-to-left cell are drawn "Dec-16-07"
+ * and cannot be read back unambiguously).
+ */
+const REPORT_FLOORS: Record<string, number> = {
+  all: 0.97,
+  "multi-line": 0.98,
+  "multi-page": 0.99,
+  "multi-table": 0.97,
+  "partly-ruled": 0.98,
+  rotated: 0.93,
+  rtl: 0.92,
+  ruled: 0.99,
+  spanning: 0.95,
+  tight: 0.96,
+  unruled: 0.94,
+};
+
 function score(
   tables: readonly TruthTable[],
   sheetsOf: (pdf: string) => { grid: (OutCell | undefined)[][] }[] | undefined,
@@ -222,6 +242,26 @@ describe("truth tables: exact cells per class", () => {
       expect(s.meanExact, `${split} ${cls}: ${JSON.stringify(s)}`).toBeGreaterThanOrEqual(floor!);
     }
   });
+
+  it("Word reports (a short corpus of test/truth/roundtrip-docx.ts): every class keeps its floor", async () => {
+    const tables = await buildReportRoundTrip(path.join(dir, "reports"), { count: 12 });
+    const sheets = new Map<string, { grid: (OutCell | undefined)[][] }[]>();
+    for (const pdf of new Set(tables.map((t) => t.pdf))) {
+      const xlsx = await convert(pdf, "xlsx");
+      if (xlsx instanceof JobError) throw new Error(`${path.basename(pdf)}: ${xlsx.code}`);
+      sheets.set(
+        pdf,
+        (await readXlsx(xlsx)).map((s) => ({
+          grid: s.grid.map((r) => r.map((c) => c && { ...c, display: c.display ?? String(c.value) })),
+        })),
+      );
+    }
+    for (const [cls, s] of byClass(score(tables, (pdf) => sheets.get(pdf)))) {
+      const floor = REPORT_FLOORS[cls];
+      expect(floor, `${cls}: a class without a floor`).toBeDefined();
+      expect(s.meanExact, `${cls}: ${JSON.stringify(s)}`).toBeGreaterThanOrEqual(ALL ? Math.max(GOAL, floor!) : floor!);
+    }
+  }, 600_000);
 
   it.runIf(ALL)(
     "round trips (a short corpus): every class reaches the goal",

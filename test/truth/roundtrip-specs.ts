@@ -88,12 +88,12 @@ const LONG_HEADERS = [
 ];
 const DATE_FORMATS = ["yyyy-mm-dd", "mm/dd/yyyy", "dd-mmm-yy"];
 
-type Rand = () => number;
-const pick = <T>(rand: Rand, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-const chance = (rand: Rand, p: number): boolean => rand() < p;
+export type Rand = () => number;
+export const pick = <T>(rand: Rand, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+export const chance = (rand: Rand, p: number): boolean => rand() < p;
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
-function words(rand: Rand, n: number, rtl: boolean): string {
+export function words(rand: Rand, n: number, rtl: boolean): string {
   return Array.from({ length: n }, (_, i) => (rtl ? pick(rand, ARABIC) : i === 0 ? capitalise(pick(rand, WORDS)) : pick(rand, WORDS))).join(
     " ",
   );
@@ -141,7 +141,7 @@ function widthOf(cells: readonly (SpecCell | null)[], kind: ColumnKind, tight: b
   return (tight ? longest * 1.05 + 2 : longest * 1.15 + 3) + slack;
 }
 
-function tableSpec(rand: Rand, rowCount: number, tight: boolean, rtl: boolean): TableSpec {
+export function tableSpec(rand: Rand, rowCount: number, tight: boolean, rtl: boolean): TableSpec {
   const kinds: ColumnKind[] = ["label"];
   const count = 3 + Math.floor(rand() * 5);
   const pool: ColumnKind[] = ["category", "code", "int", "decimal", "paren", "percent", "currency", "date", "int", "decimal"];

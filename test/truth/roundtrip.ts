@@ -95,7 +95,7 @@ async function sheetXlsx(sheet: SheetSpec): Promise<Buffer> {
 }
 
 /** Turns every page of a PDF a quarter: by /Rotate, or by drawing each page turned onto a new page. */
-async function turn(file: string, how: SheetSpec["turn"]): Promise<void> {
+export async function turn(file: string, how: SheetSpec["turn"]): Promise<void> {
   if (how === "rotate") {
     await execFileP("qpdf", ["--replace-input", file, "--rotate=+90"]);
     return;
@@ -109,18 +109,18 @@ async function turn(file: string, how: SheetSpec["turn"]): Promise<void> {
   await writeFile(file, await out.save());
 }
 
-async function pdftotextWords(file: string): Promise<Set<string>> {
+export async function pdftotextWords(file: string): Promise<Set<string>> {
   const { stdout } = await execFileP("pdftotext", [file, "-"], { maxBuffer: 64 * 1024 * 1024 });
   return new Set(recallTokens(stdout));
 }
 
-async function pageCount(file: string): Promise<number> {
+export async function pageCount(file: string): Promise<number> {
   const { stdout } = await execFileP("pdfinfo", [file]);
   return Number(/^Pages:\s+(\d+)/m.exec(stdout)?.[1] ?? 0);
 }
 
 /** Fails when a truth cell's word is not in the PDF (written backwards counts: right-to-left script). */
-function checkTruth(name: string, cells: string[][], words: Set<string>): void {
+export function checkTruth(name: string, cells: string[][], words: Set<string>): void {
   for (const row of cells) {
     for (const text of row) {
       for (const w of recallTokens(text)) {

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { splitBands } from "../../runner/pdf-layout/bands.ts";
 import { columnGaps, headerAsOne, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
+import { logicalValue } from "../../runner/pdf-layout/bidi.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
@@ -1453,6 +1454,109 @@ describe("tables continued over pages", () => {
     const table = (pages[0]!.blocks[0] as { table: Table }).table;
     expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Quarter 2020", "Item|Units", "Anchor|12", "Beacon|7"]);
     expect(pages[1]!.continued).toBe(true);
+  });
+});
+
+describe("a table continued over pages, its part on the next page read in its columns", () => {
+  const at = (n: number, table: Table): PageLayout => ({
+    number: n,
+    width: 600,
+    height: 800,
+    blocks: [{ type: "table", table, top: table.top, bottom: table.bottom }],
+    frame: { x0: table.x0, x1: table.x1, top: table.top, bottom: table.bottom },
+    segments: [],
+    continued: false,
+  });
+  const draft = (row: number, col: number, items: TextItem[]): CellDraft => ({ row, col, rowSpan: 1, colSpan: 1, items });
+  const placed = (t: Table): string[] =>
+    [...t.cells].sort((a, b) => a.row - b.row || a.col - b.col).map((c) => `${c.row}:${c.col}:${c.lines.map(segmentText).join(" ")}`);
+
+  it("parts a label merged down the rows, set once on the page, from the column beside it", () => {
+    // Page 1: Group | Date | Units. Page 2 goes on with a group label set once, on its second row:
+    // over two rows its column left no river, and the page's part read it into the dates' column.
+    const open = buildTable(
+      "stream",
+      [
+        draft(0, 0, [item("Group", 4, 100)]),
+        draft(0, 1, [item("Date", 104, 100)]),
+        draft(0, 2, [item("Units", 204, 100)]),
+        draft(1, 0, [item("Harbour", 4, 114)]),
+        draft(1, 1, [item("2021-04-01", 104, 114)]),
+        draft(1, 2, [item("5", 204, 114)]),
+      ],
+      [0, 100, 200, 300],
+      { x0: 0, x1: 300, top: 90, bottom: 120 },
+    );
+    const rest = buildTable(
+      "stream",
+      [
+        draft(0, 0, [item("2021-05-15", 104, 100)]),
+        draft(0, 1, [item("12", 204, 100)]),
+        draft(1, 0, [item("Meadow", 4, 114), item("2021-06-01", 104, 114)]),
+        draft(1, 1, [item("7", 204, 114)]),
+      ],
+      [0, 190, 300],
+      { x0: 0, x1: 300, top: 90, bottom: 120 },
+    );
+    const pages = [at(1, open), at(2, rest)];
+    joinContinuedTables(pages);
+    expect(pages[1]!.continued).toBe(true);
+    expect(pages[1]!.blocks).toHaveLength(0);
+    expect(placed(open).slice(6)).toEqual(["2:1:2021-05-15", "2:2:12", "3:0:Meadow", "3:1:2021-06-01", "3:2:7"]);
+  });
+
+  it("keeps a next page's table apart when its words reach over the first table's column edges", () => {
+    const open = buildTable(
+      "stream",
+      [draft(0, 0, [item("Group", 4, 100)]), draft(0, 1, [item("Date", 104, 100)]), draft(0, 2, [item("Units", 204, 100)])],
+      [0, 100, 200, 300],
+      { x0: 0, x1: 300, top: 90, bottom: 110 },
+    );
+    // "Quarterly figures by station" runs from the first column over the second's edge.
+    const other = buildTable(
+      "stream",
+      [draft(0, 0, [item("Quarterly figures by station", 4, 100)]), draft(0, 1, [item("12", 254, 100)])],
+      [0, 240, 300],
+      { x0: 0, x1: 300, top: 90, bottom: 110 },
+    );
+    const pages = [at(1, open), at(2, other)];
+    joinContinuedTables(pages);
+    expect(pages[1]!.continued).toBe(false);
+    expect(pages[1]!.blocks).toHaveLength(1);
+  });
+
+  it("joins a right-to-left table's parts (its column edges run right to left)", () => {
+    const part = (label: string, value: string): Table => {
+      const t = buildTable("stream", [draft(0, 0, [item(value, 4, 100)]), draft(0, 1, [item(label, 104, 100)])], [0, 100, 200], {
+        x0: 0,
+        x1: 200,
+        top: 90,
+        bottom: 110,
+      });
+      // As orientTable leaves it: column 0 is the rightmost.
+      return { ...t, rtl: true, cells: t.cells.map((c) => ({ ...c, col: 1 - c.col })), colEdges: [200, 100, 0] };
+    };
+    const pages = [at(1, part("ميناء", "12")), at(2, part("منارة", "7"))];
+    joinContinuedTables(pages);
+    expect(pages[1]!.continued).toBe(true);
+    const joined = (pages[0]!.blocks[0] as { table: Table }).table;
+    expect(placed(joined)).toEqual(["0:0:ميناء", "0:1:12", "1:0:منارة", "1:1:7"]);
+  });
+});
+
+describe("values of a right-to-left table drawn in visual order", () => {
+  it("reads a negative in parentheses and a minus sign back in logical order", () => {
+    // LibreOffice Writer draws "(30,329)" in a right-to-left cell as ")" "30,329" "(", each bracket
+    // mapped to its logical character; "-25" as "25-".
+    expect(logicalValue(")30,329(")).toBe("(30,329)");
+    expect(logicalValue("25-")).toBe("-25");
+    expect(logicalValue("12.5%-")).toBe("-12.5%");
+  });
+
+  it("leaves values that read as they are drawn, and text, alone", () => {
+    // A producer mapping each bracket to the glyph drawn: already right.
+    expect(logicalValue("(30,329)")).toBe("(30,329)");
+    for (const text of ["1 234", "10 - 20", "2021-05-15", "Dec-16-07", "47.0%", "AB-3841"]) expect(logicalValue(text)).toBe(text);
   });
 });
 
