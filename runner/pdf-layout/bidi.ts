@@ -4,11 +4,13 @@
  * runs holding Hebrew or Arabic letters back, but leaves runs without letters as drawn. A number in
  * such a paragraph is reordered by the Unicode Bidirectional Algorithm (UAX #9) when it has
  * neutrals around it: "(30,329)" is drawn ")" "30,329" "(" (each bracket mirrored, and mapped to its
- * logical character), "-25" is drawn "25-". Without letters the algorithm's rules are symmetric
- * (W4, W5, N1 read the same both ways, and every neutral takes the paragraph's direction), so the
+ * logical character), "-25" is drawn "25-". Without letters the algorithm's rules are nearly
+ * symmetric (W4, W5 and N1 each read the same both ways, every neutral takes the paragraph's
+ * direction; only W4 running before W5 is not, as in "5%,3"), so for the values of tables the
  * levels of the drawn text are those of the logical text reversed, and reordering the drawn text
  * once more gives the logical text back. Only text that reads as a value once turned, and not as
- * drawn, is turned: "1 234" and "10 - 20" stay as they are. Pure.
+ * drawn, is turned: text that reads as a value as drawn is taken as drawn ("1 234" with a plain
+ * space, strictly drawn from "234 1", and "1,234 €" stay), and "10 - 20" is no value. Pure.
  */
 import { typeCell } from "./cells.ts";
 
@@ -18,8 +20,8 @@ function kindOf(ch: string): Kind {
   if (/[0-9\u06f0-\u06f9]/u.test(ch)) return "EN";
   if (/[\u0660-\u0669\u066b\u066c]/u.test(ch)) return "AN";
   if (ch === "+" || ch === "-" || ch === "\u2212") return "ES";
-  if (/[#$%\u00a2-\u00a5\u00b0\u00b1\u066a\u2030\u2031\u20a0-\u20cf]/u.test(ch)) return "ET";
-  if (/[,./:\u00a0\u202f]/u.test(ch)) return "CS";
+  if (/[#$%\u00a2-\u00a5\u00b0\u00b1\u0609\u060a\u066a\u2030\u2031\u20a0-\u20cf]/u.test(ch)) return "ET";
+  if (/[,./:\u00a0\u202f\u060c]/u.test(ch)) return "CS";
   return "ON";
 }
 

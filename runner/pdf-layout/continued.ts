@@ -4,12 +4,14 @@
  * other's column: whitespace columns shift a little with their widest cell), the second is the
  * rest of the first: its rows are appended (without the header rows it repeats) and the
  * next page is marked `continued`, so the DOCX flows on without a page break and the XLSX gets one
- * sheet for the whole table. A part with fewer columns whose every word stands in one of the
- * table's columns is read in the table's columns (a sparse column leaves no river over a few
- * rows). Page numbers — a single short line with a number in the top or bottom
+ * sheet for the whole table. A part with fewer columns, at least half as wide, whose column
+ * edges fall by the table's and whose every word stands in one of the table's columns is read in
+ * the table's columns (a sparse column leaves no river over a few rows); a right-to-left table's
+ * part is read right to left. Page numbers — a single short line with a number in the top or bottom
  * margin band ("12", "Page 3 of 10") — do not count as the page's first or last block. Pure.
  */
 import { segmentOf, segmentText } from "./lines.ts";
+import { rightToLeft } from "./tables.ts";
 import type { Block, Cell, PageLayout, Segment, Table, TextItem } from "./types.ts";
 
 /** Share of the page height at its top and bottom where page numbers sit. */
@@ -58,6 +60,9 @@ function columnOf(t: Table, item: TextItem): number {
   return item.x0 < x0 - EDGE_SLACK || item.x1 > x1 + EDGE_SLACK ? -1 : best;
 }
 
+/** The least width of a part with fewer columns, as a share of the table's. */
+const MIN_WIDTH = 0.5;
+
 /** How far (a share of the narrower column beside it) a whitespace column's edge may fall from another table's. */
 const EDGE_SHIFT = 0.25;
 
@@ -79,7 +84,8 @@ function edgesAmong(rest: Table, open: Table): boolean {
  * part where `open`'s do not (another table), or when it fills fewer than two columns.
  */
 function inColumnsOf(open: Table, rest: Table): Table | null {
-  if (rest.kind !== "stream" || rest.cols >= open.cols || !edgesAmong(rest, open)) return null;
+  if (rest.kind !== "stream" || rest.cols >= open.cols || rest.x1 - rest.x0 < MIN_WIDTH * (open.x1 - open.x0)) return null;
+  if (!edgesAmong(rest, open)) return null;
   const cells = new Map<string, Cell>();
   for (const cell of rest.cells) {
     for (const line of cell.lines) {
@@ -94,7 +100,15 @@ function inColumnsOf(open: Table, rest: Table): Table | null {
         const seg: Segment = segmentOf(items);
         const had = cells.get(key);
         if (had) had.lines.push(seg);
-        else cells.set(key, { row: cell.row, col, rowSpan: cell.rowSpan, colSpan: 1, lines: [seg], header: cell.header });
+        else
+          cells.set(key, {
+            row: cell.row,
+            col,
+            rowSpan: parts.size === 1 ? cell.rowSpan : 1,
+            colSpan: 1,
+            lines: [seg],
+            header: cell.header,
+          });
       }
     }
   }
@@ -129,6 +143,13 @@ function appendRows(table: Table, header: readonly string[], rest: Table): void 
   table.rows += rest.rows - skip;
 }
 
+/** A page's first table as the rest of `open` (its own columns, or re-read in `open`'s), or null. */
+function restOf(open: Table, first: Table): Table | null {
+  // A right-to-left table's part with few letters of its own was left left to right.
+  const part = open.rtl ? rightToLeft(first) : first;
+  return sameColumns(open, part) ? part : inColumnsOf(open, part);
+}
+
 /** Joins every table continued from one page onto the next (see the header); edits `pages`. */
 export function joinContinuedTables(pages: readonly PageLayout[]): void {
   /** The table the previous page ended with, which this page may continue. */
@@ -137,7 +158,7 @@ export function joinContinuedTables(pages: readonly PageLayout[]): void {
   for (const page of pages) {
     const blocks = content(page);
     const first = blocks[0];
-    const rest = open && first?.type === "table" ? (sameColumns(open, first.table) ? first.table : inColumnsOf(open, first.table)) : null;
+    const rest = open && first?.type === "table" ? restOf(open, first.table) : null;
     if (open && first && rest) {
       appendRows(open, header, rest);
       page.blocks = page.blocks.filter((b) => b !== first);

@@ -222,7 +222,8 @@ function logicalLine(seg: Segment): Segment {
   const text = runsText(seg.items);
   const logical = logicalValue(text);
   if (logical === text) return seg;
-  return { ...seg, items: [{ ...seg.items[0]!, text: logical, x0: seg.x0, x1: seg.x1 }] };
+  const first = seg.items.find((i) => !i.opaque) ?? seg.items[0]!;
+  return { ...seg, items: [{ ...first, text: logical, x0: seg.x0, x1: seg.x1, opaque: false }] };
 }
 
 /**
@@ -235,7 +236,12 @@ function logicalLine(seg: Segment): Segment {
 export function orientTable(table: Table): Table {
   const text = table.cells.flatMap((c) => c.lines.flatMap((l) => l.items.map((i) => i.text))).join("");
   const rtl = (text.match(RTL_LETTER) ?? []).length;
-  if (rtl * 2 <= (text.match(LETTER) ?? []).length) return table;
+  return rtl * 2 <= (text.match(LETTER) ?? []).length ? table : rightToLeft(table);
+}
+
+/** A table read right to left (see orientTable), whatever its text: a right-to-left table's part on another page. */
+export function rightToLeft(table: Table): Table {
+  if (table.rtl) return table;
   return {
     ...table,
     rtl: true,

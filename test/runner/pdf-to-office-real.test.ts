@@ -256,7 +256,10 @@ describe("truth tables: exact cells per class", () => {
         })),
       );
     }
-    for (const [cls, s] of byClass(score(tables, (pdf) => sheets.get(pdf)))) {
+    const classes = byClass(score(tables, (pdf) => sheets.get(pdf)));
+    // Every floor is checked: a class the corpus no longer holds fails instead of passing unseen.
+    expect([...classes.keys()].sort()).toEqual(Object.keys(REPORT_FLOORS).sort());
+    for (const [cls, s] of classes) {
       const floor = REPORT_FLOORS[cls];
       expect(floor, `${cls}: a class without a floor`).toBeDefined();
       expect(s.meanExact, `${cls}: ${JSON.stringify(s)}`).toBeGreaterThanOrEqual(ALL ? Math.max(GOAL, floor!) : floor!);

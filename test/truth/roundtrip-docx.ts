@@ -54,6 +54,8 @@ const FONTS = ["Carlito", "Liberation Serif", "Liberation Sans"];
 const TEXT_WIDTH = { portrait: 11906 - 2 * 1440, landscape: 16838 - 2 * 1440 };
 /** Word's default left + right cell margins, in twips. */
 const CELL_MARGINS = 2 * 108;
+/** More rows than this run over a page (reportSpecs makes long tables of 60 rows or more). */
+const LONG_ROWS = 50;
 const NUMERIC: ReadonlySet<ColumnKind> = new Set(["int", "decimal", "paren", "percent", "currency"]);
 
 /** The reports of the corpus: `count` of them from `seed`; every third is held out. */
@@ -87,7 +89,8 @@ export function reportClasses(report: ReportSpec, table: TableSpec, pages: numbe
   if (table.merges.length) out.push("spanning");
   if (table.header === "wrapped" || table.kinds.includes("wrap")) out.push("multi-line");
   if (report.tables.length > 1) out.push("multi-table");
-  if (pages > 1 && report.tables.length === 1) out.push("multi-page");
+  // Across pages: a long table alone in its report (a short one's prose may run onto a second page).
+  if (pages > 1 && report.tables.length === 1 && table.rows.length > LONG_ROWS) out.push("multi-page");
   if (report.turn !== "none") out.push("rotated");
   if (table.rtl) out.push("rtl");
   if (report.tight) out.push("tight");
