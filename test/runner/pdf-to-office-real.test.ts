@@ -232,6 +232,22 @@ function score(
   });
 }
 
+/** Each truth table's PDF converted to XLSX and read back, by PDF (generated corpora: every PDF converts). */
+async function workbooks(tables: readonly TruthTable[]): Promise<Map<string, { grid: (OutCell | undefined)[][] }[]>> {
+  const sheets = new Map<string, { grid: (OutCell | undefined)[][] }[]>();
+  for (const pdf of new Set(tables.map((t) => t.pdf))) {
+    const xlsx = await convert(pdf, "xlsx");
+    if (xlsx instanceof JobError) throw new Error(`${path.basename(pdf)}: ${xlsx.code}`);
+    sheets.set(
+      pdf,
+      (await readXlsx(xlsx)).map((s) => ({
+        grid: s.grid.map((r) => r.map((c) => c && { ...c, display: c.display ?? String(c.value) })),
+      })),
+    );
+  }
+  return sheets;
+}
+
 describe("truth tables: exact cells per class", () => {
   it.each(["tune", "holdout"] as const)("real documents, %s split: every class keeps its floor", async (split) => {
     const tables = (await loadRealTruth()).filter((t) => t.split === split);
@@ -245,17 +261,7 @@ describe("truth tables: exact cells per class", () => {
 
   it("Word reports (a short corpus of test/truth/roundtrip-docx.ts): every class keeps its floor", async () => {
     const tables = await buildReportRoundTrip(path.join(dir, "reports"), { count: 12 });
-    const sheets = new Map<string, { grid: (OutCell | undefined)[][] }[]>();
-    for (const pdf of new Set(tables.map((t) => t.pdf))) {
-      const xlsx = await convert(pdf, "xlsx");
-      if (xlsx instanceof JobError) throw new Error(`${path.basename(pdf)}: ${xlsx.code}`);
-      sheets.set(
-        pdf,
-        (await readXlsx(xlsx)).map((s) => ({
-          grid: s.grid.map((r) => r.map((c) => c && { ...c, display: c.display ?? String(c.value) })),
-        })),
-      );
-    }
+    const sheets = await workbooks(tables);
     const classes = byClass(score(tables, (pdf) => sheets.get(pdf)));
     // Every floor is checked: a class the corpus no longer holds fails instead of passing unseen.
     expect([...classes.keys()].sort()).toEqual(Object.keys(REPORT_FLOORS).sort());
@@ -270,17 +276,7 @@ describe("truth tables: exact cells per class", () => {
     "round trips (a short corpus): every class reaches the goal",
     async () => {
       const tables = await buildRoundTrip(path.join(dir, "roundtrip"), { count: 18, seed: 1313 });
-      const sheets = new Map<string, { grid: (OutCell | undefined)[][] }[]>();
-      for (const pdf of new Set(tables.map((t) => t.pdf))) {
-        const xlsx = await convert(pdf, "xlsx");
-        if (xlsx instanceof JobError) throw new Error(`${path.basename(pdf)}: ${xlsx.code}`);
-        sheets.set(
-          pdf,
-          (await readXlsx(xlsx)).map((s) => ({
-            grid: s.grid.map((r) => r.map((c) => c && { ...c, display: c.display ?? String(c.value) })),
-          })),
-        );
-      }
+      const sheets = await workbooks(tables);
       const rows = score(tables, (pdf) => sheets.get(pdf));
       for (const [cls, s] of byClass(rows)) expect(s.meanExact, `${cls}: ${JSON.stringify(s)}`).toBeGreaterThanOrEqual(GOAL);
     },

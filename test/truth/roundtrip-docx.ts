@@ -33,7 +33,7 @@ import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
 import { prng } from "../helpers/prng.ts";
 import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
 import { checkTruth, pageCount, pdftotextWords, turn } from "./roundtrip.ts";
-import { chance, pick, tableSpec, words, type ColumnKind, type Rand, type SpecCell, type TableSpec } from "./roundtrip-specs.ts";
+import { chance, classesOf, pick, tableSpec, words, type ColumnKind, type Rand, type SpecCell, type TableSpec } from "./roundtrip-specs.ts";
 
 export interface ReportSpec {
   name: string;
@@ -84,17 +84,9 @@ export function reportSpecs(count: number, seed = 29): ReportSpec[] {
   });
 }
 
+/** A table's classes as a round-trip sheet's (roundtrip-specs.ts), "across pages" only for a long table alone in its report (a short one's prose may run onto a second page). */
 export function reportClasses(report: ReportSpec, table: TableSpec, pages: number): TableClass[] {
-  const out: TableClass[] = [table.borders === "all" ? "ruled" : table.borders === "none" ? "unruled" : "partly-ruled"];
-  if (table.merges.length) out.push("spanning");
-  if (table.header === "wrapped" || table.kinds.includes("wrap")) out.push("multi-line");
-  if (report.tables.length > 1) out.push("multi-table");
-  // Across pages: a long table alone in its report (a short one's prose may run onto a second page).
-  if (pages > 1 && report.tables.length === 1 && table.rows.length > LONG_ROWS) out.push("multi-page");
-  if (report.turn !== "none") out.push("rotated");
-  if (table.rtl) out.push("rtl");
-  if (report.tight) out.push("tight");
-  return out;
+  return classesOf(report, table, pages).filter((c) => c !== "multi-page" || table.rows.length > LONG_ROWS);
 }
 
 const line: IBorderOptions = { style: BorderStyle.SINGLE, size: 4, color: "000000" };

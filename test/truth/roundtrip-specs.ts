@@ -225,7 +225,7 @@ export function sheetSpecs(count: number, seed = 13): SheetSpec[] {
 }
 
 /** The classes a table of a sheet belongs to (TableClass of test/helpers/table-truth.ts). */
-export function classesOf(sheet: SheetSpec, table: TableSpec, pages: number): TableClass[] {
+export function classesOf(sheet: Pick<SheetSpec, "tables" | "turn" | "tight">, table: TableSpec, pages: number): TableClass[] {
   const out: TableClass[] = [table.borders === "all" ? "ruled" : table.borders === "none" ? "unruled" : "partly-ruled"];
   if (table.merges.length) out.push("spanning");
   if (table.header === "wrapped" || table.kinds.includes("wrap")) out.push("multi-line");
