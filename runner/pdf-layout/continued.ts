@@ -93,7 +93,9 @@ function inColumnsOf(open: Table, rest: Table): Table | null {
       for (const item of line.items) {
         const col = columnOf(open, item);
         if (col < 0) return null;
-        parts.set(col, [...(parts.get(col) ?? []), item]);
+        const part = parts.get(col);
+        if (part) part.push(item);
+        else parts.set(col, [item]);
       }
       for (const [col, items] of parts) {
         const key = `${cell.row}:${col}`;

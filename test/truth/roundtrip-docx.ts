@@ -32,7 +32,7 @@ import {
 import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
 import { prng } from "../helpers/prng.ts";
 import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
-import { checkTruth, pageCount, pdftotextWords, turn } from "./roundtrip.ts";
+import { exportedTruth } from "./roundtrip.ts";
 import { chance, classesOf, pick, tableSpec, words, type ColumnKind, type Rand, type SpecCell, type TableSpec } from "./roundtrip-specs.ts";
 
 export interface ReportSpec {
@@ -262,22 +262,14 @@ async function build(dir: string, opts: ReportRoundTripOptions): Promise<TruthTa
   if (sources.untagged.length) await sofficeToPdf(sources.untagged, "pdf", dir);
   if (sources.tagged.length) await sofficeToPdf(sources.tagged, TAGGED, dir);
   const out: TruthTable[] = [];
-  for (const r of reports) {
-    const pdf = path.join(dir, `${r.name}.pdf`);
-    if (r.turn !== "none") await turn(pdf, r.turn);
-    const [words, pages] = await Promise.all([pdftotextWords(pdf), pageCount(pdf)]);
-    r.tables.forEach((t, k) => {
-      const cells = t.rows.map((row) => row.map((c) => c?.text ?? ""));
-      checkTruth(`${r.name} table ${k + 1}`, cells, words);
-      out.push({
-        id: `report/${r.name}#t${k + 1}${r.tagged ? "-tagged" : ""}`,
-        pdf,
-        split: r.split,
-        pages: Array.from({ length: pages }, (_, i) => i + 1),
-        classes: reportClasses(r, t, pages),
-        cells,
-      });
-    });
-  }
+  for (const r of reports)
+    out.push(
+      ...(await exportedTruth(
+        path.join(dir, `${r.name}.pdf`),
+        r,
+        (k) => `report/${r.name}#t${k + 1}${r.tagged ? "-tagged" : ""}`,
+        (t, pages) => reportClasses(r, t, pages),
+      )),
+    );
   return out;
 }

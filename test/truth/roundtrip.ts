@@ -16,7 +16,7 @@ import { promisify } from "node:util";
 import ExcelJS from "exceljs";
 import { degrees, PDFDocument } from "pdf-lib";
 import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
-import type { TruthTable } from "../helpers/table-truth.ts";
+import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
 import { recallTokens } from "../helpers/text-recall.ts";
 import { classesOf, sheetSpecs, type SheetSpec, type TableSpec } from "./roundtrip-specs.ts";
 
@@ -95,7 +95,7 @@ async function sheetXlsx(sheet: SheetSpec): Promise<Buffer> {
 }
 
 /** Turns every page of a PDF a quarter: by /Rotate, or by drawing each page turned onto a new page. */
-export async function turn(file: string, how: SheetSpec["turn"]): Promise<void> {
+async function turn(file: string, how: SheetSpec["turn"]): Promise<void> {
   if (how === "rotate") {
     await execFileP("qpdf", ["--replace-input", file, "--rotate=+90"]);
     return;
@@ -109,18 +109,18 @@ export async function turn(file: string, how: SheetSpec["turn"]): Promise<void> 
   await writeFile(file, await out.save());
 }
 
-export async function pdftotextWords(file: string): Promise<Set<string>> {
+async function pdftotextWords(file: string): Promise<Set<string>> {
   const { stdout } = await execFileP("pdftotext", [file, "-"], { maxBuffer: 64 * 1024 * 1024 });
   return new Set(recallTokens(stdout));
 }
 
-export async function pageCount(file: string): Promise<number> {
+async function pageCount(file: string): Promise<number> {
   const { stdout } = await execFileP("pdfinfo", [file]);
   return Number(/^Pages:\s+(\d+)/m.exec(stdout)?.[1] ?? 0);
 }
 
 /** Fails when a truth cell's word is not in the PDF (written backwards counts: right-to-left script). */
-export function checkTruth(name: string, cells: string[][], words: Set<string>): void {
+function checkTruth(name: string, cells: string[][], words: Set<string>): void {
   for (const row of cells) {
     for (const text of row) {
       for (const w of recallTokens(text)) {
@@ -129,6 +129,32 @@ export function checkTruth(name: string, cells: string[][], words: Set<string>):
       }
     }
   }
+}
+
+/**
+ * The truth tables of one exported document (a sheet, a report): its pages turned as the document
+ * says, each table's cells checked word by word against the PDF (checkTruth).
+ */
+export async function exportedTruth(
+  pdf: string,
+  doc: { name: string; split: TruthTable["split"]; tables: readonly TableSpec[]; turn: SheetSpec["turn"] },
+  id: (k: number) => string,
+  classes: (t: TableSpec, pages: number) => TableClass[],
+): Promise<TruthTable[]> {
+  if (doc.turn !== "none") await turn(pdf, doc.turn);
+  const [words, pages] = await Promise.all([pdftotextWords(pdf), pageCount(pdf)]);
+  return doc.tables.map((t, k) => {
+    const cells = t.rows.map((row) => row.map((c) => c?.text ?? ""));
+    checkTruth(`${doc.name} table ${k + 1}`, cells, words);
+    return {
+      id: id(k),
+      pdf,
+      split: doc.split,
+      pages: Array.from({ length: pages }, (_, i) => i + 1),
+      classes: classes(t, pages),
+      cells,
+    };
+  });
 }
 
 export interface RoundTripOptions {
@@ -162,22 +188,14 @@ async function build(dir: string, opts: RoundTripOptions): Promise<TruthTable[]>
   }
   await sofficeToPdf(sources, "pdf", dir);
   const out: TruthTable[] = [];
-  for (const s of sheets) {
-    const pdf = path.join(dir, `${s.name}.pdf`);
-    if (s.turn !== "none") await turn(pdf, s.turn);
-    const [words, pages] = await Promise.all([pdftotextWords(pdf), pageCount(pdf)]);
-    s.tables.forEach((t, k) => {
-      const cells = t.rows.map((row) => row.map((c) => c?.text ?? ""));
-      checkTruth(`${s.name} table ${k + 1}`, cells, words);
-      out.push({
-        id: `roundtrip/${s.name}#t${k + 1}`,
-        pdf,
-        split: s.split,
-        pages: Array.from({ length: pages }, (_, i) => i + 1),
-        classes: classesOf(s, t, pages),
-        cells,
-      });
-    });
-  }
+  for (const s of sheets)
+    out.push(
+      ...(await exportedTruth(
+        path.join(dir, `${s.name}.pdf`),
+        s,
+        (k) => `roundtrip/${s.name}#t${k + 1}`,
+        (t, pages) => classesOf(s, t, pages),
+      )),
+    );
   return out;
 }
