@@ -30,6 +30,7 @@ import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts } from "../tes
 import { ROOT } from "../test/helpers/tools.ts";
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
+import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 
 const execFileP = promisify(execFile);
 const TIMEOUT_MS = 900_000;
@@ -301,6 +302,8 @@ export interface TruthOptions {
   roundTrips: number;
   /** Round-trip Word reports to build and score (test/truth/roundtrip-docx.ts; 0 or undefined: none). */
   reports?: number;
+  /** Financial statements to build and score (test/truth/roundtrip-statements.ts; 0 or undefined: none). */
+  statements?: number;
   /** The splits of the real truth to score ("holdout" alone: the quick run). */
   splits?: readonly ("tune" | "holdout")[];
   /** Whether to measure PDF → DOCX recall and XLSX losses on every real PDF (the long part). */
@@ -333,29 +336,27 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
     push(...classTable("PDF → XLSX exact cells per class, hand-made truth of real documents (test/truth/real)", real, splits), "");
     push(...perTable(real), "");
   }
-  if (opts.roundTrips > 0) {
-    process.stderr.write(`truth corpus: ${opts.roundTrips} round-trip sheets (LibreOffice exports)…\n`);
-    const tables = await buildRoundTrip(path.join(work, "roundtrip-pdf"), { count: opts.roundTrips });
-    const rt = await scoreTools(tables, all, path.join(work, "roundtrip"));
+  // The generated corpora, each built once and scored like the real truth.
+  const generated = [
+    { count: opts.roundTrips, build: buildRoundTrip, what: "spreadsheets", source: "test/truth/roundtrip.ts", dir: "roundtrip" },
+    { count: opts.reports ?? 0, build: buildReportRoundTrip, what: "Word reports", source: "test/truth/roundtrip-docx.ts", dir: "reports" },
+    {
+      count: opts.statements ?? 0,
+      build: buildStatementRoundTrip,
+      what: "financial statements",
+      source: "test/truth/roundtrip-statements.ts",
+      dir: "statements",
+    },
+  ];
+  for (const g of generated.filter((c) => c.count > 0)) {
+    process.stderr.write(`truth corpus: ${g.count} round-trip ${g.what} (LibreOffice exports)…\n`);
+    const tables = await g.build(path.join(work, `${g.dir}-pdf`), { count: g.count });
+    const rt = await scoreTools(tables, all, path.join(work, g.dir));
     push(
-      ...classTable(
-        `PDF → XLSX exact cells per class, round trips of ${opts.roundTrips} generated spreadsheets (test/truth/roundtrip.ts)`,
-        rt,
-        ["tune", "holdout"],
-      ),
-      "",
-    );
-  }
-  if (opts.reports) {
-    process.stderr.write(`truth corpus: ${opts.reports} round-trip Word reports (LibreOffice Writer exports)…\n`);
-    const tables = await buildReportRoundTrip(path.join(work, "reports-pdf"), { count: opts.reports });
-    const rt = await scoreTools(tables, all, path.join(work, "reports"));
-    push(
-      ...classTable(
-        `PDF → XLSX exact cells per class, round trips of ${opts.reports} generated Word reports (test/truth/roundtrip-docx.ts)`,
-        rt,
-        ["tune", "holdout"],
-      ),
+      ...classTable(`PDF → XLSX exact cells per class, round trips of ${g.count} generated ${g.what} (${g.source})`, rt, [
+        "tune",
+        "holdout",
+      ]),
       "",
     );
   }
@@ -368,7 +369,7 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
 
 /**
  * Run alone (the venv of bench/pdf-to-office.ts must exist: `make bench-convert` creates it):
- *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--no-text] [--no-pdf2docx]
+ *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--no-text] [--no-pdf2docx]
  * --holdout scores the held-out real truth only (the quick run on a loaded machine); --no-real skips
  * the real truth tables, --no-text the text recall, --no-pdf2docx the text recall's peer.
  */
@@ -376,12 +377,14 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const args = process.argv.slice(2);
   const n = args.indexOf("--roundtrips");
   const reports = args.indexOf("--reports");
+  const statements = args.indexOf("--statements");
   const venv = path.join(os.homedir(), ".cache/folio-bench/venv");
   const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-bench-"));
   try {
     await truthBench(work, venv, {
       roundTrips: n >= 0 ? Number(args[n + 1]) : 0,
       reports: reports >= 0 ? Number(args[reports + 1]) : 0,
+      statements: statements >= 0 ? Number(args[statements + 1]) : 0,
       splits: args.includes("--no-real") ? [] : args.includes("--holdout") ? ["holdout"] : ["tune", "holdout"],
       text: !args.includes("--no-text"),
       docxPeer: !args.includes("--no-pdf2docx"),

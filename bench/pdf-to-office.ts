@@ -46,6 +46,8 @@ const PEERS = ["pdf2docx==0.5.13", "camelot-py==2.0.0", "pdfplumber==0.11.10", "
 const ROUND_TRIPS = 150;
 /** Word reports built and scored the same way (test/truth/roundtrip-docx.ts). */
 const REPORTS = 60;
+/** Financial statements likewise (test/truth/roundtrip-statements.ts): about 1.35 tables each. */
+const STATEMENTS = 60;
 const VENV = path.join(os.homedir(), ".cache/folio-bench/venv");
 const RUN_TIMEOUT_MS = 900_000;
 /** Each conversion and each reopening runs this many times, interleaved; the median is reported. */
@@ -320,7 +322,7 @@ async function main(): Promise<void> {
       ...verdicts(docRows, docScore),
       ...verdicts(sheetRows, sheetScore),
       "",
-      ...(await truthBench(path.join(dir, "truth"), VENV, { roundTrips: ROUND_TRIPS, reports: REPORTS })),
+      ...(await truthBench(path.join(dir, "truth"), VENV, { roundTrips: ROUND_TRIPS, reports: REPORTS, statements: STATEMENTS })),
     ];
     process.stdout.write(lines.join("\n"));
   } finally {

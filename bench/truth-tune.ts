@@ -5,8 +5,11 @@
  * tune split only (held-out tables are scored once, at the end, with `--split holdout`).
  *
  *   node bench/truth-tune.ts [--split tune|holdout] [--only <substring of a table id>] [--dump]
- *                            [--roundtrips N] [--reports N]
+ *                            [--roundtrips N] [--reports N] [--statements N [--seed S]]
  *
+ * --statements N scores N generated financial statements (test/truth/roundtrip-statements.ts:
+ * sections, indented items, subtotals, currency signs, footnote markers), both splits; --seed S draws
+ * another corpus of them (default 41) to check a change on statements it was not made on.
  * --reports N scores the round trips of N generated Word reports (test/truth/roundtrip-docx.ts: tables
  * among prose, exported by LibreOffice Writer untagged or tagged), both splits, built once likewise.
  * --roundtrips N scores the round trips of N generated spreadsheets (test/truth/roundtrip.ts, both
@@ -24,6 +27,7 @@ import { readXlsx } from "../test/helpers/convert-quality.ts";
 import { byClass, cellAgrees, loadRealTruth, scoreTable, typeTruth, type OutCell, type TruthTable } from "../test/helpers/table-truth.ts";
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
+import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 
 type Grid = (OutCell | undefined)[][];
 
@@ -37,6 +41,8 @@ const only = opt("--only");
 const dump = args.includes("--dump");
 const roundTrips = Number(opt("--roundtrips") ?? 0);
 const reports = Number(opt("--reports") ?? 0);
+const statements = Number(opt("--statements") ?? 0);
+const seed = opt("--seed");
 
 /** Folio's workbook for one PDF, as grids of shown text. */
 async function folioSheets(pdf: string, work: string): Promise<{ name: string; grid: Grid }[]> {
@@ -62,11 +68,16 @@ function misses(truth: string[][], grid: Grid): string[] {
   return out;
 }
 
-const source: TruthTable[] = reports
-  ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
-  : roundTrips
-    ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
-    : (await loadRealTruth()).filter((t) => t.split === split);
+const source: TruthTable[] = statements
+  ? await buildStatementRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-statements-${statements}-${seed ?? "41"}`), {
+      count: statements,
+      ...(seed ? { seed: Number(seed) } : {}),
+    })
+  : reports
+    ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
+    : roundTrips
+      ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
+      : (await loadRealTruth()).filter((t) => t.split === split);
 const tables = source.filter((t) => !only || t.id.includes(only));
 const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
 const got = new Map<string, { name: string; grid: Grid }[]>();
@@ -97,6 +108,6 @@ for (const { table, score } of rows) {
 console.log("");
 for (const [cls, s] of [...byClass(rows)].sort())
   console.log(
-    `${reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
+    `${statements ? "statements" : reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
   );
 console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);

@@ -21,7 +21,17 @@ import path from "node:path";
 import { ROOT } from "./tools.ts";
 
 export type TableClass =
-  "ruled" | "partly-ruled" | "unruled" | "spanning" | "multi-line" | "multi-table" | "multi-page" | "rotated" | "rtl" | "tight";
+  | "ruled"
+  | "partly-ruled"
+  | "unruled"
+  | "spanning"
+  | "multi-line"
+  | "multi-table"
+  | "multi-page"
+  | "rotated"
+  | "rtl"
+  | "tight"
+  | "statement";
 
 export interface TruthTable {
   /** "real/<file>#<name>" or "roundtrip/<name>". */

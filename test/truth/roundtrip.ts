@@ -18,7 +18,7 @@ import { degrees, PDFDocument } from "pdf-lib";
 import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
 import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
 import { recallTokens } from "../helpers/text-recall.ts";
-import { classesOf, sheetSpecs, type SheetSpec, type TableSpec } from "./roundtrip-specs.ts";
+import { classesOf, sheetSpecs, type SheetSpec, type SpecCell, type TableSpec } from "./roundtrip-specs.ts";
 
 const execFileP = promisify(execFile);
 const thin = { style: "thin" as const };
@@ -135,11 +135,11 @@ function checkTruth(name: string, cells: string[][], words: Set<string>): void {
  * The truth tables of one exported document (a sheet, a report): its pages turned as the document
  * says, each table's cells checked word by word against the PDF (checkTruth).
  */
-export async function exportedTruth(
+export async function exportedTruth<T extends { rows: readonly (readonly (SpecCell | null)[])[] }>(
   pdf: string,
-  doc: { name: string; split: TruthTable["split"]; tables: readonly TableSpec[]; turn: SheetSpec["turn"] },
+  doc: { name: string; split: TruthTable["split"]; tables: readonly T[]; turn: SheetSpec["turn"] },
   id: (k: number) => string,
-  classes: (t: TableSpec, pages: number) => TableClass[],
+  classes: (t: T, pages: number) => TableClass[],
 ): Promise<TruthTable[]> {
   if (doc.turn !== "none") await turn(pdf, doc.turn);
   const [words, pages] = await Promise.all([pdftotextWords(pdf), pageCount(pdf)]);
