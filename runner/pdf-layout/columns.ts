@@ -25,7 +25,7 @@ export interface Piece {
   x1: number;
   size: number;
   items: TextItem[];
-  /** Its text is a number or a date. */
+  /** Its text is a number or a date (or a dash for nil: NIL). */
   value: boolean;
 }
 
@@ -55,8 +55,14 @@ const HEADER_NUMBER = /^(?:(?:1[89]|20)\d\d(?:\s*[-–]\s*\d{2,4})?|[[(]?\d{1,2}
 /** Whether a piece can label a column: text, a year, a column's number. */
 export const labelPiece = (p: Piece): boolean => !p.value || HEADER_NUMBER.test(pieceText(p));
 
+/** Whether a text is a figure of a table's body: a number or a date, not one a header labels columns with. */
+export const bodyFigure = (text: string): boolean => isValueText(text) && !HEADER_NUMBER.test(text.trim());
+
 /** A piece's text, as its line reads it (lines.ts runsText: "83" and ". Elevated" set flush are "83. Elevated"). */
 export const pieceText = (p: Piece): string => runsText(p.items);
+
+/** A dash alone, "n/a", "n/m", "nil" or dots stand for an amount not given: in a column of numbers they are values like them. */
+const NIL = /^(?:[-–—]|n\/[am]|nil|\.\.|…)$/iu;
 
 export function pieceOf(items: TextItem[]): Piece {
   const p: Piece = {
@@ -66,7 +72,8 @@ export function pieceOf(items: TextItem[]): Piece {
     items,
     value: false,
   };
-  p.value = typeof typeCell(pieceText(p)).value !== "string";
+  const text = pieceText(p);
+  p.value = typeof typeCell(text).value !== "string" || NIL.test(text);
   return p;
 }
 
@@ -90,10 +97,29 @@ function withinCells(sorted: readonly TextItem[]): TextItem[] {
   });
 }
 
+/** A footnote mark: at most this many characters, raised, in type this much smaller than the word before it… */
+const MARK_CHARS = 4;
+const MARK_SIZE = 0.8;
+/** …and within this many of that word's font sizes after it. */
+const MARK_GAP = 0.5;
+
+/** Whether an item is a footnote mark raised after `prev` ("used⁽ᶜ⁾", "Provisions⁴"): one piece with it. */
+function footnoteMark(item: TextItem, prev: TextItem): boolean {
+  return (
+    item.text.trim().length <= MARK_CHARS &&
+    item.size <= MARK_SIZE * prev.size &&
+    prev.base - item.base >= 0.2 * prev.size &&
+    item.x0 - prev.x1 <= MARK_GAP * prev.size
+  );
+}
+
+/** A currency sign standing alone: accounting layouts set it flush left in the amount's cell. */
+const CURRENCY_SIGN = /^(?:[$€£¥₹]|[A-Z]{0,2}\$)$/u;
+
 /**
  * A line's pieces: its items (sorted left to right, cut back to their cells: withinCells) joined
  * where they touch or overlap, and cut where a value meets anything but a touching run
- * ("2024-05-30" | "East").
+ * ("2024-05-30" | "East"). A footnote mark raised after a word is one piece with it.
  */
 export function linePieces(items: readonly TextItem[]): Piece[] {
   const sorted = withinCells([...items].sort((a, b) => a.x0 - b.x0));
@@ -101,11 +127,33 @@ export function linePieces(items: readonly TextItem[]): Piece[] {
   let right = Number.NEGATIVE_INFINITY;
   for (const item of sorted) {
     const run = out.at(-1);
-    if (run && item.x0 - right <= WORD_GAP * item.size * 0.5) run.push(item);
+    if (run && (item.x0 - right <= WORD_GAP * item.size * 0.5 || footnoteMark(item, run.at(-1)!))) run.push(item);
     else out.push([item]);
     right = Math.max(right, item.x1);
   }
   return out.map(pieceOf);
+}
+
+/**
+ * A region's lines with each currency sign that stands alone, where no figure of the region
+ * stands (bodyFigure: a header's year may), made one piece with the amount after it on its line, however far apart: a statement's
+ * "$" flush left in its cell, the amount flush right ("$ 88,135"). A sign among a column's
+ * figures (a bulletin's "$" marking a value of that column) stays a piece of its own.
+ */
+export function withCurrencySigns<L extends PieceLine>(lines: readonly L[]): L[] {
+  const sign = (p: Piece): boolean => CURRENCY_SIGN.test(pieceText(p));
+  const others = lines.flatMap((l) => l.pieces.filter((p) => !sign(p) && bodyFigure(pieceText(p))));
+  return lines.map((line) => {
+    if (!line.pieces.some(sign)) return line;
+    const pieces = [...line.pieces];
+    for (let k = pieces.length - 2; k >= 0; k--) {
+      const [s, amount] = [pieces[k]!, pieces[k + 1]!];
+      if (!sign(s) || !amount.value || !/^\(?[\d.]/u.test(pieceText(amount))) continue;
+      if (others.some((p) => p.x0 < s.x1 && p.x1 > s.x0)) continue;
+      pieces.splice(k, 2, pieceOf([...s.items, ...amount.items]));
+    }
+    return { ...line, pieces };
+  });
 }
 
 /** A line of text items (as groupLines gives it) with its pieces: on its first item's baseline, at its largest size. */

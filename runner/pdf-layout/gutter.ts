@@ -46,6 +46,8 @@ const MIN_PROSE_LINES = 4;
 const PROSE_WORDS = 4;
 /** Lines of a paragraph running across the gutter among the columns' lines: a caption of a figure set across both. */
 const MAX_PARAGRAPHS_ACROSS = 2;
+/** A column's running text: this share of the lines on its side of a table straddling the gutter, or more. */
+const PROSE_SHARE = 0.4;
 /** Gaps narrower than this (font sizes) inside a line are word spacing, not the gutter. */
 const WORD_GAPS = 1;
 
@@ -158,8 +160,8 @@ export function sides(items: readonly TextItem[], g: Gutter): [TextItem[], TextI
 
 /**
  * Whether a table found over the whole page straddles the gutter with a column's running text on
- * one side on two lines or more (lines of a paragraph as wide as the table's side of the gutter,
- * or nearly), or with most of its rows on one side only: the two columns read as one. A table set
+ * one side (lines of a paragraph as wide as the table's side of the gutter, or nearly, on two
+ * lines or more and PROSE_SHARE of that side's lines), or with most of its rows on one side only: the two columns read as one. A table set
  * across both columns (a wide table with a river where the gutter would be) holds its paragraphs
  * in a column of its own, narrower, and has cells on both sides in its rows.
  */
@@ -169,16 +171,23 @@ export function straddles(items: Iterable<TextItem>, g: Gutter): boolean {
   if (x0 >= g.mid || x1 <= g.mid) return false;
   const wide = (part: TextItem[], width: number): boolean =>
     proseLine(part) && maxOf(part, (i) => i.x1) - minOf(part, (i) => i.x0) >= SIDE_WIDTH * width;
-  let prose = 0;
+  const prose = [0, 0];
+  const lines = [0, 0];
   let rows = 0;
   let across = 0;
   for (const line of groupLines(all)) {
     const [l, r] = sides(line, g);
-    if (wide(l, g.x0 - x0) || wide(r, x1 - g.x1)) prose++;
+    if (l.length) lines[0]!++;
+    if (r.length) lines[1]!++;
+    if (wide(l, g.x0 - x0)) prose[0]!++;
+    if (wide(r, x1 - g.x1)) prose[1]!++;
     if (linePieces(line).length < 2) continue;
     rows++;
     if (l.length && r.length) across++;
   }
+  // A column's running text fills most of its side's lines; a table's labels wrapped in their
+  // column (a statement's long items) are a few of them.
+  const running = [0, 1].some((s) => prose[s]! >= 2 && prose[s]! >= PROSE_SHARE * lines[s]!);
   // Or most of its rows stand on one side only: two tables side by side, their rows interleaved.
-  return prose >= 2 || across < MIN_ACROSS * rows;
+  return running || across < MIN_ACROSS * rows;
 }

@@ -17,7 +17,7 @@
  * or more that share no edge (row labels may stand at a few indents). Pure.
  */
 import type { Piece } from "./columns.ts";
-import { linePieces, paragraphLine, pieceText } from "./columns.ts";
+import { bodyFigure, linePieces, paragraphLine, pieceText } from "./columns.ts";
 import { sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
@@ -85,22 +85,24 @@ function aligned(cells: readonly Cell[], labels: boolean): boolean {
   return shared || (labels && indented(spans.map((s) => s[0])));
 }
 
-/** Whether nearly all of `xs` stand at one of a few places (INDENT_LEVELS), two or more at each. */
+/**
+ * Whether nearly all of `xs` stand at one of a few places (INDENT_LEVELS), two or more at each, or
+ * at a place between two of those (an indent one item uses).
+ */
 function indented(xs: readonly number[]): boolean {
-  const levels: number[] = [];
-  let start = Number.NEGATIVE_INFINITY;
+  const levels: { x: number; n: number }[] = [];
   for (const x of [...xs].sort((a, b) => a - b)) {
-    if (x - start <= ALIGN) levels[levels.length - 1]!++;
-    else {
-      levels.push(1);
-      start = x;
-    }
+    const last = levels.at(-1);
+    if (last && x - last.x <= ALIGN) last.n++;
+    else levels.push({ x, n: 1 });
   }
-  const held = levels
-    .filter((n) => n >= 2)
-    .sort((a, b) => b - a)
-    .slice(0, INDENT_LEVELS)
-    .reduce((a, b) => a + b, 0);
+  const kept = levels
+    .filter((l) => l.n >= 2)
+    .sort((a, b) => b.n - a.n)
+    .slice(0, INDENT_LEVELS);
+  // A level between two of them is an indent of the same ladder, however few stand at it.
+  const [lo, hi] = [minOf(kept, (l) => l.x), maxOf(kept, (l) => l.x)];
+  const held = levels.filter((l) => kept.includes(l) || (l.x > lo && l.x < hi)).reduce((a, l) => a + l.n, 0);
   return held >= MIN_INDENTED * xs.length;
 }
 
@@ -136,11 +138,18 @@ function tableLike(table: Table): boolean {
   const full = [...byRow.values()].filter((r) => r.length >= 2);
   if (full.length < MIN_ROWS) return false;
   if (filled.reduce((n, c) => n + words(c), 0) / filled.length > MAX_WORDS_PER_CELL) return false;
+  // The body starts at the first row with a figure in it (a year heads a column).
+  const body = minOf(
+    filled.filter((c) => c.col > 0 && bodyFigure(cellText(c))),
+    (c) => c.row,
+    0,
+  );
   const firsts = full.map((r) => r.reduce((a, b) => (b.col < a.col ? b : a)));
   if (firsts.every((c) => c.col === 0 && c.lines.length === 1 && isMarker(c.lines[0]!.items))) return false;
   if (full.length < MIN_ALIGN_ROWS) return !justified(full);
   for (let col = 0; col < table.cols; col++) {
-    const cells = full.flatMap((r) => r.filter((c) => c.col === col && c.colSpan === 1));
+    // The row labels' indents show in every row under the header: a section's label alone on its row among them.
+    const cells = (col === 0 ? filled.filter((c) => c.row >= body) : full.flat()).filter((c) => c.col === col && c.colSpan === 1);
     if (cells.length >= MIN_ALIGN_ROWS && !aligned(cells, col === 0)) return false;
   }
   return true;
@@ -193,6 +202,19 @@ function wrappedUnder(line: Line, before: Line | undefined, row: Line | undefine
   const k = row.pieces.findIndex((p) => Math.abs(p.x0 - piece.x0) <= ALIGN);
   const next = row.pieces[k + 1];
   return k >= 0 && (line.base - before.base) / Math.max(line.size, before.size) <= LINE_SPACING && (!next || piece.x1 < next.x0);
+}
+
+/**
+ * Whether a single-piece line goes on with the single-piece line above it: a label wrapped over
+ * lines (a statement's long item with its values on its last line, or none), its next line at
+ * line spacing, starting where it starts, in lower case. It counts once among a run's singles.
+ */
+function wrapsOn(line: Line, above: Line): boolean {
+  if (line.pieces.length !== 1 || above.pieces.length !== 1) return false;
+  const pitch = (line.base - above.base) / Math.max(line.size, above.size);
+  return (
+    pitch <= LINE_SPACING && Math.abs(line.pieces[0]!.x0 - above.pieces[0]!.x0) <= ALIGN && /^\p{Ll}/u.test(pieceText(line.pieces[0]!))
+  );
 }
 
 /** Whether a line holds separate pieces of text (cells, not one run). */
@@ -286,8 +308,8 @@ function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolea
   // (Lines of a cell wrapped under its row, however many, are no paragraph.)
   const singles = run
     .slice(run.findLastIndex(multi) + 1)
-    .filter((l, k, after) => !wrappedUnder(l, k ? after[k - 1] : lastMulti, lastMulti)).length;
-  return multi(line) || singles < MAX_SINGLES || wrappedUnder(line, prev, lastMulti);
+    .filter((l, k, after) => !wrappedUnder(l, k ? after[k - 1] : lastMulti, lastMulti) && !(k && wrapsOn(l, after[k - 1]!))).length;
+  return multi(line) || singles < MAX_SINGLES || wrappedUnder(line, prev, lastMulti) || wrapsOn(line, prev);
 }
 
 /**
@@ -315,8 +337,9 @@ const HEAD_LINES = 3;
  * (lines[first]): a group's label over its columns, a label centred on the header's two lines
  * (LaTeX's \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the
  * table's width, at line spacing, that no other table took, under a rule across the table
- * (ruleAcross) and with none between them. None without such a rule: the lines above a table are
- * text (a title, a caption) unless its rules say otherwise.
+ * (ruleAcross) and with none between them, or all of them right of where the shortest row label ends (a
+ * group's heading over the amounts of a statement, no rule under it). None else: the lines above
+ * a table are text (a title, a caption) unless its rules or their place say otherwise.
  */
 function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
   const width = rowsWidth(run);
@@ -331,7 +354,51 @@ function headLines(lines: readonly Line[], first: number, run: readonly Line[], 
   if (k === first) return [];
   const top = lines[k]!;
   const headRule = rules.some((r) => ruleAcross(r, width) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
-  return headRule ? lines.slice(k, first) : [];
+  // Or labels over the columns right of the row labels (right of where the shortest of them
+  // ends): a group's heading over the amounts ("Year ended 31 December").
+  const labelsEnd = minOf(run.filter(multi), (l) => l.pieces[0]!.x1);
+  const overColumns = lines.slice(k, first).every((l) => l.pieces[0]!.x0 > labelsEnd + ALIGN);
+  return headRule || overColumns ? lines.slice(k, first) : [];
+}
+
+/** A line of one piece in type this much larger than a run's rows is a heading between two tables. */
+const HEADING_TYPE = 1.2;
+
+/**
+ * A run parted where text of its own stands between its lines of cells: at a heading (a line of
+ * one piece in HEADING_TYPE larger type than the rows: a statement's title over the next
+ * statement, or a region's heading inside one table: `heading`); failing that, at two
+ * single-piece lines or more in a row, or one in larger type (LARGER_TYPE) than the rows. The lines
+ * between go to the text. No parts when there is no such place.
+ */
+function apart(run: readonly Line[]): { parts: Line[][]; heading: boolean } {
+  const sizes = run
+    .filter(multi)
+    .map((l) => l.size)
+    .sort((a, b) => a - b);
+  const rowSize = sizes[sizes.length >> 1] ?? 0;
+  const partedAt = (ends: (between: readonly Line[]) => boolean): Line[][] => {
+    const parts: Line[][] = [];
+    let part: Line[] = [];
+    let between: Line[] = [];
+    for (const line of run) {
+      if (!multi(line)) {
+        between.push(line);
+        continue;
+      }
+      if (part.length && ends(between)) {
+        parts.push(part);
+        part = [];
+      } else part.push(...between);
+      between = [];
+      part.push(line);
+    }
+    part.push(...between);
+    return parts.length ? [...parts, part] : [];
+  };
+  const headings = partedAt((between) => between.some((l) => l.size >= HEADING_TYPE * rowSize));
+  if (headings.length) return { parts: headings, heading: true };
+  return { parts: partedAt((between) => between.length >= 2 || between.some((l) => l.size > LARGER_TYPE * rowSize)), heading: false };
 }
 
 /**
@@ -347,7 +414,9 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
   const found: { table: Table; items: Set<TextItem> }[] = [];
   const taken = new Set<Line>();
   let run: Line[] = [];
-  const flush = (): void => {
+  /** The tables of a run: the run as one, or its parts (apart) when it holds none or they read more columns. */
+  const read = (part: Line[]): { table: Table; run: Line[] }[] => {
+    let run = part;
     // A run ends with single-piece lines only when they continue a row (a cell wrapped below it).
     while (run.length && !multi(run.at(-1)!) && !wraps(run)) run.pop();
     // Nor does it start with a title set above it (running text), or the single-piece lines under
@@ -356,10 +425,21 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
     if (run.length) run = [...headLines(lines, lines.indexOf(run[0]!), run, rules, taken), ...run];
+    const split = apart(run);
+    const parts = split.parts.flatMap(read);
     const table = streamTable(run.map((l) => l.items));
-    if (table) {
-      found.push({ table, items: new Set(run.flatMap((l) => l.items)) });
-      for (const l of run) taken.add(l);
+    if (!table) return parts;
+    // Lines between two tables cross the rivers of both: the run as one may lose columns, or, at a
+    // heading, gain the next table's (a region's heading inside one table parts no columns).
+    const other = split.heading
+      ? parts.some((p) => p.table.cols !== table.cols)
+      : parts.length >= 2 && parts.some((p) => p.table.cols > table.cols);
+    return other ? parts : [{ table, run }];
+  };
+  const flush = (): void => {
+    for (const t of read(run)) {
+      found.push({ table: t.table, items: new Set(t.run.flatMap((l) => l.items)) });
+      for (const l of t.run) taken.add(l);
     }
     run = [];
   };

@@ -21,7 +21,16 @@
  * across (a group header centred over its columns starts at the first of them) when the row has
  * nothing else there, never across a drawn vertical rule. Pure.
  */
-import { columnSeparators, headerAsOne, labelPiece, linePieces, pieceText, type Piece, type PieceLine } from "./columns.ts";
+import {
+  columnSeparators,
+  headerAsOne,
+  labelPiece,
+  linePieces,
+  pieceText,
+  withCurrencySigns,
+  type Piece,
+  type PieceLine,
+} from "./columns.ts";
 import { groupLines } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { buildTable, type CellDraft } from "./tables.ts";
@@ -57,10 +66,12 @@ export interface TextGrid {
 }
 
 function pieceLines(items: readonly TextItem[]): PieceLine[] {
-  return groupLines(items).map((line) => {
-    const size = maxOf(line, (i) => i.size, line[0]!.size);
-    return { base: line.find((i) => i.size === size)!.base, size, pieces: linePieces(line) };
-  });
+  return withCurrencySigns(
+    groupLines(items).map((line) => {
+      const size = maxOf(line, (i) => i.size, line[0]!.size);
+      return { base: line.find((i) => i.size === size)!.base, size, pieces: linePieces(line) };
+    }),
+  );
 }
 
 /** Index of the column an x lies in, given the separators. */
@@ -74,8 +85,14 @@ interface Placed {
   last: number;
 }
 
+/**
+ * Each line's pieces in their columns. A row label runs into a column only when it reaches that
+ * column's text (the nearest its own pieces start): a long label ending in the room a column of
+ * right-aligned numbers leaves on its left is its own column's, not a cell spanning both. (A
+ * group header centred over columns spans them as it is centred: centredSpan.)
+ */
 function place(lines: readonly PieceLine[], seps: readonly number[]): Placed[][] {
-  return lines.map((line, li) =>
+  const placed = lines.map((line, li) =>
     line.pieces.map((piece) => {
       const col = columnAt(seps, (piece.x0 + piece.x1) / 2);
       const first = columnAt(seps, piece.x0 + 0.5);
@@ -83,6 +100,10 @@ function place(lines: readonly PieceLine[], seps: readonly number[]): Placed[][]
       return { piece, line: li, col: Math.min(col, first === last ? col : first), last: Math.max(col, last) };
     }),
   );
+  const starts = Array.from({ length: seps.length + 1 }, () => Number.POSITIVE_INFINITY);
+  for (const p of placed.flat()) if (p.col === p.last) starts[p.col] = Math.min(starts[p.col]!, p.piece.x0);
+  for (const p of placed.flat()) while (p.col === 0 && p.last > p.col && p.piece.x1 < starts[p.last]! - FLUSH) p.last--;
+  return placed;
 }
 
 /** The key column: the first one that most lines of several cells have text in. */
@@ -119,6 +140,8 @@ const MAX_HANGING = 4;
  * and Diu").
  */
 const UNFINISHED = /(?:[,&/(–-]|\b(?:and|or|of|the|for|in|on|to|with|by|at|from))\s*$/iu;
+/** A label numbered in brackets: "(a) ", "(iv) ". */
+const ENUMERATED_BRACKET = /^\([a-z]{1,4}\)\s/u;
 /** A label that starts a row of its own: numbered ("12.", "b)", "iv.") or a bullet. */
 const ENUMERATED = /^(?:\d+(?:\.\d+)*[.)]|[a-z][.)]|[ivxlc]+[.)]|[•·▪–-])\s/iu;
 
@@ -153,14 +176,15 @@ function wrapsLabel(li: number, row: readonly number[], ctx: RowContext): boolea
 }
 
 /**
- * Whether a label's next line reads as its continuation: in lower case, after a label that stops
+ * Whether a label's next line reads as its continuation: in lower case (a bracket opened in lower case too), after a label that stops
  * unfinished (UNFINISHED), or, under a numbered label, at a hanging indent (where the words after
  * its number start).
  */
 function goesOn(next: Piece, label: Piece, size: number): boolean {
   const indent = next.x0 - label.x0;
   const hanging = ENUMERATED.test(pieceText(label)) && indent >= HANGING * size && indent <= MAX_HANGING * size;
-  return hanging || /^\p{Ll}/u.test(pieceText(next)) || UNFINISHED.test(pieceText(label));
+  // A bracket opened in lower case goes on too: "(including amounts due …)", not "(a) Rent".
+  return hanging || (/^\(?\p{Ll}/u.test(pieceText(next)) && !ENUMERATED_BRACKET.test(pieceText(next))) || UNFINISHED.test(pieceText(label));
 }
 
 /** A size this close (share) is the same type size. */

@@ -1734,3 +1734,152 @@ describe("row-ruled tables stacked in a column", () => {
     ]);
   });
 });
+
+describe("financial statements: sections, indented items, subtotals, currency signs, notes", () => {
+  // A statement as annual reports set it: labels at three indents (sections at 80, items at 92,
+  // details at 104) in a wide column, two years of amounts right-aligned at 400 and 500, a
+  // currency sign flush left in each amount's cell (at 340 and 440) on the first item and the total.
+  type Line = [label: string, indent: number, values: string[] | null, sign?: boolean];
+  const statement = (rows: Line[], top: number, size = 10): TextItem[] =>
+    rows.flatMap(([label, indent, values, sign], r) => {
+      const base = top + 1.4 * size * r;
+      const out = [item(label, 80 + 12 * indent, base, { size })];
+      values?.forEach((v, c) => {
+        out.push(right(v, 400 + 100 * c, base));
+        if (sign) out.push(item("$", 340 + 100 * c, base));
+      });
+      return out;
+    });
+  const body: Line[] = [
+    ["Current assets", 0, null],
+    ["Inventories", 1, ["70,590", "87,543"], true],
+    ["Trade receivables", 1, ["832", "(15,588)"]],
+    ["Cash", 1, ["20,614", "—"]],
+    ["Total current assets", 0, ["92,036", "71,955"]],
+    ["Net assets", 0, ["92,036", "71,955"], true],
+  ];
+  const header = (top: number, years: string[]): TextItem[] => years.map((y, c) => right(y, 400 + 100 * c, top));
+
+  it("reads a currency sign set flush left in an amount's cell as that cell's", () => {
+    const grid = textGrid({ items: [...header(10, ["2025", "2024"]), ...statement(body, 24)], kind: "stream" })!;
+    expect(grid.table.cols).toBe(3);
+    expect(rowTexts(grid.table)[2]).toEqual(["Inventories", "$ 70,590", "$ 87,543"]);
+    expect(typeCell("$ 70,590").value).toBe(70590);
+  });
+
+  it("keeps a sign that stands among a column's figures in that column (a bulletin's mark)", () => {
+    // "$" marks a value in the irrigation column, where the other rows have figures; "80" is the next column's.
+    const rows = [
+      ["TENUGHAT", "48", "342", "10"],
+      ["MAITHON", "100", "$", "80"],
+      ["KONAR", "52", "75", "11"],
+    ].flatMap(([name, a, b, c], r) => [
+      item(name!, 0, 10 + 14 * r),
+      right(a!, 100, 10 + 14 * r),
+      right(b!, 150, 10 + 14 * r),
+      right(c!, 200, 10 + 14 * r),
+    ]);
+    expect(rowTexts(textGrid({ items: rows, kind: "stream" })!.table)[1]).toEqual(["MAITHON", "100", "$", "80"]);
+  });
+
+  it("keeps a footnote mark raised after a label in the label's piece", () => {
+    const label = item("Goodwill", 80, 100);
+    const mark = item("(a)", label.x1 + 1, 96.7, { size: 5.8, x1: label.x1 + 10 });
+    expect(linePieces([label, mark, right("2,594", 400, 100)]).map(pieceText)).toEqual(["Goodwill (a)", "2,594"]);
+  });
+
+  it("parts two statements at the title between them, each read in its own columns", () => {
+    const second = statement(
+      [
+        ["Revenue", 0, null],
+        ["Sale of goods", 1, ["12,391", "15,248"]],
+        ["Rental income", 1, ["79,804", "16,655"]],
+        ["Total revenue", 0, ["92,195", "31,903"]],
+      ],
+      200,
+    ).map((i) => (/\d/.test(i.text) ? { ...i, x0: i.x0 - 60, x1: i.x1 - 60 } : i));
+    const items = [
+      ...header(10, ["2025", "2024"]),
+      ...statement(body, 24),
+      item("The notes on pages 10 to 40 form part of these statements.", 80, 130, { size: 8 }),
+      item("Statement of profit or loss", 80, 160, { size: 14, bold: true }),
+      ...header(186, ["Note", "2021"]).map((i) => ({ ...i, x0: i.x0 - 60, x1: i.x1 - 60 })),
+      ...second,
+    ];
+    const found = streamTables(items);
+    expect(found.map((f) => f.table.cols)).toEqual([3, 3]);
+    expect(found.flatMap((f) => [...f.items]).some((i) => i.text.startsWith("Statement of"))).toBe(false);
+  });
+
+  it("reads a label wrapped in its column with its values on its last line, a dash among them, as one row", () => {
+    const rows: Line[] = [
+      ...body.slice(0, 3),
+      ["Assets classified as held for sale, net of", 1, null],
+      ["impairment", 1, ["—", "61,115"]],
+      ...body.slice(3),
+    ];
+    // The long label's first line ends in the room the right-aligned amounts leave on their left.
+    const items = statement(rows, 24).map((i) => (i.text.startsWith("Assets") ? { ...i, x1: 325 } : i));
+    const table = textGrid({ items: [...header(10, ["2025", "2024"]), ...items], kind: "stream" })!.table;
+    expect(rowTexts(table)).toContainEqual(["Assets classified as held for sale, net of impairment", "—", "61,115"]);
+    expect(table.cells.find((c) => c.lines.map(segmentText).join(" ").startsWith("Assets"))!.colSpan).toBe(1);
+  });
+
+  it("reads a label continued by a bracket opened in lower case as one row", () => {
+    const rows: Line[] = [
+      ...body.slice(0, 3),
+      ["Royalties and licence fees paid to others", 1, ["412", "5,220"]],
+      ["(including amounts due)", 1, null],
+      ...body.slice(3),
+    ];
+    const table = textGrid({ items: [...header(10, ["2025", "2024"]), ...statement(rows, 24)], kind: "stream" })!.table;
+    expect(rowTexts(table)).toContainEqual(["Royalties and licence fees paid to others (including amounts due)", "412", "5,220"]);
+  });
+
+  it("keeps one table over a section whose first item is wrapped over three lines with no values", () => {
+    const rows: Line[] = [
+      ...body.slice(0, 5),
+      ["Equity", 0, null],
+      ["Hedging reserve measured at fair", 1, null],
+      ["value through other comprehensive", 1, null],
+      ["income", 1, null],
+      ["Land and buildings", 2, ["1,394", "9,557"]],
+      ["Software", 2, ["8,793", "49,252"]],
+      ["Total equity", 0, ["10,187", "58,809"]],
+    ];
+    const found = streamTables([...header(10, ["2025", "2024"]), ...statement(rows, 24)]);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.table.cols).toBe(3);
+  });
+
+  it("reads labels at three indents, one of them used once, under a header label in a column the body leaves empty", () => {
+    const rows: Line[] = [
+      ["Plant and machinery", 2, ["81,325.3", "82,596.0"]],
+      ["Work in progress", 2, ["5,376.3", "77,933.3"]],
+      ["Share premium", 1, ["39,252.4", "—"]],
+      ["Total equity", 0, ["125,954.0", "160,529.3"]],
+      ["Balance at end of year", 0, ["346,074.2", "391,741.2"]],
+    ];
+    const items = [item("Note", 300, 10), ...header(10, ["2024", "2023"]), ...statement(rows, 24)];
+    const found = streamTables(items);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.items.size).toBe(items.length);
+  });
+
+  it("keeps a statement whole whose wide label column leaves a gutter no line crosses, a few labels wrapped in it", () => {
+    // Fourteen rows: the labels end by 250, the amounts start at 330; three labels run over two lines.
+    const rows: Line[] = Array.from({ length: 14 }, (_, r): Line[] =>
+      r % 5 === 1
+        ? [
+            ["Purchase of property, plant and equipment, net", 1, null],
+            ["of accumulated depreciation", 1, [`${r},751`, `${r}0,156`]],
+          ]
+        : [[`Item number ${r}`, 1, [`${r},422`, `${r}1,005`]]],
+    ).flat();
+    const items = statement(rows, 24).map((i) => (i.text.startsWith("Purchase") ? { ...i, x1: 250 } : i));
+    const gutter = pageGutter(items, 600);
+    const found = pageStreamTables(items, [], gutter);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.items.size).toBe(items.length);
+  });
+});
