@@ -136,9 +136,10 @@ export function linePieces(items: readonly TextItem[]): Piece[] {
 
 /**
  * A region's lines with each currency sign that stands alone, where no figure of the region
- * stands (bodyFigure: a header's year may), made one piece with the amount after it on its line, however far apart: a statement's
- * "$" flush left in its cell, the amount flush right ("$ 88,135"). A sign among a column's
- * figures (a bulletin's "$" marking a value of that column) stays a piece of its own.
+ * stands (bodyFigure: a header's year may), made one piece with the amount after it on its line,
+ * however far apart: a statement's "$" flush left in its cell, the amount flush right ("$ 88,135").
+ * A sign among a column's figures (a bulletin's "$" marking a value of that column) stays a piece
+ * of its own.
  */
 export function withCurrencySigns<L extends PieceLine>(lines: readonly L[]): L[] {
   const sign = (p: Piece): boolean => CURRENCY_SIGN.test(pieceText(p));

@@ -161,9 +161,10 @@ export function sides(items: readonly TextItem[], g: Gutter): [TextItem[], TextI
 /**
  * Whether a table found over the whole page straddles the gutter with a column's running text on
  * one side (lines of a paragraph as wide as the table's side of the gutter, or nearly, on two
- * lines or more and PROSE_SHARE of that side's lines), or with most of its rows on one side only: the two columns read as one. A table set
- * across both columns (a wide table with a river where the gutter would be) holds its paragraphs
- * in a column of its own, narrower, and has cells on both sides in its rows.
+ * lines or more and PROSE_SHARE of that side's lines), or with most of its rows on one side only:
+ * the two columns read as one. A table set across both columns (a wide table with a river where
+ * the gutter would be) holds its paragraphs in a column of its own, narrower, and has cells on
+ * both sides in its rows.
  */
 export function straddles(items: Iterable<TextItem>, g: Gutter): boolean {
   const all = [...items];

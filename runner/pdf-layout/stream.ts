@@ -337,9 +337,9 @@ const HEAD_LINES = 3;
  * (lines[first]): a group's label over its columns, a label centred on the header's two lines
  * (LaTeX's \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the
  * table's width, at line spacing, that no other table took, under a rule across the table
- * (ruleAcross) and with none between them, or all of them right of where the shortest row label ends (a
- * group's heading over the amounts of a statement, no rule under it). None else: the lines above
- * a table are text (a title, a caption) unless its rules or their place say otherwise.
+ * (ruleAcross) and with none between them, or all of them right of where the shortest row label
+ * ends (a group's heading over the amounts of a statement, no rule under it). None else: the lines
+ * above a table are text (a title, a caption) unless its rules or their place say otherwise.
  */
 function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
   const width = rowsWidth(run);
