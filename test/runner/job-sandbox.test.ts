@@ -65,8 +65,8 @@ describe("JobSandbox", () => {
   it("stops every engine still running when closed, and starts no sandbox for a command sent afterwards", async () => {
     // A job that failed on one input while another input's engine still runs: closing must leave
     // nothing writing into the work directory, which is removed right after.
-    const work = path.join(dir, "closing");
-    await mkdir(work);
+    // A directory of its own on each try: a retry must not meet the first try's files.
+    const work = await mkdtemp(path.join(dir, "closing-"));
     const closing = new JobSandbox({ ...sandboxPolicy(loadConfig({ FOLIO_SANDBOX: "bwrap" })), readable: [], writable: [work] });
     const writer = closing.run("sh", ["-c", `i=0; while :; do : > ${work}/f$i; i=$((i+1)); done`], { maxOutput: 100 });
     const settled = writer.then(
