@@ -32,7 +32,7 @@ import {
 import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
 import { prng } from "../helpers/prng.ts";
 import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
-import { exportedTruth } from "./roundtrip.ts";
+import { exportedTruth, memoisedCorpus } from "./roundtrip.ts";
 import { chance, classesOf, pick, tableSpec, words, type ColumnKind, type Rand, type SpecCell, type TableSpec } from "./roundtrip-specs.ts";
 
 export interface ReportSpec {
@@ -228,48 +228,49 @@ function reportDocx(r: ReportSpec, rand: Rand): Document {
 
 const TAGGED = 'pdf:writer_pdf_Export:{"UseTaggedPDF":{"type":"boolean","value":"true"}}';
 
-export interface ReportRoundTripOptions {
-  /** How many reports (default 30). */
-  count?: number;
-  seed?: number;
+/** A Word document of a corpus: its tables, whether it is exported tagged, and how its pages are turned. */
+export interface WordDoc<T> {
+  name: string;
+  split: TruthTable["split"];
+  tables: readonly T[];
+  tagged: boolean;
+  turn: ReportSpec["turn"];
 }
 
-const built = new Map<string, Promise<TruthTable[]>>();
-
-/** Builds the Word-report corpus in `dir` (memoised per directory and options) and returns its truth tables. */
-export function buildReportRoundTrip(dir: string, opts: ReportRoundTripOptions = {}): Promise<TruthTable[]> {
-  const key = `${dir}:${opts.count ?? 30}:${opts.seed ?? 29}`;
-  let p = built.get(key);
-  if (!p) {
-    p = build(dir, opts);
-    built.set(key, p);
-  }
-  return p;
-}
-
-async function build(dir: string, opts: ReportRoundTripOptions): Promise<TruthTable[]> {
-  const seed = opts.seed ?? 29;
-  const reports = reportSpecs(opts.count ?? 30, seed);
-  const rand = prng(seed + 1);
+/**
+ * A corpus of Word documents built in `dir`: each written as DOCX (`docx`, drawing its prose from
+ * `rand` in the documents' order), exported by Writer in two runs (untagged, tagged), and its
+ * tables' truth read back (roundtrip.ts exportedTruth), ids "<prefix>/<name>#t<k>[-tagged]".
+ */
+export async function wordCorpus<T extends { rows: readonly (readonly (SpecCell | null)[])[] }, D extends WordDoc<T>>(
+  dir: string,
+  docs: readonly D[],
+  corpus: { rand: Rand; docx: (d: D, rand: Rand) => Document; prefix: string; classes: (d: D, t: T, pages: number) => TableClass[] },
+): Promise<TruthTable[]> {
   const docxDir = path.join(dir, "docx");
   await mkdir(docxDir, { recursive: true });
   const sources = { tagged: [] as string[], untagged: [] as string[] };
-  for (const r of reports) {
-    const file = path.join(docxDir, `${r.name}.docx`);
-    await writeFile(file, await Packer.toBuffer(reportDocx(r, rand)));
-    sources[r.tagged ? "tagged" : "untagged"].push(file);
+  for (const d of docs) {
+    const file = path.join(docxDir, `${d.name}.docx`);
+    await writeFile(file, await Packer.toBuffer(corpus.docx(d, corpus.rand)));
+    sources[d.tagged ? "tagged" : "untagged"].push(file);
   }
   if (sources.untagged.length) await sofficeToPdf(sources.untagged, "pdf", dir);
   if (sources.tagged.length) await sofficeToPdf(sources.tagged, TAGGED, dir);
   const out: TruthTable[] = [];
-  for (const r of reports)
+  for (const d of docs)
     out.push(
       ...(await exportedTruth(
-        path.join(dir, `${r.name}.pdf`),
-        r,
-        (k) => `report/${r.name}#t${k + 1}${r.tagged ? "-tagged" : ""}`,
-        (t, pages) => reportClasses(r, t, pages),
+        path.join(dir, `${d.name}.pdf`),
+        d,
+        (k) => `${corpus.prefix}/${d.name}#t${k + 1}${d.tagged ? "-tagged" : ""}`,
+        (t, pages) => corpus.classes(d, t, pages),
       )),
     );
   return out;
 }
+
+/** Builds the Word-report corpus in `dir` (30 reports from seed 29 unless told) and returns its truth tables. */
+export const buildReportRoundTrip = memoisedCorpus({ count: 30, seed: 29 }, (dir, count, seed) =>
+  wordCorpus(dir, reportSpecs(count, seed), { rand: prng(seed + 1), docx: reportDocx, prefix: "report", classes: reportClasses }),
+);

@@ -14,13 +14,10 @@
  * after a space); a merged header's text sits in its top-left cell. Checked word by word against
  * poppler's text of the PDF before it is used (roundtrip.ts exportedTruth).
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
 import {
   AlignmentType,
   BorderStyle,
   Document,
-  Packer,
   Paragraph,
   TabStopType,
   Table,
@@ -31,10 +28,10 @@ import {
   type IBorderOptions,
   type ITableCellBorders,
 } from "docx";
-import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
 import { prng } from "../helpers/prng.ts";
-import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
-import { exportedTruth } from "./roundtrip.ts";
+import type { TableClass } from "../helpers/table-truth.ts";
+import { memoisedCorpus } from "./roundtrip.ts";
+import { wordCorpus } from "./roundtrip-docx.ts";
 import { chance, pick, words, type Rand, type SpecCell } from "./roundtrip-specs.ts";
 
 type Role = "header" | "section" | "item" | "subtotal" | "total";
@@ -515,50 +512,12 @@ function statementDocx(doc: StatementSpec, rand: Rand): Document {
   });
 }
 
-const TAGGED = 'pdf:writer_pdf_Export:{"UseTaggedPDF":{"type":"boolean","value":"true"}}';
-
-export interface StatementRoundTripOptions {
-  /** How many documents (default 30). */
-  count?: number;
-  seed?: number;
-}
-
-const built = new Map<string, Promise<TruthTable[]>>();
-
-/** Builds the statements' corpus in `dir` (memoised per directory and options) and returns its truth tables. */
-export function buildStatementRoundTrip(dir: string, opts: StatementRoundTripOptions = {}): Promise<TruthTable[]> {
-  const key = `${dir}:${opts.count ?? 30}:${opts.seed ?? 41}`;
-  let p = built.get(key);
-  if (!p) {
-    p = build(dir, opts);
-    built.set(key, p);
-  }
-  return p;
-}
-
-async function build(dir: string, opts: StatementRoundTripOptions): Promise<TruthTable[]> {
-  const seed = opts.seed ?? 41;
-  const docs = statementSpecs(opts.count ?? 30, seed);
-  const rand = prng(seed + 1);
-  const docxDir = path.join(dir, "docx");
-  await mkdir(docxDir, { recursive: true });
-  const sources = { tagged: [] as string[], untagged: [] as string[] };
-  for (const d of docs) {
-    const file = path.join(docxDir, `${d.name}.docx`);
-    await writeFile(file, await Packer.toBuffer(statementDocx(d, rand)));
-    sources[d.tagged ? "tagged" : "untagged"].push(file);
-  }
-  if (sources.untagged.length) await sofficeToPdf(sources.untagged, "pdf", dir);
-  if (sources.tagged.length) await sofficeToPdf(sources.tagged, TAGGED, dir);
-  const out: TruthTable[] = [];
-  for (const d of docs)
-    out.push(
-      ...(await exportedTruth(
-        path.join(dir, `${d.name}.pdf`),
-        d,
-        (k) => `statement/${d.name}#t${k + 1}${d.tagged ? "-tagged" : ""}`,
-        (t, pages) => statementClasses(d, t, pages),
-      )),
-    );
-  return out;
-}
+/** Builds the statements' corpus in `dir` (30 documents from seed 41 unless told) and returns its truth tables. */
+export const buildStatementRoundTrip = memoisedCorpus({ count: 30, seed: 41 }, (dir, count, seed) =>
+  wordCorpus(dir, statementSpecs(count, seed), {
+    rand: prng(seed + 1),
+    docx: statementDocx,
+    prefix: "statement",
+    classes: statementClasses,
+  }),
+);

@@ -157,27 +157,38 @@ export async function exportedTruth<T extends { rows: readonly (readonly (SpecCe
   });
 }
 
-export interface RoundTripOptions {
-  /** How many sheets (default 60). */
+/** How many documents a generated corpus holds, and the seed they are drawn from. */
+export interface CorpusOptions {
   count?: number;
   seed?: number;
 }
 
-const built = new Map<string, Promise<TruthTable[]>>();
-
-/** Builds the round-trip corpus in `dir` (memoised per directory and options) and returns its truth tables. */
-export function buildRoundTrip(dir: string, opts: RoundTripOptions = {}): Promise<TruthTable[]> {
-  const key = `${dir}:${opts.count ?? 60}:${opts.seed ?? 13}`;
-  let p = built.get(key);
-  if (!p) {
-    p = build(dir, opts);
-    built.set(key, p);
-  }
-  return p;
+/**
+ * A corpus builder memoised per directory, count and seed (`defaults` when the options leave them
+ * out): each corpus is built once per process, however many tests and benches ask for it.
+ */
+export function memoisedCorpus(
+  defaults: Required<CorpusOptions>,
+  build: (dir: string, count: number, seed: number) => Promise<TruthTable[]>,
+): (dir: string, opts?: CorpusOptions) => Promise<TruthTable[]> {
+  const built = new Map<string, Promise<TruthTable[]>>();
+  return (dir, opts = {}) => {
+    const [count, seed] = [opts.count ?? defaults.count, opts.seed ?? defaults.seed];
+    const key = `${dir}:${count}:${seed}`;
+    let p = built.get(key);
+    if (!p) {
+      p = build(dir, count, seed);
+      built.set(key, p);
+    }
+    return p;
+  };
 }
 
-async function build(dir: string, opts: RoundTripOptions): Promise<TruthTable[]> {
-  const sheets = sheetSpecs(opts.count ?? 60, opts.seed ?? 13);
+/** Builds the round-trip corpus in `dir` (60 sheets from seed 13 unless told) and returns its truth tables. */
+export const buildRoundTrip = memoisedCorpus({ count: 60, seed: 13 }, build);
+
+async function build(dir: string, count: number, seed: number): Promise<TruthTable[]> {
+  const sheets = sheetSpecs(count, seed);
   const xlsxDir = path.join(dir, "xlsx");
   await mkdir(xlsxDir, { recursive: true });
   const sources: string[] = [];
