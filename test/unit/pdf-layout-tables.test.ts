@@ -1796,18 +1796,23 @@ describe("financial statements: sections, indented items, subtotals, currency si
         ["Rental income", 1, ["79,804", "16,655"]],
         ["Total revenue", 0, ["92,195", "31,903"]],
       ],
-      200,
+      154,
     ).map((i) => (/\d/.test(i.text) ? { ...i, x0: i.x0 - 60, x1: i.x1 - 60 } : i));
+    // Set at line spacing, so that the lines run on as one run of the page's lines.
     const items = [
       ...header(10, ["2025", "2024"]),
       ...statement(body, 24),
-      item("The notes on pages 10 to 40 form part of these statements.", 80, 130, { size: 8 }),
-      item("Statement of profit or loss", 80, 160, { size: 14, bold: true }),
-      ...header(186, ["Note", "2021"]).map((i) => ({ ...i, x0: i.x0 - 60, x1: i.x1 - 60 })),
+      item("The notes on pages 10 to 40 form part of these statements.", 80, 106, { size: 8 }),
+      item("Statement of profit or loss", 80, 124, { size: 14, bold: true }),
+      item("Note", 250, 140),
+      ...header(140, ["2022", "2021"]).map((i) => ({ ...i, x0: i.x0 - 60, x1: i.x1 - 60 })),
       ...second,
+      // The second statement's note column: notes on its items.
+      item("4", 260, 168),
+      item("5", 260, 182),
     ];
     const found = streamTables(items);
-    expect(found.map((f) => f.table.cols)).toEqual([3, 3]);
+    expect(found.map((f) => f.table.cols)).toEqual([3, 4]);
     expect(found.flatMap((f) => [...f.items]).some((i) => i.text.startsWith("Statement of"))).toBe(false);
   });
 
