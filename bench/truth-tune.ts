@@ -6,7 +6,11 @@
  *
  *   node bench/truth-tune.ts [--split tune|holdout] [--only <substring of a table id>] [--dump]
  *                            [--roundtrips N] [--reports N] [--statements N [--seed S]]
+ *                            [--invoices N [--seed S]]
  *
+ * --invoices N scores N generated invoices printed from HTML by Chromium (test/truth/roundtrip-invoices.ts:
+ * line items ruled, lined, striped or plain, wrapped descriptions, totals under the amounts), both
+ * splits; --seed S draws another corpus (default 61).
  * --statements N scores N generated financial statements (test/truth/roundtrip-statements.ts:
  * sections, indented items, subtotals, currency signs, footnote markers), both splits; --seed S draws
  * another corpus of them (default 41) to check a change on statements it was not made on.
@@ -28,6 +32,7 @@ import { byClass, cellAgrees, loadRealTruth, scoreTable, typeTruth, type OutCell
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
+import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
 
 type Grid = (OutCell | undefined)[][];
 
@@ -42,6 +47,7 @@ const dump = args.includes("--dump");
 const roundTrips = Number(opt("--roundtrips") ?? 0);
 const reports = Number(opt("--reports") ?? 0);
 const statements = Number(opt("--statements") ?? 0);
+const invoices = Number(opt("--invoices") ?? 0);
 const seed = opt("--seed");
 
 /** Folio's workbook for one PDF, as grids of shown text. */
@@ -68,16 +74,21 @@ function misses(truth: string[][], grid: Grid): string[] {
   return out;
 }
 
-const source: TruthTable[] = statements
-  ? await buildStatementRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-statements-${statements}-${seed ?? "41"}`), {
-      count: statements,
+const source: TruthTable[] = invoices
+  ? await buildInvoiceRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-invoices-${invoices}-${seed ?? "61"}`), {
+      count: invoices,
       ...(seed ? { seed: Number(seed) } : {}),
     })
-  : reports
-    ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
-    : roundTrips
-      ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
-      : (await loadRealTruth()).filter((t) => t.split === split);
+  : statements
+    ? await buildStatementRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-statements-${statements}-${seed ?? "41"}`), {
+        count: statements,
+        ...(seed ? { seed: Number(seed) } : {}),
+      })
+    : reports
+      ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
+      : roundTrips
+        ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
+        : (await loadRealTruth()).filter((t) => t.split === split);
 const tables = source.filter((t) => !only || t.id.includes(only));
 const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
 const got = new Map<string, { name: string; grid: Grid }[]>();
@@ -108,6 +119,6 @@ for (const { table, score } of rows) {
 console.log("");
 for (const [cls, s] of [...byClass(rows)].sort())
   console.log(
-    `${statements ? "statements" : reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
+    `${invoices ? "invoices" : statements ? "statements" : reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
   );
 console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);

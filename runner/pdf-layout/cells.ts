@@ -44,20 +44,27 @@ function parseNumber(s: string): ParsedNumber | null {
   return null;
 }
 
+/** A currency sign or code as printed: the text, and whether it stood after the digits and a space apart from them. */
+interface Currency {
+  code: string;
+  after: boolean;
+  spaced: boolean;
+}
+
 function numberFormat(
   decimals: number,
   grouped: boolean,
-  currency: string | undefined,
+  currency: Currency | undefined,
   percent: boolean,
   parens: boolean,
 ): string | undefined {
   let fmt = (grouped ? "#,##0" : "0") + (decimals > 0 ? "." + "0".repeat(decimals) : "");
   if (percent) fmt += "%";
-  // A sign prints against the digits ("$12"), a code as it was set, a space apart ("EUR 12", "12 EUR").
-  const code = currency?.trim();
-  if (code && currency!.endsWith(" ")) fmt = `"${code} "${fmt}`;
-  else if (code && currency!.startsWith(" ")) fmt = `${fmt}" ${code}"`;
-  else if (code) fmt = `"${code}"${fmt}`;
+  // The sign or code where it was printed, against the digits or a space apart ("$12", "EUR 12", "12 €", "12€").
+  if (currency) {
+    const { code, after, spaced } = currency;
+    fmt = after ? `${fmt}"${spaced ? " " : ""}${code}"` : `"${code}${spaced ? " " : ""}"${fmt}`;
+  }
   if (parens) fmt = `${fmt};(${fmt})`;
   return fmt === "0" ? undefined : fmt;
 }
@@ -68,7 +75,7 @@ interface Stripped {
   negative: boolean;
   parens: boolean;
   percent: boolean;
-  currency: string | undefined;
+  currency: Currency | undefined;
 }
 
 /** Takes off parentheses, a sign (before or after a currency), a percent sign and a currency sign or code. */
@@ -81,8 +88,14 @@ function stripDecorations(text: string): Stripped {
   const percent = s.endsWith("%");
   if (percent) s = s.slice(0, -1).trim();
   const cur = CURRENCY.exec(s);
-  const currency = cur?.[1] ?? cur?.[3];
-  if (cur && currency) s = cur[2]!;
+  const before = cur?.[1];
+  const after = cur?.[3];
+  let currency: Currency | undefined;
+  if (cur && (before || after)) {
+    const [sign, rest] = before ? [before, s.slice(before.length)] : [after!, s.slice(0, s.length - after!.length)];
+    currency = { code: sign.trim(), after: !before, spaced: /\s/.test(sign) || (before ? /^\s/.test(rest) : /\s$/.test(rest)) };
+    s = cur[2]!;
+  }
   if (s.startsWith("-") && !negative) [negative, s] = [true, s.slice(1)];
   return { digits: s, negative, parens, percent, currency };
 }

@@ -5,8 +5,8 @@
  * A truth table is a grid of the cell texts a person reads on the page (test/truth/real/*.json,
  * made by hand; test/truth/roundtrip.ts, generated from spreadsheets). A merged cell's text sits in
  * its top-left cell, the cells it covers are "". Each text is typed here, independently of Folio:
- * a number (thousands grouped by "," or a space, decimals, sign or parentheses, a currency sign,
- * a percent; or grouped by "." with a decimal comma, "27.083.460", "10.000,00", "3,5"), a date (month/day/year, day-Mon-year, ISO, "Mon d, yyyy", "d Mon yyyy") or text.
+ * a number (thousands grouped by ",", "'" or a space, decimals, sign or parentheses, a currency sign
+ * or a common ISO code before or after the digits, a percent; or grouped by "." with a decimal comma, "27.083.460", "10.000,00", "3,5"), a date (month/day/year, day-Mon-year, ISO, "Mon d, yyyy", "d Mon yyyy") or text.
  *
  * An output cell agrees with a truth cell when the text the workbook shows equals the truth's text
  * (whitespace, NFKC forms and the spaces a line break leaves after a hyphen or between CJK
@@ -31,7 +31,8 @@ export type TableClass =
   | "rotated"
   | "rtl"
   | "tight"
-  | "statement";
+  | "statement"
+  | "invoice";
 
 export interface TruthTable {
   /** "real/<file>#<name>" or "roundtrip/<name>". */
@@ -79,10 +80,17 @@ export async function loadRealTruth(): Promise<TruthTable[]> {
 export type Typed =
   { kind: "number"; value: number; text: string } | { kind: "date"; value: string; text: string } | { kind: "text"; text: string };
 
-const NUMBER =
-  /^(?<neg>[-\u2212])?(?<open>\()?(?<cur>[$€£¥])?\s?(?<num>\d{1,3}(?:(?<sep>[, \u00a0])\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s?(?<pct>%)?(?<close>\))?$/u;
-const COMMA_DECIMAL =
-  /^(?<neg>[-\u2212])?(?<open>\()?(?<cur>[$€£¥])?\s?(?<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})*,\d+)\s?(?<pct>%)?(?<close>\))?$/u;
+// A currency sign or a common ISO code before the digits, or after them ("1.234,56 €", "12.50 EUR").
+const CUR_BEFORE = String.raw`(?<cur>[$€£¥]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD) )?`;
+const CUR_AFTER = String.raw`(?:\s?(?<cur2>[$€£¥]|USD|EUR|GBP|CHF|JPY|CAD|AUD))?`;
+const NUMBER = new RegExp(
+  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:(?<sep>[, \u00a0'])\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
+  "u",
+);
+const COMMA_DECIMAL = new RegExp(
+  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})*,\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
+  "u",
+);
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 function isoDate(y: number, m: number, d: number): string | null {
@@ -116,7 +124,7 @@ function numberOf(s: string): number | null {
   const comma = en ? undefined : COMMA_DECIMAL.exec(s)?.groups;
   const g = en ?? comma;
   if (!g || Boolean(g.open) !== Boolean(g.close) || /^0\d/.test(g.num!)) return null;
-  const digits = en ? g.num!.replace(/[, \u00a0]/g, "") : g.num!.replace(/\./g, "").replace(",", ".");
+  const digits = en ? g.num!.replace(/[, \u00a0']/g, "") : g.num!.replace(/\./g, "").replace(",", ".");
   return (g.neg || g.open ? -1 : 1) * Number(digits) * (g.pct ? 0.01 : 1);
 }
 

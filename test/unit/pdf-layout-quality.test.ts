@@ -127,6 +127,12 @@ describe("exact cells", () => {
     expect(typeTruth("12.5%")).toMatchObject({ kind: "number", value: 0.125 });
     expect(typeTruth("01-Apr-16")).toMatchObject({ kind: "date", value: "2016-04-01" });
     expect(typeTruth("0085648100300")).toMatchObject({ kind: "text" });
+    // A sign or code after the digits (European invoices), Swiss apostrophes; other capitals stay text.
+    expect(typeTruth("1.418,86 €")).toMatchObject({ kind: "number", value: 1418.86 });
+    expect(typeTruth("-12,50 €")).toMatchObject({ kind: "number", value: -12.5 });
+    expect(typeTruth("CHF 1'234.50")).toMatchObject({ kind: "number", value: 1234.5 });
+    expect(typeTruth("12.50 EUR")).toMatchObject({ kind: "number", value: 12.5 });
+    expect(typeTruth("ABN 48 123 123 124")).toMatchObject({ kind: "text" });
   });
 
   it("agrees on value for numbers and dates, on shown text for the rest; typed asks for the cell type", () => {
