@@ -30,6 +30,7 @@ import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts } from "../tes
 import { ROOT } from "../test/helpers/tools.ts";
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
+import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 
 const execFileP = promisify(execFile);
@@ -304,6 +305,8 @@ export interface TruthOptions {
   reports?: number;
   /** Financial statements to build and score (test/truth/roundtrip-statements.ts; 0 or undefined: none). */
   statements?: number;
+  /** Invoices printed by Chromium to build and score (test/truth/roundtrip-invoices.ts; 0 or undefined: none). */
+  invoices?: number;
   /** The splits of the real truth to score ("holdout" alone: the quick run). */
   splits?: readonly ("tune" | "holdout")[];
   /** Whether to measure PDF → DOCX recall and XLSX losses on every real PDF (the long part). */
@@ -347,9 +350,10 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
       source: "test/truth/roundtrip-statements.ts",
       dir: "statements",
     },
+    { count: opts.invoices ?? 0, build: buildInvoiceRoundTrip, what: "invoices", source: "test/truth/roundtrip-invoices.ts", dir: "invoices" },
   ];
   for (const g of generated.filter((c) => c.count > 0)) {
-    process.stderr.write(`truth corpus: ${g.count} round-trip ${g.what} (LibreOffice exports)…\n`);
+    process.stderr.write(`truth corpus: ${g.count} generated ${g.what}…\n`);
     const tables = await g.build(path.join(work, `${g.dir}-pdf`), { count: g.count });
     const rt = await scoreTools(tables, all, path.join(work, g.dir));
     push(
@@ -369,7 +373,7 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
 
 /**
  * Run alone (the venv of bench/pdf-to-office.ts must exist: `make bench-convert` creates it):
- *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--no-text] [--no-pdf2docx]
+ *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--invoices N] [--no-text] [--no-pdf2docx]
  * --holdout scores the held-out real truth only (the quick run on a loaded machine); --no-real skips
  * the real truth tables, --no-text the text recall, --no-pdf2docx the text recall's peer.
  */
@@ -378,6 +382,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const n = args.indexOf("--roundtrips");
   const reports = args.indexOf("--reports");
   const statements = args.indexOf("--statements");
+  const invoices = args.indexOf("--invoices");
   const venv = path.join(os.homedir(), ".cache/folio-bench/venv");
   const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-bench-"));
   try {
@@ -385,6 +390,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       roundTrips: n >= 0 ? Number(args[n + 1]) : 0,
       reports: reports >= 0 ? Number(args[reports + 1]) : 0,
       statements: statements >= 0 ? Number(args[statements + 1]) : 0,
+      invoices: invoices >= 0 ? Number(args[invoices + 1]) : 0,
       splits: args.includes("--no-real") ? [] : args.includes("--holdout") ? ["holdout"] : ["tune", "holdout"],
       text: !args.includes("--no-text"),
       docxPeer: !args.includes("--no-pdf2docx"),

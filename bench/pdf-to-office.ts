@@ -48,6 +48,8 @@ const ROUND_TRIPS = 150;
 const REPORTS = 60;
 /** Financial statements likewise (test/truth/roundtrip-statements.ts): about 1.35 tables each. */
 const STATEMENTS = 60;
+/** Invoices printed from HTML by Chromium (test/truth/roundtrip-invoices.ts): about 1.6 tables each. */
+const INVOICES = 60;
 const VENV = path.join(os.homedir(), ".cache/folio-bench/venv");
 const RUN_TIMEOUT_MS = 900_000;
 /** Each conversion and each reopening runs this many times, interleaved; the median is reported. */
@@ -322,7 +324,12 @@ async function main(): Promise<void> {
       ...verdicts(docRows, docScore),
       ...verdicts(sheetRows, sheetScore),
       "",
-      ...(await truthBench(path.join(dir, "truth"), VENV, { roundTrips: ROUND_TRIPS, reports: REPORTS, statements: STATEMENTS })),
+      ...(await truthBench(path.join(dir, "truth"), VENV, {
+        roundTrips: ROUND_TRIPS,
+        reports: REPORTS,
+        statements: STATEMENTS,
+        invoices: INVOICES,
+      })),
     ];
     process.stdout.write(lines.join("\n"));
   } finally {

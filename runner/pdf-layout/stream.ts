@@ -21,7 +21,7 @@ import { bodyFigure, linePieces, paragraphLine, pieceText } from "./columns.ts";
 import { sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
-import { textGrid } from "./textgrid.ts";
+import { DETAIL_PITCH, textGrid } from "./textgrid.ts";
 import type { Cell, Rule, Table, TextItem } from "./types.ts";
 
 /** Rows further apart than this (in font sizes, baseline to baseline) end a candidate. */
@@ -164,7 +164,8 @@ export function streamTable(lines: readonly (readonly TextItem[])[]): Table | nu
 
 /**
  * Whether the last line of a run reads as the wrapped end of a cell of the lines above: set at line
- * spacing below them, within the run's width and right of its first column.
+ * spacing below them, within the run's width and right of its first column; or a cell's detail
+ * line, in smaller type flush under it.
  */
 function wraps(run: readonly Line[]): boolean {
   const [prev, last] = [run.at(-2), run.at(-1)!];
@@ -172,7 +173,16 @@ function wraps(run: readonly Line[]): boolean {
   if (!prev || !ref) return false;
   const pitch = (last.base - prev.base) / Math.max(last.size, prev.size);
   const piece = last.pieces[0]!;
-  return pitch <= LINE_SPACING && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2;
+  if (pitch <= LINE_SPACING && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2) return true;
+  // A cell's detail line in smaller type, flush under it (textgrid.ts detailLine).
+  const cell = ref.pieces.find((p) => Math.abs(p.x0 - piece.x0) <= ALIGN && !p.value);
+  return (
+    ref === prev &&
+    cell !== undefined &&
+    piece.size < 0.95 * cell.size &&
+    last.base - prev.base <= DETAIL_PITCH * cell.size &&
+    last.pieces.length === 1
+  );
 }
 
 /** A paragraph's line reaches across a run's rows when it ends this close (font sizes) to both their ends. */
@@ -401,6 +411,82 @@ function apart(run: readonly Line[]): { parts: Line[][]; heading: boolean } {
   return { parts: partedAt((between) => between.length >= 2 || between.some((l) => l.size > LARGER_TYPE * rowSize)), heading: false };
 }
 
+/** A foot's labels start this far (font sizes) right of the run's first column at least. */
+const FOOT_INDENT = 4;
+
+/**
+ * How many lines at the end of a run are a block of its own set under it: two or more lines of a
+ * label and a value, the labels aligned with each other and with no column edge of the rows above,
+ * well right of their first column (an invoice's totals, "Subtotal | $1,234.00", in a box of their
+ * own under the amounts). Totals set as rows of the table stand in its columns and stay. 0 when
+ * there is no such block.
+ */
+function footLines(run: readonly Line[]): number {
+  let k = 0;
+  while (k < run.length) {
+    const line = run[run.length - 1 - k]!;
+    const [label, value, more] = line.pieces;
+    if (!label || !value || more || label.value || !value.value) break;
+    k++;
+  }
+  // The rows above it: up to a wide gap over them (an invoice's addresses are not its table's rows).
+  const top = wideGaps(run).findLast((g) => g < run.length - k) ?? 0;
+  const body = run.slice(top, run.length - k).filter(multi);
+  if (k < 2 || body.length < MIN_ROWS) return 0;
+  const labels = run.slice(run.length - k).map((l) => l.pieces[0]!);
+  const near = (a: number, b: number): boolean => Math.abs(a - b) <= 2 * ALIGN;
+  // The labels' own edge: where they all start, or all end (the closer of the two).
+  const spread = (side: "x0" | "x1"): number => maxOf(labels, (p) => p[side]) - minOf(labels, (p) => p[side]);
+  const side = spread("x1") < spread("x0") ? "x1" : "x0";
+  if (spread(side) > 2 * ALIGN) return 0;
+  const left = minOf(body, (l) => l.pieces[0]!.x0);
+  // An edge of the rows' cells: most of them start or end there. Figures are set flush right, so
+  // where figures of one width start is no edge (two-digit quantities all start at one x).
+  const at = (p: Piece, x: number): boolean => (side === "x1" ? near(p.x1, x) : !p.value && near(p.x0, x));
+  const edge = (x: number): boolean => body.filter((l) => l.pieces.some((p) => at(p, x))).length >= body.length / 2;
+  return labels.every((p) => p.x0 > left + FOOT_INDENT * p.size) && !edge(labels[0]![side]) ? k : 0;
+}
+
+/** Lines this much further apart (font sizes) than the run's usual pitch, and GAP_PITCH at least, stand apart. */
+const GAP_SHARE = 1.5;
+const GAP_PITCH = 2.5;
+
+/**
+ * A run parted at its wide gaps between two lines: set GAP_PITCH font sizes apart at least and
+ * GAP_SHARE times the run's median pitch (an invoice's address blocks over its line items, one
+ * margin apart). No parts when there is no such gap.
+ */
+function gapApart(run: readonly Line[]): Line[][] {
+  const parts: Line[][] = [];
+  let from = 0;
+  for (const k of [...wideGaps(run), run.length]) {
+    parts.push(run.slice(from, k));
+    from = k;
+  }
+  return parts.length >= 2 ? parts : [];
+}
+
+/** Where a run's wide gaps are (see gapApart): the indexes of the lines under them. */
+function wideGaps(run: readonly Line[]): number[] {
+  const pitch = (k: number): number => (run[k]!.base - run[k - 1]!.base) / Math.max(run[k]!.size, run[k - 1]!.size);
+  const pitches = run
+    .slice(1)
+    .map((_, k) => pitch(k + 1))
+    .sort((a, b) => a - b);
+  const usual = pitches[pitches.length >> 1];
+  if (usual === undefined) return [];
+  return run.map((_, k) => k).filter((k) => k > 0 && pitch(k) >= GAP_PITCH && pitch(k) >= GAP_SHARE * usual);
+}
+
+/**
+ * Whether a run's parts read other columns than the run as one (the lines between two tables cross
+ * the rivers of both: the run as one may lose columns, or, at a heading, gain the next table's; a
+ * region's heading inside one table parts no columns).
+ */
+function other(heading: boolean, parts: readonly { table: Table }[], table: Table): boolean {
+  return heading ? parts.some((p) => p.table.cols !== table.cols) : parts.length >= 2 && parts.some((p) => p.table.cols > table.cols);
+}
+
 /**
  * Stream tables among a page's text items (those no other table took), parted where two rules
  * apart lie between two lines (ruledApart). Returns each table with the items it took.
@@ -425,16 +511,20 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
     if (run.length) run = [...headLines(lines, lines.indexOf(run[0]!), run, rules, taken), ...run];
+    const foot = footLines(run);
+    if (foot) return [...read(run.slice(0, -foot)), ...read(run.slice(-foot))];
     const split = apart(run);
     const parts = split.parts.flatMap(read);
     const table = streamTable(run.map((l) => l.items));
-    if (!table) return parts;
-    // Lines between two tables cross the rivers of both: the run as one may lose columns, or, at a
-    // heading, gain the next table's (a region's heading inside one table parts no columns).
-    const other = split.heading
-      ? parts.some((p) => p.table.cols !== table.cols)
-      : parts.length >= 2 && parts.some((p) => p.table.cols > table.cols);
-    return other ? parts : [{ table, run }];
+    if (parts.length && (!table || other(split.heading, parts, table))) return parts;
+    // Blocks one margin apart, in other columns, whose lines the run as one reads across (an
+    // invoice's addresses over its items): each part a table of its own, every line of cells in one.
+    const gaps = gapApart(run).flatMap(read);
+    const inParts = new Set(gaps.flatMap((p) => p.run));
+    const wholly = gaps.length >= 2 && run.every((l) => !multi(l) || inParts.has(l));
+    const more = (t: Table): boolean => gaps.some((p) => p.table.cols > t.cols) && new Set(gaps.map((p) => p.table.cols)).size >= 2;
+    if (wholly && (!table || more(table))) return gaps;
+    return table ? [{ table, run }] : [];
   };
   const flush = (): void => {
     for (const t of read(run)) {

@@ -225,6 +225,34 @@ function wrappedAround(label: number, values: number | undefined, rest: number |
   return sameCols && mid.base - top.base < size && bottom.base - mid.base < size;
 }
 
+/** A detail line is set at least this much (share) closer to the line above than the next line is to it… */
+const DETAIL_HUG = 1.2;
+/** …or, the last line of its band, this close (font sizes of the label, baseline to baseline). */
+export const DETAIL_PITCH = 1.3;
+
+/**
+ * Whether line `li` is a cell's detail line: one piece of text in smaller type than the label it is
+ * set under, flush with it and no bolder, closer to it than to the next line (an invoice item's
+ * "Serial: 29741" in grey under its description); the band's last line only at DETAIL_PITCH. A
+ * section's heading is no smaller than its items, and a note under a table stands further apart.
+ */
+function detailLine(li: number, row: readonly number[], ctx: RowContext, after: readonly number[]): boolean {
+  const { placed, lines } = ctx;
+  const [p, more] = placed[li]!;
+  const next = after[0];
+  if (!p || more || p.piece.value) return false;
+  const above = placed[row.at(-1)!]!.find((a) => a.col === p.col && !a.piece.value);
+  if (!above) return false;
+  const size = above.piece.size;
+  const bold = (x: Piece): boolean => x.items.every((i) => i.bold);
+  if (p.piece.size > size * (1 - SAME_SIZE) || (bold(p.piece) && !bold(above.piece))) return false;
+  if (Math.abs(p.piece.x0 - above.piece.x0) > WORD_SPACE * size) return false;
+  const gapAbove = lines[li]!.base - lines[row.at(-1)!]!.base;
+  // The band's last line hugs its label, a note under a table stands apart.
+  if (next === undefined) return gapAbove <= DETAIL_PITCH * size;
+  return lines[next]!.base - lines[li]!.base > DETAIL_HUG * gapAbove;
+}
+
 /**
  * Whether line `li` continues the row made of `row` (line indexes) rather than starting one; `after`
  * are the band's lines after it.
@@ -250,6 +278,7 @@ function continues(li: number, row: readonly number[], ctx: RowContext, after: r
   const text = above.filter((p) => !p.piece.value);
   if (text.some((a) => groupOver(a, line))) return false;
   if (!line.every((p) => text.some((a) => a.col <= p.col && p.col <= a.last) || (between && !covered(p)))) return false;
+  if (detailLine(li, row, ctx, after)) return true;
   // A cell's next line is set as its first: a line in another size or weight under a cell (a state's
   // heading in bold under the last reservoir of the region before it) starts a row.
   if (line.some((p) => text.some((a) => a.col <= p.col && p.col <= a.last && !sameStyle(a.piece, p.piece)))) return false;

@@ -29,6 +29,7 @@ import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts, type Recall }
 import { tmpDir } from "../helpers/tools.ts";
 import { buildRoundTrip } from "../truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../truth/roundtrip-docx.ts";
+import { buildInvoiceRoundTrip } from "../truth/roundtrip-invoices.ts";
 import { buildStatementRoundTrip } from "../truth/roundtrip-statements.ts";
 
 /** Files the converter refuses, and why (any other refusal fails the suite). */
@@ -230,6 +231,22 @@ const STATEMENT_FLOORS: Record<string, number> = {
   unruled: 0.98,
 };
 
+/**
+ * The 12 invoices' (seed 61) figures per class, rounded down a point (measured 2026-12-03: all
+ * 97.4 %; one long invoice's totals box, its labels over the quantities' edge on its last page,
+ * is read as rows of the items, 50 %).
+ */
+const INVOICE_FLOORS: Record<string, number> = {
+  all: 0.96,
+  invoice: 0.96,
+  "multi-line": 0.99,
+  "multi-page": 0.99,
+  "multi-table": 0.95,
+  "partly-ruled": 0.99,
+  ruled: 0.99,
+  unruled: 0.95,
+};
+
 function score(
   tables: readonly TruthTable[],
   sheetsOf: (pdf: string) => { grid: (OutCell | undefined)[][] }[] | undefined,
@@ -294,6 +311,10 @@ describe("truth tables: exact cells per class", () => {
 
   it("financial statements (a short corpus of test/truth/roundtrip-statements.ts): every class keeps its floor", async () => {
     await expectFloors(await buildStatementRoundTrip(path.join(dir, "statements"), { count: 12, seed: 43 }), STATEMENT_FLOORS);
+  }, 600_000);
+
+  it("invoices printed by Chromium (a short corpus of test/truth/roundtrip-invoices.ts): every class keeps its floor", async () => {
+    await expectFloors(await buildInvoiceRoundTrip(path.join(dir, "invoices"), { count: 12 }), INVOICE_FLOORS);
   }, 600_000);
 
   it.runIf(ALL)(

@@ -1397,6 +1397,15 @@ describe("text as a reader sees it, accents, scripts and codes", () => {
     expect(typeCell("ABN 48 123 123 124")).toEqual({ value: "ABN 48 123 123 124" });
   });
 
+  it("keeps a currency sign where it was printed: before or after the digits, against them or a space apart", () => {
+    expect(typeCell("1.418,86 €")).toEqual({ value: 1418.86, numFmt: '#,##0.00" €"' });
+    expect(typeCell("12,50€")).toEqual({ value: 12.5, numFmt: '0.00"€"' });
+    expect(typeCell("€1,418.86")).toEqual({ value: 1418.86, numFmt: '"€"#,##0.00' });
+    expect(typeCell("€ 1,418.86")).toEqual({ value: 1418.86, numFmt: '"€ "#,##0.00' });
+    expect(typeCell("CHF 1'234.50")).toEqual({ value: 1234.5, numFmt: '"CHF "#,##0.00' });
+    expect(typeCell("(1.234,00 €)")).toEqual({ value: -1234, numFmt: '#,##0.00" €";(#,##0.00" €")' });
+  });
+
   it("keeps the text of a cell whose place a merged cell covers, in the covering cell", () => {
     const cell = (row: number, col: number, rowSpan: number, text: string): Cell => ({
       row,
@@ -1886,5 +1895,97 @@ describe("financial statements: sections, indented items, subtotals, currency si
     const found = pageStreamTables(items, [], gutter);
     expect(found).toHaveLength(1);
     expect(found[0]!.items.size).toBe(items.length);
+  });
+});
+
+describe("invoices printed from HTML: detail lines, address blocks over the items, a totals box", () => {
+  // Line items as an invoice template sets them: a description at 60 (a detail line under some in
+  // smaller type), a quantity right-aligned at 300, a price at 400, an amount at 500; rows 24 pt apart.
+  type Item = [description: string, detail: string | null, qty: string, price: string, amount: string];
+  const items = (rows: Item[], top: number): TextItem[] =>
+    rows.flatMap(([description, detail, qty, price, amount], r) => {
+      const base = top + 24 * r;
+      return [
+        item(description, 60, base),
+        ...(detail ? [item(detail, 60, base + 10, { size: 8.5, x1: 60 + 4.2 * detail.length })] : []),
+        right(qty, 300, base),
+        right(price, 400, base),
+        right(amount, 500, base),
+      ];
+    });
+  const header = (top: number): TextItem[] => [
+    item("Description", 60, top),
+    right("Qty", 300, top),
+    right("Price", 400, top),
+    right("Amount", 500, top),
+  ];
+  const body: Item[] = [
+    ["Harbour crane", "Serial: 29741", "12", "$146.15", "$1,753.80"],
+    ["Quay fenders", null, "4", "$90.00", "$360.00"],
+    ["Mooring lines", "Batch: 54556", "26", "$12.08", "$314.08"],
+    ["Anchor chain", "Order: 74148", "3", "$1,933.31", "$5,799.93"],
+  ];
+
+  it("joins a description's detail line in smaller type, the last row's too, to its cell", () => {
+    const found = streamTables([...header(100), ...items(body, 124)]);
+    expect(found).toHaveLength(1);
+    const rows = rowTexts(found[0]!.table);
+    expect(rows).toHaveLength(5);
+    expect(rows[1]).toEqual(["Harbour crane Serial: 29741", "12", "$146.15", "$1,753.80"]);
+    expect(rows[4]).toEqual(["Anchor chain Order: 74148", "3", "$1,933.31", "$5,799.93"]);
+  });
+
+  it("keeps a line in the same type under a label a row of its own", () => {
+    const plain = items(body, 124).map((i) => (i.size === 8.5 ? { ...i, size: 10, x1: i.x0 + 5 * i.text.length } : i));
+    const rows = rowTexts(streamTables([...header(100), ...plain])[0]!.table);
+    expect(rows[1]).toEqual(["Harbour crane", "12", "$146.15", "$1,753.80"]);
+    expect(rows[2]).toEqual(["Serial: 29741"]);
+  });
+
+  it("reads the address blocks one margin over the items apart from them, the items in their own columns", () => {
+    // Seller and invoice number (a block of three columns), "Bill to" and "Ship to" side by side from x = 46, 28 pt over the
+    // items' header (less than a run's widest row pitch, more than twice its usual one); the items
+    // numbered right-aligned at 56, 9 pt left of their descriptions: the addresses cross that river.
+    const addresses = [
+      [item("Harbour Supplies Ltd", 46, 8), item("Invoice no.", 330, 8), item("INV-2026-0042", 400, 8)],
+      [item("12 Quay Side", 46, 20), item("Date", 330, 20), item("4 Oct 2026", 400, 20)],
+      [item("4540 Aarhus", 46, 32), item("Due date", 330, 32), item("3 Nov 2026", 400, 32)],
+      [item("Bill to", 46, 52), item("Ship to", 200, 52)],
+      [item("Dock Works B.V.", 46, 64), item("Pier Seven Oy", 200, 64)],
+    ].flat();
+    const numbered = [
+      right("#", 56, 92),
+      ...header(92),
+      ...items(body, 116),
+      ...body.map((_, r) => right(String(r + 1), 56, 116 + 24 * r)),
+    ];
+    const found = streamTables([...addresses, ...numbered]);
+    const table = found.find((f) => f.table.cols === 5)!;
+    expect(table).toBeDefined();
+    expect(rowTexts(table.table)[0]).toEqual(["#", "Description", "Qty", "Price", "Amount"]);
+    expect(rowTexts(table.table)[1]).toEqual(["1", "Harbour crane Serial: 29741", "12", "$146.15", "$1,753.80"]);
+    expect([...table.items].some((i) => i.text === "Pier Seven Oy")).toBe(false);
+  });
+
+  it("reads a totals box under the amounts as a table of its own, totals set in the table's columns as its rows", () => {
+    const totals = (labelAt: (t: string) => number, top: number): TextItem[] =>
+      [
+        ["Subtotal", "$8,227.81"],
+        ["VAT 20%", "$1,645.56"],
+        ["Total due", "$9,873.37"],
+      ].flatMap(([l, v], r) => [item(l!, labelAt(l!), top + 16 * r), right(v!, 500, top + 16 * r)]);
+    // A box of its own: labels flush left at 330, in no column of the items.
+    const boxed = streamTables([...header(100), ...items(body, 124), ...totals(() => 330, 232)]);
+    expect(boxed.map((f) => f.table.cols)).toEqual([4, 2]);
+    expect(rowTexts(boxed[1]!.table)).toEqual([
+      ["Subtotal", "$8,227.81"],
+      ["VAT 20%", "$1,645.56"],
+      ["Total due", "$9,873.37"],
+    ]);
+    // Labels right-aligned under the prices: rows of the items table.
+    const inline = streamTables([...header(100), ...items(body, 124), ...totals((l) => 400 - 5 * l.length, 232)]);
+    expect(inline).toHaveLength(1);
+    const total = inline[0]!.table.cells.find((c) => c.lines.map(segmentText).join(" ") === "Total due")!;
+    expect([total.row, total.col, total.colSpan]).toEqual([inline[0]!.table.rows - 1, 2, 1]);
   });
 });
