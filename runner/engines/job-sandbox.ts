@@ -18,7 +18,7 @@
  * every engine in it; the next command of the job, if any, starts a new one.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdir, open, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { bwrapArgv, engineEnv, type SandboxScope } from "../../core/sandbox.ts";
@@ -66,6 +66,22 @@ async function head(file: string, max: number): Promise<string> {
 
 /** How long close() waits for a killed sandbox to be reaped (SIGKILL: milliseconds, unless the host is stalled). */
 const REAP_WAIT_MS = 5_000;
+
+/**
+ * Whether a process of group `pgid` still runs (a zombie does not). The sandbox's outer bwrap can be
+ * reaped while the engines in its pid namespace, killed with it, have yet to die: one of them may
+ * finish the system call it was in (create one more file) after the outer process's exit is seen.
+ */
+async function groupRuns(pgid: number): Promise<boolean> {
+  for (const entry of await readdir("/proc").catch(() => [])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and brackets, so read after the last ")".
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  }
+  return false;
+}
 
 /** One running sandbox: its shell, and the commands sent to it that have not answered yet. */
 interface Session {
@@ -184,8 +200,8 @@ export class JobSandbox {
 
   /**
    * Ends the job's sandbox for good: kills it and every engine still in it (an engine of a job
-   * that failed early may still run: another input's inspection), waits for it to be reaped, and
-   * removes the control directory. A command sent afterwards fails (SandboxAborted) instead of
+   * that failed early may still run: another input's inspection), waits for it to be reaped and for
+   * its engines to be gone (groupRuns), and removes the control directory. A command sent afterwards fails (SandboxAborted) instead of
    * starting a sandbox that would outlive the job.
    */
   async close(): Promise<void> {
@@ -193,6 +209,7 @@ export class JobSandbox {
     const server = this.#live?.server;
     server?.stdin?.end();
     this.kill();
+    const deadline = Date.now() + REAP_WAIT_MS;
     if (server && server.exitCode === null && server.signalCode === null) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, REAP_WAIT_MS);
@@ -202,6 +219,8 @@ export class JobSandbox {
         });
       });
     }
+    // Then its engines: none may write into the work directory once the job is closed.
+    while (server?.pid !== undefined && Date.now() < deadline && (await groupRuns(server.pid))) await new Promise((r) => setTimeout(r, 10));
     await rm(this.#dir, { recursive: true, force: true, maxRetries: 3 });
   }
 }
