@@ -6,7 +6,8 @@
  * next page is marked `continued`, so the DOCX flows on without a page break and the XLSX gets one
  * sheet for the whole table. A part with fewer columns, at least half as wide, whose column
  * edges fall by the table's and whose every word stands in one of the table's columns is read in
- * the table's columns (a sparse column leaves no river over a few rows); a right-to-left table's
+ * the table's columns (a sparse column leaves no river over a few rows); a part that repeats the
+ * table's header row over as many columns is its rest, however its edges moved; a right-to-left table's
  * part is read right to left. Page numbers — a single short line with a number in the top or bottom
  * margin band ("12", "Page 3 of 10") — do not count as the page's first or last block. Pure.
  */
@@ -145,11 +146,20 @@ function appendRows(table: Table, header: readonly string[], rest: Table): void 
   table.rows += rest.rows - skip;
 }
 
-/** A page's first table as the rest of `open` (its own columns, or re-read in `open`'s), or null. */
-function restOf(open: Table, first: Table): Table | null {
+/** Whether a table's first row repeats `header`'s first row (whitespace aside). */
+const repeatsHeader = (t: Table, header: readonly string[]): boolean =>
+  header.length > 0 && t.rows > 1 && rowText(t, 0).replace(/\s+/g, "") === header[0]!.replace(/\s+/g, "") && /\S/u.test(header[0]!);
+
+/**
+ * A page's first table as the rest of `open` (its own columns, or re-read in `open`'s), or null. A
+ * part that repeats the table's header row over as many columns is its rest however its column
+ * edges moved (a total's wide label on the last page widens a column of its own).
+ */
+function restOf(open: Table, first: Table, header: readonly string[]): Table | null {
   // A right-to-left table's part with few letters of its own was left left to right.
   const part = open.rtl ? rightToLeft(first) : first;
-  return sameColumns(open, part) ? part : inColumnsOf(open, part);
+  if (sameColumns(open, part) || (part.cols === open.cols && repeatsHeader(part, header))) return part;
+  return inColumnsOf(open, part);
 }
 
 /** Joins every table continued from one page onto the next (see the header); edits `pages`. */
@@ -160,7 +170,7 @@ export function joinContinuedTables(pages: readonly PageLayout[]): void {
   for (const page of pages) {
     const blocks = content(page);
     const first = blocks[0];
-    const rest = open && first?.type === "table" ? restOf(open, first.table) : null;
+    const rest = open && first?.type === "table" ? restOf(open, first.table, header) : null;
     if (open && first && rest) {
       appendRows(open, header, rest);
       page.blocks = page.blocks.filter((b) => b !== first);

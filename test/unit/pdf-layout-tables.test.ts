@@ -1464,6 +1464,40 @@ describe("tables continued over pages", () => {
     expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Quarter 2020", "Item|Units", "Anchor|12", "Beacon|7"]);
     expect(pages[1]!.continued).toBe(true);
   });
+
+  it("joins a part that repeats the header row over as many columns, its edges moved by a wide total's label", () => {
+    const pages = [
+      page(1, [
+        ["Item", "Units"],
+        ["Anchor", "12"],
+      ]),
+      page(2, [
+        ["Item", "Units"],
+        ["Beacon", "7"],
+        ["", "Total units 19"],
+      ]),
+    ];
+    // The last page's total widens its second column to the left, past the first column's middle.
+    (pages[1]!.blocks[0] as { table: Table }).table.colEdges = [0, 40, 200];
+    joinContinuedTables(pages);
+    const table = (pages[0]!.blocks[0] as { table: Table }).table;
+    expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Item|Units", "Anchor|12", "Beacon|7", "Total units 19"]);
+    expect(pages[1]!.continued).toBe(true);
+    // A next page's table with other header text and those edges stays a table of its own.
+    const other = [
+      page(1, [
+        ["Item", "Units"],
+        ["Anchor", "12"],
+      ]),
+      page(2, [
+        ["Port", "Calls"],
+        ["Beacon", "7"],
+      ]),
+    ];
+    (other[1]!.blocks[0] as { table: Table }).table.colEdges = [0, 40, 200];
+    joinContinuedTables(other);
+    expect(other[1]!.continued).toBe(false);
+  });
 });
 
 describe("a table continued over pages, its part on the next page read in its columns", () => {
