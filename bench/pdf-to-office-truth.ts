@@ -350,7 +350,13 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
       source: "test/truth/roundtrip-statements.ts",
       dir: "statements",
     },
-    { count: opts.invoices ?? 0, build: buildInvoiceRoundTrip, what: "invoices", source: "test/truth/roundtrip-invoices.ts", dir: "invoices" },
+    {
+      count: opts.invoices ?? 0,
+      build: buildInvoiceRoundTrip,
+      what: "invoices",
+      source: "test/truth/roundtrip-invoices.ts",
+      dir: "invoices",
+    },
   ];
   for (const g of generated.filter((c) => c.count > 0)) {
     process.stderr.write(`truth corpus: ${g.count} generated ${g.what}…\n`);

@@ -109,7 +109,8 @@ function address(rand: Rand): string[] {
   ];
 }
 
-function itemsTable(rand: Rand, m: Money, count: number, inline: boolean): { items: InvoiceTable; totals: InvoiceTable } {
+/** Which columns an invoice's items have: a description, a quantity, a price and an amount always. */
+function itemColumns(rand: Rand): Column[] {
   const columns: Column[] = [];
   if (chance(rand, 0.4)) columns.push("no");
   if (chance(rand, 0.45)) columns.push("code");
@@ -119,51 +120,68 @@ function itemsTable(rand: Rand, m: Money, count: number, inline: boolean): { ite
   if (chance(rand, 0.25)) columns.push("discount");
   if (chance(rand, 0.35)) columns.push("tax");
   columns.push("amount");
-  const decimalQty = chance(rand, 0.3);
-  const details = chance(rand, 0.35);
-  const long = chance(rand, 0.35);
-  const taxRate = pick(rand, [5, 7, 10, 19, 20, 21, 25]);
+  return columns;
+}
+
+/** How an invoice's item rows are drawn: quantities in hours, detail lines, long descriptions, one tax rate. */
+interface ItemStyle {
+  decimalQty: boolean;
+  details: boolean;
+  long: boolean;
+  taxRate: number;
+}
+
+/** Item row `i`: its cells, its amount, and whether its description takes more than a line. */
+function itemRow(
+  rand: Rand,
+  m: Money,
+  columns: readonly Column[],
+  i: number,
+  st: ItemStyle,
+): { cells: SpecCell[]; amount: number; wrapped: boolean } {
+  const qty = st.decimalQty ? Math.round(rand() * 40 * 4) / 4 + 0.25 : 1 + Math.floor(rand() ** 2 * 120);
+  const price = Math.round((rand() ** 2 * 2400 + 0.5) * 100) / 100;
+  const disc = columns.includes("discount") && chance(rand, 0.4) ? pick(rand, [5, 10, 15, 25]) : 0;
+  const amount = Math.round(qty * price * (1 - disc / 100) * 100) / 100;
+  let description = capital(words(rand, st.long ? 5 + Math.floor(rand() * 8) : 2 + Math.floor(rand() * 3), false).toLowerCase());
+  let wrapped = st.long && description.split(" ").length > 7;
+  if (st.details && chance(rand, 0.6)) {
+    description += ` ${pick(rand, ["Period", "Batch", "Serial", "Order"])}: ${Math.floor(rand() * 90000 + 10000)}`;
+    wrapped = true;
+  }
+  const text: Record<Column, () => string> = {
+    no: () => String(i + 1),
+    code: () => `${pick(rand, ["AX", "KT", "PR", "SV"])}-${Math.floor(rand() * 90000 + 10000)}`,
+    description: () => description,
+    qty: () => (st.decimalQty ? qty.toFixed(2) : String(qty)),
+    unit: () => pick(rand, UNITS),
+    price: () => m.format(price),
+    discount: () => (disc ? `${disc}%` : "—"),
+    tax: () => `${st.taxRate}%`,
+    amount: () => m.format(amount),
+  };
+  return { cells: columns.map((c) => cell(text[c]())), amount, wrapped };
+}
+
+function itemsTable(rand: Rand, m: Money, count: number, inline: boolean): { items: InvoiceTable; totals: InvoiceTable } {
+  const columns = itemColumns(rand);
+  const st: ItemStyle = {
+    decimalQty: chance(rand, 0.3),
+    details: chance(rand, 0.35),
+    long: chance(rand, 0.35),
+    taxRate: pick(rand, [5, 7, 10, 19, 20, 21, 25]),
+  };
+  const taxRate = st.taxRate;
   let net = 0;
   let tax = 0;
   let wrapped = false;
   const body: SpecCell[][] = [];
   for (let i = 0; i < count; i++) {
-    const qty = decimalQty ? Math.round(rand() * 40 * 4) / 4 + 0.25 : 1 + Math.floor(rand() ** 2 * 120);
-    const price = Math.round((rand() ** 2 * 2400 + 0.5) * 100) / 100;
-    const disc = columns.includes("discount") && chance(rand, 0.4) ? pick(rand, [5, 10, 15, 25]) : 0;
-    const amount = Math.round(qty * price * (1 - disc / 100) * 100) / 100;
-    net += amount;
-    tax += (amount * taxRate) / 100;
-    let description = capital(words(rand, long ? 5 + Math.floor(rand() * 8) : 2 + Math.floor(rand() * 3), false).toLowerCase());
-    if (long && description.split(" ").length > 7) wrapped = true;
-    if (details && chance(rand, 0.6)) {
-      description += ` ${pick(rand, ["Period", "Batch", "Serial", "Order"])}: ${Math.floor(rand() * 90000 + 10000)}`;
-      wrapped = true;
-    }
-    body.push(
-      columns.map((c): SpecCell => {
-        switch (c) {
-          case "no":
-            return cell(String(i + 1));
-          case "code":
-            return cell(`${pick(rand, ["AX", "KT", "PR", "SV"])}-${Math.floor(rand() * 90000 + 10000)}`);
-          case "description":
-            return cell(description);
-          case "qty":
-            return cell(decimalQty ? qty.toFixed(2) : String(qty));
-          case "unit":
-            return cell(pick(rand, UNITS));
-          case "price":
-            return cell(m.format(price));
-          case "discount":
-            return cell(disc ? `${disc}%` : "—");
-          case "tax":
-            return cell(`${taxRate}%`);
-          case "amount":
-            return cell(m.format(amount));
-        }
-      }),
-    );
+    const row = itemRow(rand, m, columns, i, st);
+    net += row.amount;
+    tax += (row.amount * taxRate) / 100;
+    wrapped ||= row.wrapped;
+    body.push(row.cells);
   }
   const shipping = chance(rand, 0.3) ? Math.round(rand() * 9000) / 100 + 5 : 0;
   const totalRows: [string, string][] = [
@@ -251,7 +269,9 @@ export function invoiceClasses(doc: InvoiceSpec, t: InvoiceTable, pages: number)
 const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 const STYLE_CSS: Record<Style, string> = {
-  grid: "table.items td, table.items th { border: 1px solid #444; }",
+  // Totals set as rows of a ruled table keep its rules (drawn outside the grid, they would be a
+  // block of their own).
+  grid: "table.items td, table.items th { border: 1px solid #444; } table.items tr.total td.num { border: 1px solid #444; }",
   lines: "table.items td, table.items th { border-bottom: 1px solid #999; } table.items th { border-bottom: 2px solid #222; }",
   zebra: "table.items tbody tr:nth-child(even) td { background: #eef1f5; } table.items th { background: #dde3ea; }",
   band: "table.items th { background: #1f3a5f; color: #fff; } table.items tbody tr:nth-child(odd) td { background: #f4f4f4; }",
