@@ -201,8 +201,8 @@ export class JobSandbox {
   /**
    * Ends the job's sandbox for good: kills it and every engine still in it (an engine of a job
    * that failed early may still run: another input's inspection), waits for it to be reaped and for
-   * its engines to be gone (groupRuns), and removes the control directory. A command sent afterwards fails (SandboxAborted) instead of
-   * starting a sandbox that would outlive the job.
+   * its engines to be gone (groupRuns), and removes the control directory. A command sent
+   * afterwards fails (SandboxAborted) instead of starting a sandbox that would outlive the job.
    */
   async close(): Promise<void> {
     this.#closed = true;

@@ -129,26 +129,27 @@ const rowText = (t: Table, row: number): string =>
     .map((c) => c.lines.map(segmentText).join(" "))
     .join("\t");
 
+/** Whether row `row` of `t` reads `text`, whitespace aside (a centred group header can fall a little differently). */
+const repeats = (t: Table, row: number, text: string): boolean => rowText(t, row).replace(/\s+/g, "") === text.replace(/\s+/g, "");
+
 /** Header rows a continued table may repeat at the top of each page (a title row, group headers, column headers). */
 const MAX_HEADER_ROWS = 3;
 
 /**
  * Appends the rows of `rest` to `table`, dropping the first rows that repeat the table's first rows
  * (`header`: the texts of the table's first rows, kept so that a growing table is not rescanned).
- * Normalised to ignore whitespace: a centred group header can fall a little differently.
  */
 function appendRows(table: Table, header: readonly string[], rest: Table): void {
   let skip = 0;
-  while (skip < header.length && skip < rest.rows - 1 && rowText(rest, skip).replace(/\s+/g, "") === header[skip]!.replace(/\s+/g, ""))
-    skip++;
+  while (skip < header.length && skip < rest.rows - 1 && repeats(rest, skip, header[skip]!)) skip++;
   if (skip) for (const c of table.cells) if (c.row < skip) c.header = true;
   for (const c of rest.cells) if (c.row >= skip) table.cells.push({ ...c, row: c.row - skip + table.rows });
   table.rows += rest.rows - skip;
 }
 
-/** Whether a table's first row repeats `header`'s first row (whitespace aside). */
+/** Whether a table's first row repeats `header`'s first row, a row with text. */
 const repeatsHeader = (t: Table, header: readonly string[]): boolean =>
-  header.length > 0 && t.rows > 1 && rowText(t, 0).replace(/\s+/g, "") === header[0]!.replace(/\s+/g, "") && /\S/u.test(header[0]!);
+  header[0] !== undefined && /\S/u.test(header[0]) && t.rows > 1 && repeats(t, 0, header[0]);
 
 /**
  * A page's first table as the rest of `open` (its own columns, or re-read in `open`'s), or null. A

@@ -21,7 +21,7 @@ import { bodyFigure, linePieces, paragraphLine, pieceText } from "./columns.ts";
 import { sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
-import { DETAIL_PITCH, textGrid } from "./textgrid.ts";
+import { DETAIL_PITCH, SAME_SIZE, textGrid } from "./textgrid.ts";
 import type { Cell, Rule, Table, TextItem } from "./types.ts";
 
 /** Rows further apart than this (in font sizes, baseline to baseline) end a candidate. */
@@ -179,7 +179,7 @@ function wraps(run: readonly Line[]): boolean {
   return (
     ref === prev &&
     cell !== undefined &&
-    piece.size < 0.95 * cell.size &&
+    piece.size < (1 - SAME_SIZE) * cell.size &&
     last.base - prev.base <= DETAIL_PITCH * cell.size &&
     last.pieces.length === 1
   );
@@ -421,7 +421,7 @@ const FOOT_INDENT = 4;
  * own under the amounts). Totals set as rows of the table stand in its columns and stay. 0 when
  * there is no such block.
  */
-function footLines(run: readonly Line[]): number {
+function footLines(run: readonly Line[], gaps: readonly number[]): number {
   let k = 0;
   while (k < run.length) {
     const line = run[run.length - 1 - k]!;
@@ -430,7 +430,7 @@ function footLines(run: readonly Line[]): number {
     k++;
   }
   // The rows above it: up to a wide gap over them (an invoice's addresses are not its table's rows).
-  const top = wideGaps(run).findLast((g) => g < run.length - k) ?? 0;
+  const top = gaps.findLast((g) => g < run.length - k) ?? 0;
   const body = run.slice(top, run.length - k).filter(multi);
   if (k < 2 || body.length < MIN_ROWS) return 0;
   const labels = run.slice(run.length - k).map((l) => l.pieces[0]!);
@@ -456,10 +456,10 @@ const GAP_PITCH = 2.5;
  * GAP_SHARE times the run's median pitch (an invoice's address blocks over its line items, one
  * margin apart). No parts when there is no such gap.
  */
-function gapApart(run: readonly Line[]): Line[][] {
+function gapApart(run: readonly Line[], gaps: readonly number[]): Line[][] {
   const parts: Line[][] = [];
   let from = 0;
-  for (const k of [...wideGaps(run), run.length]) {
+  for (const k of [...gaps, run.length]) {
     parts.push(run.slice(from, k));
     from = k;
   }
@@ -511,7 +511,8 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
     if (run.length) run = [...headLines(lines, lines.indexOf(run[0]!), run, rules, taken), ...run];
-    const foot = footLines(run);
+    const wide = wideGaps(run);
+    const foot = footLines(run, wide);
     if (foot) return [...read(run.slice(0, -foot)), ...read(run.slice(-foot))];
     const split = apart(run);
     const parts = split.parts.flatMap(read);
@@ -519,7 +520,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     if (parts.length && (!table || other(split.heading, parts, table))) return parts;
     // Blocks one margin apart, in other columns, whose lines the run as one reads across (an
     // invoice's addresses over its items): each part a table of its own, every line of cells in one.
-    const gaps = gapApart(run).flatMap(read);
+    const gaps = gapApart(run, wide).flatMap(read);
     const inParts = new Set(gaps.flatMap((p) => p.run));
     const wholly = gaps.length >= 2 && run.every((l) => !multi(l) || inParts.has(l));
     const more = (t: Table): boolean => gaps.some((p) => p.table.cols > t.cols) && new Set(gaps.map((p) => p.table.cols)).size >= 2;

@@ -188,12 +188,14 @@ function goesOn(next: Piece, label: Piece, size: number): boolean {
 }
 
 /** A size this close (share) is the same type size. */
-const SAME_SIZE = 0.05;
+export const SAME_SIZE = 0.05;
+
+/** A piece set in bold throughout. */
+const isBold = (p: Piece): boolean => p.items.every((i) => i.bold);
 
 /** Whether two pieces are set alike: the same type size and weight. */
 function sameStyle(a: Piece, b: Piece): boolean {
-  const bold = (p: Piece): boolean => p.items.every((i) => i.bold);
-  return Math.abs(a.size - b.size) <= SAME_SIZE * Math.max(a.size, b.size) && bold(a) === bold(b);
+  return Math.abs(a.size - b.size) <= SAME_SIZE * Math.max(a.size, b.size) && isBold(a) === isBold(b);
 }
 
 /**
@@ -244,8 +246,7 @@ function detailLine(li: number, row: readonly number[], ctx: RowContext, after: 
   const above = placed[row.at(-1)!]!.find((a) => a.col === p.col && !a.piece.value);
   if (!above) return false;
   const size = above.piece.size;
-  const bold = (x: Piece): boolean => x.items.every((i) => i.bold);
-  if (p.piece.size > size * (1 - SAME_SIZE) || (bold(p.piece) && !bold(above.piece))) return false;
+  if (p.piece.size > size * (1 - SAME_SIZE) || (isBold(p.piece) && !isBold(above.piece))) return false;
   if (Math.abs(p.piece.x0 - above.piece.x0) > WORD_SPACE * size) return false;
   const gapAbove = lines[li]!.base - lines[row.at(-1)!]!.base;
   // The band's last line hugs its label, a note under a table stands apart.

@@ -171,7 +171,6 @@ function itemsTable(rand: Rand, m: Money, count: number, inline: boolean): { ite
     long: chance(rand, 0.35),
     taxRate: pick(rand, [5, 7, 10, 19, 20, 21, 25]),
   };
-  const taxRate = st.taxRate;
   let net = 0;
   let tax = 0;
   let wrapped = false;
@@ -179,7 +178,7 @@ function itemsTable(rand: Rand, m: Money, count: number, inline: boolean): { ite
   for (let i = 0; i < count; i++) {
     const row = itemRow(rand, m, columns, i, st);
     net += row.amount;
-    tax += (row.amount * taxRate) / 100;
+    tax += (row.amount * st.taxRate) / 100;
     wrapped ||= row.wrapped;
     body.push(row.cells);
   }
@@ -187,7 +186,7 @@ function itemsTable(rand: Rand, m: Money, count: number, inline: boolean): { ite
   const totalRows: [string, string][] = [
     [pick(rand, ["Subtotal", "Net total", "Total excl. tax"]), m.format(net)],
     ...(shipping ? [[pick(rand, ["Shipping", "Freight", "Delivery"]), m.format(shipping)] as [string, string]] : []),
-    [`${pick(rand, ["VAT", "Tax", "Sales tax"])} ${taxRate}%`, m.format(tax)],
+    [`${pick(rand, ["VAT", "Tax", "Sales tax"])} ${st.taxRate}%`, m.format(tax)],
     [pick(rand, ["Total", "Total due", "Amount due", `Total ${m.code}`]), m.format(net + shipping + tax)],
   ];
   const header = columns.map((c) => cell(pick(rand, HEADERS[c])));
