@@ -6,8 +6,11 @@
  *
  *   node bench/truth-tune.ts [--split tune|holdout] [--only <substring of a table id>] [--dump]
  *                            [--roundtrips N] [--reports N] [--statements N [--seed S]]
- *                            [--invoices N [--seed S]]
+ *                            [--invoices N [--seed S]] [--reportlab N [--seed S]]
  *
+ * --reportlab N scores N generated reports rendered by ReportLab (test/truth/roundtrip-reportlab.ts:
+ * summaries with totals and group headers, listings with wrapped descriptions, five table styles),
+ * both splits; --seed S draws another corpus (default 83).
  * --invoices N scores N generated invoices printed from HTML by Chromium (test/truth/roundtrip-invoices.ts:
  * line items ruled, lined, striped or plain, wrapped descriptions, totals under the amounts), both
  * splits; --seed S draws another corpus (default 61).
@@ -33,6 +36,7 @@ import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
+import { buildReportlabRoundTrip } from "../test/truth/roundtrip-reportlab.ts";
 
 type Grid = (OutCell | undefined)[][];
 
@@ -48,6 +52,7 @@ const roundTrips = Number(opt("--roundtrips") ?? 0);
 const reports = Number(opt("--reports") ?? 0);
 const statements = Number(opt("--statements") ?? 0);
 const invoices = Number(opt("--invoices") ?? 0);
+const reportlab = Number(opt("--reportlab") ?? 0);
 const seed = opt("--seed");
 
 /** Folio's workbook for one PDF, as grids of shown text. */
@@ -74,7 +79,12 @@ function misses(truth: string[][], grid: Grid): string[] {
   return out;
 }
 
-const source: TruthTable[] = invoices
+const source: TruthTable[] = reportlab
+  ? await buildReportlabRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reportlab-${reportlab}-${seed ?? "83"}`), {
+      count: reportlab,
+      ...(seed ? { seed: Number(seed) } : {}),
+    })
+  : invoices
   ? await buildInvoiceRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-invoices-${invoices}-${seed ?? "61"}`), {
       count: invoices,
       ...(seed ? { seed: Number(seed) } : {}),
@@ -119,6 +129,6 @@ for (const { table, score } of rows) {
 console.log("");
 for (const [cls, s] of [...byClass(rows)].sort())
   console.log(
-    `${invoices ? "invoices" : statements ? "statements" : reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
+    `${reportlab ? "reportlab" : invoices ? "invoices" : statements ? "statements" : reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
   );
 console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);

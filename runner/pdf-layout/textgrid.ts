@@ -166,13 +166,22 @@ function wrapsLabel(li: number, row: readonly number[], ctx: RowContext): boolea
   const text = pieceText(first.piece);
   // A label of words: a single word has nothing before it to wrap after.
   if (!/\S\s+\S/u.test(pieceText(label.piece))) return false;
-  // The label wrapped: its next word would have run past the width the labels wrap at.
-  const word = /^\S+/u.exec(text)?.[0] ?? "";
-  const wordWidth = ((first.piece.x1 - first.piece.x0) * [...word].length) / Math.max(1, [...text].length);
-  if (label.piece.x1 + WORD_SPACE * size + wordWidth < ctx.keyRight - WRAP_SLACK * size) return false;
+  if (!wrapsAt(label.piece, first.piece, ctx.keyRight)) return false;
   if (ENUMERATED.test(text) || !goesOn(first.piece, label.piece, size)) return false;
   const taken = new Set(row.flatMap((r) => placed[r]!.filter((p) => p.piece.value).map((p) => p.col)));
   return placed[li]!.every((p) => p === first || !taken.has(p.col));
+}
+
+/**
+ * Whether text wrapped from piece `line` onto piece `next`: the next line's first word would have
+ * run past `right` (where the column's text ends at the farthest, less WRAP_SLACK).
+ */
+function wrapsAt(line: Piece, next: Piece, right: number): boolean {
+  const size = Math.max(line.size, next.size);
+  const text = pieceText(next);
+  const word = /^\S+/u.exec(text)?.[0] ?? "";
+  const wordWidth = ((next.x1 - next.x0) * [...word].length) / Math.max(1, [...text].length);
+  return line.x1 + WORD_SPACE * size + wordWidth >= right - WRAP_SLACK * size;
 }
 
 /**
@@ -361,7 +370,7 @@ function rowsOf(lines: readonly number[], ctx: RowContext, ruled: boolean): numb
   if (!lines.length) return [];
   const heading = ruled ? headingLines(lines, ctx.placed) : 0;
   if (heading) return [lines.slice(0, heading), ...rowsOf(lines.slice(heading), ctx, ruled)];
-  return withRaisedValues(withCentredLabels(lineRows(lines, ctx, ruled), ctx), ctx);
+  return withLeadLines(withRaisedValues(withCentredLabels(lineRows(lines, ctx, ruled), ctx), ctx), ctx);
 }
 
 /** The rows of a band's lines (see the header), each line joined to the row above or starting one. */
@@ -443,6 +452,66 @@ function withCentredLabels(rows: readonly number[][], ctx: RowContext): number[]
     }
     out.push([...row]);
   });
+  return out;
+}
+
+/**
+ * Rows of text alone that are the first lines of cells of the row under them, wrapped and set
+ * bottom-aligned or centred (ReportLab's and Calc's default: a description's first lines over the
+ * line that holds the row's date, code and amounts), joined to it. Such a row's last line is, in
+ * each of its columns, flush with a piece of the next row's first line in the same type, wrapped
+ * onto it (its next word would not have fitted: wrapsAt) and carried on by it (goesOn); that line
+ * fills columns the row leaves empty; and the row hugs the next one, at line spacing, closer to it
+ * than to the row above by DETAIL_HUG (a cell's padding parts rows). A section's heading over its
+ * rows stops short of its column's width, and a top-aligned cell's next lines hug the row above. A
+ * header's first lines ("Gross" over "margin") need not fill their column, and may be flush on
+ * either edge or centred; never a group's label over labels under it (groupOver).
+ */
+function withLeadLines(rows: readonly number[][], ctx: RowContext): number[][] {
+  const { placed, lines } = ctx;
+  const out: number[][] = [];
+  const right = new Map<number, number>();
+  for (const p of placed.flat()) if (!p.piece.value && p.col === p.last) right.set(p.col, Math.max(right.get(p.col) ?? 0, p.piece.x1));
+  for (let r = 0; r < rows.length; r++) {
+    const [row, next] = [rows[r]!, rows[r + 1]];
+    const prev = out.at(-1);
+    if (next && row.every((li) => placed[li]!.every((p) => !p.piece.value))) {
+      const [last, first] = [row.at(-1)!, next[0]!];
+      const size = Math.max(lines[last]!.size, lines[first]!.size);
+      const gap = lines[first]!.base - lines[last]!.base;
+      const hugs = gap <= CONTINUATION_PITCH * size && (!prev || lines[row[0]!]!.base - lines[prev.at(-1)!]!.base > DETAIL_HUG * gap);
+      const cols = new Set(placed[last]!.map((p) => p.col));
+      // A header's cells are set on lines of their own ("Gross" / "margin"), flush on either edge
+      // or centred; a description's wrap where its words no longer fit.
+      const header = placed[first]!.every((q) => labelPiece(q.piece));
+      const flush = (p: Piece, q: Piece): boolean =>
+        Math.abs(q.x0 - p.x0) <= WORD_SPACE * size ||
+        (header && (Math.abs(q.x1 - p.x1) <= WORD_SPACE * size || Math.abs(q.x0 + q.x1 - p.x0 - p.x1) <= 2 * WORD_SPACE * size));
+      const leads =
+        hugs &&
+        placed[first]!.some((q) => !cols.has(q.col)) &&
+        placed[last]!.every((p) => {
+          // The cell's next line: on the row's first line, or under it (the row's other cells centred
+          // between the cell's lines).
+          const q = next.flatMap((li) => placed[li]!).find((q) => q.col === p.col);
+          return (
+            q !== undefined &&
+            !q.piece.value &&
+            flush(p.piece, q.piece) &&
+            sameStyle(p.piece, q.piece) &&
+            !groupOver(p, placed[first]!) &&
+            (header || wrapsAt(p.piece, q.piece, right.get(p.col) ?? p.piece.x1)) &&
+            goesOn(q.piece, p.piece, size)
+          );
+        });
+      if (leads) {
+        out.push([...row, ...next]);
+        r++;
+        continue;
+      }
+    }
+    out.push([...row]);
+  }
   return out;
 }
 

@@ -32,7 +32,8 @@ export type TableClass =
   | "rtl"
   | "tight"
   | "statement"
-  | "invoice";
+  | "invoice"
+  | "reportlab";
 
 export interface TruthTable {
   /** "real/<file>#<name>" or "roundtrip/<name>". */
