@@ -31,6 +31,7 @@ import { ROOT } from "../test/helpers/tools.ts";
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
+import { buildReportlabRoundTrip } from "../test/truth/roundtrip-reportlab.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 
 const execFileP = promisify(execFile);
@@ -307,6 +308,8 @@ export interface TruthOptions {
   statements?: number;
   /** Invoices printed by Chromium to build and score (test/truth/roundtrip-invoices.ts; 0 or undefined: none). */
   invoices?: number;
+  /** Reports rendered by ReportLab to build and score (test/truth/roundtrip-reportlab.ts; 0 or undefined: none). */
+  reportlab?: number;
   /** The splits of the real truth to score ("holdout" alone: the quick run). */
   splits?: readonly ("tune" | "holdout")[];
   /** Whether to measure PDF → DOCX recall and XLSX losses on every real PDF (the long part). */
@@ -357,6 +360,13 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
       source: "test/truth/roundtrip-invoices.ts",
       dir: "invoices",
     },
+    {
+      count: opts.reportlab ?? 0,
+      build: buildReportlabRoundTrip,
+      what: "ReportLab reports",
+      source: "test/truth/roundtrip-reportlab.ts",
+      dir: "reportlab",
+    },
   ];
   for (const g of generated.filter((c) => c.count > 0)) {
     process.stderr.write(`truth corpus: ${g.count} generated ${g.what}…\n`);
@@ -379,7 +389,7 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
 
 /**
  * Run alone (the venv of bench/pdf-to-office.ts must exist: `make bench-convert` creates it):
- *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--invoices N] [--no-text] [--no-pdf2docx]
+ *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--invoices N] [--reportlab N] [--no-text] [--no-pdf2docx]
  * --holdout scores the held-out real truth only (the quick run on a loaded machine); --no-real skips
  * the real truth tables, --no-text the text recall, --no-pdf2docx the text recall's peer.
  */
@@ -389,6 +399,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const reports = args.indexOf("--reports");
   const statements = args.indexOf("--statements");
   const invoices = args.indexOf("--invoices");
+  const reportlab = args.indexOf("--reportlab");
   const venv = path.join(os.homedir(), ".cache/folio-bench/venv");
   const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-bench-"));
   try {
@@ -397,6 +408,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       reports: reports >= 0 ? Number(args[reports + 1]) : 0,
       statements: statements >= 0 ? Number(args[statements + 1]) : 0,
       invoices: invoices >= 0 ? Number(args[invoices + 1]) : 0,
+      reportlab: reportlab >= 0 ? Number(args[reportlab + 1]) : 0,
       splits: args.includes("--no-real") ? [] : args.includes("--holdout") ? ["holdout"] : ["tune", "holdout"],
       text: !args.includes("--no-text"),
       docxPeer: !args.includes("--no-pdf2docx"),

@@ -50,6 +50,8 @@ const REPORTS = 60;
 const STATEMENTS = 60;
 /** Invoices printed from HTML by Chromium (test/truth/roundtrip-invoices.ts): about 1.6 tables each. */
 const INVOICES = 60;
+/** Reports rendered by ReportLab (test/truth/roundtrip-reportlab.ts): about 2 tables each. */
+const REPORTLAB = 60;
 const VENV = path.join(os.homedir(), ".cache/folio-bench/venv");
 const RUN_TIMEOUT_MS = 900_000;
 /** Each conversion and each reopening runs this many times, interleaved; the median is reported. */
@@ -329,6 +331,7 @@ async function main(): Promise<void> {
         reports: REPORTS,
         statements: STATEMENTS,
         invoices: INVOICES,
+        reportlab: REPORTLAB,
       })),
     ];
     process.stdout.write(lines.join("\n"));

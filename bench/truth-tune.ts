@@ -85,20 +85,20 @@ const source: TruthTable[] = reportlab
       ...(seed ? { seed: Number(seed) } : {}),
     })
   : invoices
-  ? await buildInvoiceRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-invoices-${invoices}-${seed ?? "61"}`), {
-      count: invoices,
-      ...(seed ? { seed: Number(seed) } : {}),
-    })
-  : statements
-    ? await buildStatementRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-statements-${statements}-${seed ?? "41"}`), {
-        count: statements,
+    ? await buildInvoiceRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-invoices-${invoices}-${seed ?? "61"}`), {
+        count: invoices,
         ...(seed ? { seed: Number(seed) } : {}),
       })
-    : reports
-      ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
-      : roundTrips
-        ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
-        : (await loadRealTruth()).filter((t) => t.split === split);
+    : statements
+      ? await buildStatementRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-statements-${statements}-${seed ?? "41"}`), {
+          count: statements,
+          ...(seed ? { seed: Number(seed) } : {}),
+        })
+      : reports
+        ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
+        : roundTrips
+          ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
+          : (await loadRealTruth()).filter((t) => t.split === split);
 const tables = source.filter((t) => !only || t.id.includes(only));
 const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
 const got = new Map<string, { name: string; grid: Grid }[]>();

@@ -361,14 +361,54 @@ function headLines(lines: readonly Line[], first: number, run: readonly Line[], 
     if (taken.has(above) || multi(above) || above.paragraph || !inside || !close || rulesBetween(above, below, rules, width).length) break;
     k--;
   }
-  if (k === first) return [];
+  if (k === first) return leadLines(lines, first, width, rules, taken);
   const top = lines[k]!;
   const headRule = rules.some((r) => ruleAcross(r, width) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
   // Or labels over the columns right of the row labels (right of where the shortest of them
   // ends): a group's heading over the amounts ("Year ended 31 December").
   const labelsEnd = minOf(run.filter(multi), (l) => l.pieces[0]!.x1);
   const overColumns = lines.slice(k, first).every((l) => l.pieces[0]!.x0 > labelsEnd + ALIGN);
-  return headRule || overColumns ? lines.slice(k, first) : [];
+  // Or a cell's first lines set over its row (bottom-aligned, as ReportLab and Calc set cells): the
+  // header's "Gross" over "margin", a description's first line over the row at a page's top.
+  return headRule || overColumns ? lines.slice(k, first) : leadLines(lines, first, width, rules, taken);
+}
+
+/**
+ * The lines of one piece right over a run's first line that are the first lines of one of its
+ * cells, set bottom-aligned over it (ReportLab and Calc set cells so): the header's "Gross" over
+ * "margin", a description's first lines over its row at the top of a page (running text as they may
+ * look). Up to HEAD_LINES, flush with each other, at line spacing, the last leading into the row
+ * (leadsInto); textgrid.ts withLeadLines decides whether they are the cell's.
+ */
+function leadLines(lines: readonly Line[], first: number, width: Span, rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
+  let k = first;
+  while (k > 0 && first - k < HEAD_LINES) {
+    const [above, below] = [lines[k - 1]!, lines[k]!];
+    const inside = above.pieces[0]!.x0 >= width.x0 - ALIGN && above.pieces.at(-1)!.x1 <= width.x1 + ALIGN;
+    const close = (below.base - above.base) / Math.max(above.size, below.size) <= LINE_SPACING;
+    const flush = k === first ? leadsInto(above, below) : Math.abs(above.pieces[0]!.x0 - below.pieces[0]!.x0) <= ALIGN;
+    if (taken.has(above) || above.pieces.length !== 1 || !inside || !close || !flush || rulesBetween(above, below, rules, width).length)
+      break;
+    k--;
+  }
+  return lines.slice(k, first);
+}
+
+/**
+ * Whether a single-piece line is the first line of a cell of the line under it: flush with one of
+ * its pieces (on either edge, or centred) in the same type, a piece of text that carries it on in
+ * lower case (textgrid.ts withLeadLines decides whether the cell is wrapped).
+ */
+function leadsInto(line: Line, below: Line): boolean {
+  const p = line.pieces[0]!;
+  return below.pieces.some(
+    (q) =>
+      !q.value &&
+      /^\p{Ll}/u.test(pieceText(q)) &&
+      Math.abs(q.size - p.size) <= SAME_SIZE * Math.max(q.size, p.size) &&
+      q.items.every((i) => i.bold) === p.items.every((i) => i.bold) &&
+      (Math.abs(q.x0 - p.x0) <= ALIGN || Math.abs(q.x1 - p.x1) <= ALIGN || Math.abs(q.x0 + q.x1 - p.x0 - p.x1) <= 2 * ALIGN),
+  );
 }
 
 /** A line of one piece in type this much larger than a run's rows is a heading between two tables. */

@@ -138,8 +138,17 @@ function summary(rand: Rand, id: number, euro: boolean): ReportTable {
   let groupRow: string[] | null = null;
   const spans: ReportTable["spans"] = [];
   if (grouped) {
-    const groups = pick(rand, [["2025", "2026"], ["Actual", "Budget"], ["This year", "Last year"]]);
-    const subs = pick(rand, [["Q1", "Q2", "Q3", "Q4"], ["H1", "H2"], ["Units", "Revenue"], ["Jan", "Feb", "Mar"]]);
+    const groups = pick(rand, [
+      ["2025", "2026"],
+      ["Actual", "Budget"],
+      ["This year", "Last year"],
+    ]);
+    const subs = pick(rand, [
+      ["Q1", "Q2", "Q3", "Q4"],
+      ["H1", "H2"],
+      ["Units", "Revenue"],
+      ["Jan", "Feb", "Mar"],
+    ]);
     // The label's header spans both header rows, its text in the top one.
     header = [""];
     groupRow = [pick(rand, HEADERS[kinds[0]!])];
@@ -228,7 +237,9 @@ export function reportlabSpecs(count: number, seed = 83): ReportSpec[] {
     const euro = chance(rand, 0.25);
     const n = 1 + Math.floor(rand() * 3);
     const long = chance(rand, 0.2);
-    const tables = Array.from({ length: n }, (_, k) => (chance(rand, 0.55) ? summary(rand, k, euro) : listing(rand, k, euro, long && k === n - 1)));
+    const tables = Array.from({ length: n }, (_, k) =>
+      chance(rand, 0.55) ? summary(rand, k, euro) : listing(rand, k, euro, long && k === n - 1),
+    );
     return {
       name: `report-${String(i + 1).padStart(3, "0")}`,
       split: i % 3 === 2 ? "holdout" : "tune",
@@ -268,7 +279,9 @@ function renderSpec(doc: ReportSpec, pdf: string): object {
       rows: t.lines.map((r) => r.map((c) => c ?? "")),
       headerRows: t.headerRows,
       spans: t.spans,
-      align: t.kinds.map((k): Align => (NUMERIC.has(k) ? "RIGHT" : k === "date" || k === "code" ? (t.style === "grid" ? "CENTER" : "LEFT") : "LEFT")),
+      align: t.kinds.map((k): Align =>
+        NUMERIC.has(k) ? "RIGHT" : k === "date" || k === "code" ? (t.style === "grid" ? "CENTER" : "LEFT") : "LEFT",
+      ),
       wrap: t.kinds.map((k) => k === "wrap"),
       style: t.style,
       totalRows: t.totalRows,
@@ -278,7 +291,16 @@ function renderSpec(doc: ReportSpec, pdf: string): object {
       repeat: t.repeat,
     });
   }
-  return { pdf, title: doc.title, pagesize: doc.pagesize, landscape: doc.landscape, font: doc.font, fontSize: doc.fontSize, footer: doc.footer, blocks };
+  return {
+    pdf,
+    title: doc.title,
+    pagesize: doc.pagesize,
+    landscape: doc.landscape,
+    font: doc.font,
+    fontSize: doc.fontSize,
+    footer: doc.footer,
+    blocks,
+  };
 }
 
 /** Builds the ReportLab reports' corpus in `dir` (30 reports from seed 83 unless told) and returns its truth tables. */
@@ -297,7 +319,14 @@ export const buildReportlabRoundTrip = memoisedCorpus({ count: 30, seed: 83 }, a
   for (const doc of docs) {
     const pdf = path.join(dir, `${doc.name}.pdf`);
     const pages = (t: ReportTable): number => drawn[pdf]?.[String(t.id)]?.length ?? 0;
-    out.push(...(await exportedTruth(pdf, doc, (k) => `reportlab/${doc.name}#t${k + 1}`, (t) => reportlabClasses(doc, t, pages(t)))));
+    out.push(
+      ...(await exportedTruth(
+        pdf,
+        doc,
+        (k) => `reportlab/${doc.name}#t${k + 1}`,
+        (t) => reportlabClasses(doc, t, pages(t)),
+      )),
+    );
   }
   return out;
 });
