@@ -16,7 +16,9 @@
  *  - a line of values less than a line below, in cells the row leaves empty (values centred
  *    beside a label's two lines);
  * but never labels under a group's label, within its span (the header's next row). A row of labels
- * alone, centred between two rows left of their cells (\multirow), joins the first of them.
+ * alone, centred between two rows left of their cells (\multirow), joins the first of them; a row
+ * of text alone that is the first lines of cells of the row under it, wrapped and set bottom-aligned
+ * or centred (ReportLab's and Calc's default), joins that row (withLeadLines).
  * Cells: a piece belongs to the column its middle lies in, and spans the further columns it runs
  * across (a group header centred over its columns starts at the first of them) when the row has
  * nothing else there, never across a drawn vertical rule. Pure.
