@@ -21,7 +21,7 @@ import { bodyFigure, linePieces, paragraphLine, pieceText } from "./columns.ts";
 import { sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
-import { DETAIL_PITCH, SAME_SIZE, textGrid } from "./textgrid.ts";
+import { DETAIL_PITCH, SAME_SIZE, sameStyle, textGrid } from "./textgrid.ts";
 import type { Cell, Rule, Table, TextItem } from "./types.ts";
 
 /** Rows further apart than this (in font sizes, baseline to baseline) end a candidate. */
@@ -405,8 +405,7 @@ function leadsInto(line: Line, below: Line): boolean {
     (q) =>
       !q.value &&
       /^\p{Ll}/u.test(pieceText(q)) &&
-      Math.abs(q.size - p.size) <= SAME_SIZE * Math.max(q.size, p.size) &&
-      q.items.every((i) => i.bold) === p.items.every((i) => i.bold) &&
+      sameStyle(p, q) &&
       (Math.abs(q.x0 - p.x0) <= ALIGN || Math.abs(q.x1 - p.x1) <= ALIGN || Math.abs(q.x0 + q.x1 - p.x0 - p.x1) <= 2 * ALIGN),
   );
 }

@@ -205,7 +205,7 @@ export const SAME_SIZE = 0.05;
 const isBold = (p: Piece): boolean => p.items.every((i) => i.bold);
 
 /** Whether two pieces are set alike: the same type size and weight. */
-function sameStyle(a: Piece, b: Piece): boolean {
+export function sameStyle(a: Piece, b: Piece): boolean {
   return Math.abs(a.size - b.size) <= SAME_SIZE * Math.max(a.size, b.size) && isBold(a) === isBold(b);
 }
 
@@ -404,22 +404,31 @@ const RAISED = 0.5;
  */
 function withRaisedValues(rows: readonly number[][], ctx: RowContext): number[][] {
   const { placed, lines } = ctx;
+  return joinedToNext(rows, (row, next) => {
+    if (row.length !== 1) return false;
+    const [line, below] = [lines[row[0]!]!, lines[next[0]!]!];
+    const taken = new Set(next.flatMap((li) => placed[li]!.map((p) => p.col)));
+    return (
+      below.base - line.base < RAISED * Math.max(line.size, below.size) && placed[row[0]!]!.every((p) => p.piece.value && !taken.has(p.col))
+    );
+  });
+}
+
+/**
+ * Rows with each row that `joins` the next (given the rows kept so far's last, if any) joined to
+ * it; a row so joined joins nothing further.
+ */
+function joinedToNext(
+  rows: readonly number[][],
+  joins: (row: readonly number[], next: readonly number[], prev: readonly number[] | undefined) => boolean,
+): number[][] {
   const out: number[][] = [];
   for (let r = 0; r < rows.length; r++) {
     const [row, next] = [rows[r]!, rows[r + 1]];
-    if (next && row.length === 1) {
-      const [line, below] = [lines[row[0]!]!, lines[next[0]!]!];
-      const taken = new Set(next.flatMap((li) => placed[li]!.map((p) => p.col)));
-      const raised =
-        below.base - line.base < RAISED * Math.max(line.size, below.size) &&
-        placed[row[0]!]!.every((p) => p.piece.value && !taken.has(p.col));
-      if (raised) {
-        out.push([...row, ...next]);
-        r++;
-        continue;
-      }
-    }
-    out.push([...row]);
+    if (next && joins(row, next, out.at(-1))) {
+      out.push([...row, ...next]);
+      r++;
+    } else out.push([...row]);
   }
   return out;
 }
@@ -471,50 +480,40 @@ function withCentredLabels(rows: readonly number[][], ctx: RowContext): number[]
  */
 function withLeadLines(rows: readonly number[][], ctx: RowContext): number[][] {
   const { placed, lines } = ctx;
-  const out: number[][] = [];
   const right = new Map<number, number>();
   for (const p of placed.flat()) if (!p.piece.value && p.col === p.last) right.set(p.col, Math.max(right.get(p.col) ?? 0, p.piece.x1));
-  for (let r = 0; r < rows.length; r++) {
-    const [row, next] = [rows[r]!, rows[r + 1]];
-    const prev = out.at(-1);
-    if (next && row.every((li) => placed[li]!.every((p) => !p.piece.value))) {
-      const [last, first] = [row.at(-1)!, next[0]!];
-      const size = Math.max(lines[last]!.size, lines[first]!.size);
-      const gap = lines[first]!.base - lines[last]!.base;
-      const hugs = gap <= CONTINUATION_PITCH * size && (!prev || lines[row[0]!]!.base - lines[prev.at(-1)!]!.base > DETAIL_HUG * gap);
-      const cols = new Set(placed[last]!.map((p) => p.col));
-      // A header's cells are set on lines of their own ("Gross" / "margin"), flush on either edge
-      // or centred; a description's wrap where its words no longer fit.
-      const header = placed[first]!.every((q) => labelPiece(q.piece));
-      const flush = (p: Piece, q: Piece): boolean =>
-        Math.abs(q.x0 - p.x0) <= WORD_SPACE * size ||
-        (header && (Math.abs(q.x1 - p.x1) <= WORD_SPACE * size || Math.abs(q.x0 + q.x1 - p.x0 - p.x1) <= 2 * WORD_SPACE * size));
-      const leads =
-        hugs &&
-        placed[first]!.some((q) => !cols.has(q.col)) &&
-        placed[last]!.every((p) => {
-          // The cell's next line: on the row's first line, or under it (the row's other cells centred
-          // between the cell's lines).
-          const q = next.flatMap((li) => placed[li]!).find((q) => q.col === p.col);
-          return (
-            q !== undefined &&
-            !q.piece.value &&
-            flush(p.piece, q.piece) &&
-            sameStyle(p.piece, q.piece) &&
-            !groupOver(p, placed[first]!) &&
-            (header || wrapsAt(p.piece, q.piece, right.get(p.col) ?? p.piece.x1)) &&
-            goesOn(q.piece, p.piece, size)
-          );
-        });
-      if (leads) {
-        out.push([...row, ...next]);
-        r++;
-        continue;
-      }
-    }
-    out.push([...row]);
-  }
-  return out;
+  return joinedToNext(rows, (row, next, prev) => {
+    if (!row.every((li) => placed[li]!.every((p) => !p.piece.value))) return false;
+    const [last, first] = [row.at(-1)!, next[0]!];
+    const size = Math.max(lines[last]!.size, lines[first]!.size);
+    const gap = lines[first]!.base - lines[last]!.base;
+    const hugs = gap <= CONTINUATION_PITCH * size && (!prev || lines[row[0]!]!.base - lines[prev.at(-1)!]!.base > DETAIL_HUG * gap);
+    const cols = new Set(placed[last]!.map((p) => p.col));
+    // A header's cells are set on lines of their own ("Gross" / "margin"), flush on either edge
+    // or centred; a description's wrap where its words no longer fit.
+    const header = placed[first]!.every((q) => labelPiece(q.piece));
+    const flush = (p: Piece, q: Piece): boolean =>
+      Math.abs(q.x0 - p.x0) <= WORD_SPACE * size ||
+      (header && (Math.abs(q.x1 - p.x1) <= WORD_SPACE * size || Math.abs(q.x0 + q.x1 - p.x0 - p.x1) <= 2 * WORD_SPACE * size));
+    return (
+      hugs &&
+      placed[first]!.some((q) => !cols.has(q.col)) &&
+      placed[last]!.every((p) => {
+        // The cell's next line: on the row's first line, or under it (the row's other cells centred
+        // between the cell's lines).
+        const q = next.flatMap((li) => placed[li]!).find((q) => q.col === p.col);
+        return (
+          q !== undefined &&
+          !q.piece.value &&
+          flush(p.piece, q.piece) &&
+          sameStyle(p.piece, q.piece) &&
+          !groupOver(p, placed[first]!) &&
+          (header || wrapsAt(p.piece, q.piece, right.get(p.col) ?? p.piece.x1)) &&
+          goesOn(q.piece, p.piece, size)
+        );
+      })
+    );
+  });
 }
 
 /**
