@@ -79,26 +79,20 @@ function misses(truth: string[][], grid: Grid): string[] {
   return out;
 }
 
-const source: TruthTable[] = reportlab
-  ? await buildReportlabRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reportlab-${reportlab}-${seed ?? "83"}`), {
-      count: reportlab,
-      ...(seed ? { seed: Number(seed) } : {}),
-    })
-  : invoices
-    ? await buildInvoiceRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-invoices-${invoices}-${seed ?? "61"}`), {
-        count: invoices,
-        ...(seed ? { seed: Number(seed) } : {}),
-      })
-    : statements
-      ? await buildStatementRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-statements-${statements}-${seed ?? "41"}`), {
-          count: statements,
-          ...(seed ? { seed: Number(seed) } : {}),
-        })
-      : reports
-        ? await buildReportRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-reports-${reports}`), { count: reports })
-        : roundTrips
-          ? await buildRoundTrip(path.join(os.tmpdir(), `folio-truth-tune-roundtrip-${roundTrips}`), { count: roundTrips })
-          : (await loadRealTruth()).filter((t) => t.split === split);
+/** The generated corpus asked for, if any (the first with a count), its default seed if it takes one. */
+const generated = [
+  { label: "reportlab", count: reportlab, build: buildReportlabRoundTrip, seed: "83" },
+  { label: "invoices", count: invoices, build: buildInvoiceRoundTrip, seed: "61" },
+  { label: "statements", count: statements, build: buildStatementRoundTrip, seed: "41" },
+  { label: "reports", count: reports, build: buildReportRoundTrip, seed: undefined },
+  { label: "roundtrip", count: roundTrips, build: buildRoundTrip, seed: undefined },
+].find((g) => g.count > 0);
+const source: TruthTable[] = generated
+  ? await generated.build(
+      path.join(os.tmpdir(), `folio-truth-tune-${generated.label}-${generated.count}${generated.seed ? `-${seed ?? generated.seed}` : ""}`),
+      { count: generated.count, ...(seed && generated.seed ? { seed: Number(seed) } : {}) },
+    )
+  : (await loadRealTruth()).filter((t) => t.split === split);
 const tables = source.filter((t) => !only || t.id.includes(only));
 const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
 const got = new Map<string, { name: string; grid: Grid }[]>();
@@ -128,7 +122,5 @@ for (const { table, score } of rows) {
 }
 console.log("");
 for (const [cls, s] of [...byClass(rows)].sort())
-  console.log(
-    `${reportlab ? "reportlab" : invoices ? "invoices" : statements ? "statements" : reports ? "reports" : roundTrips ? "roundtrip" : split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`,
-  );
+  console.log(`${generated?.label ?? split} ${cls.padEnd(14)} ${String(s.tables).padStart(3)} tables  ${(s.meanExact * 100).toFixed(1)} %`);
 console.log(`(${((performance.now() - t0) / 1000).toFixed(1)} s)`);

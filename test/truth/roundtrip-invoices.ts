@@ -25,7 +25,7 @@ import { PDFDocument, PDFName } from "pdf-lib";
 import { prng } from "../helpers/prng.ts";
 import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
 import { exportedTruth, memoisedCorpus } from "./roundtrip.ts";
-import { chance, pick, words, type Rand, type SpecCell } from "./roundtrip-specs.ts";
+import { chance, group, pick, words, type Rand, type SpecCell } from "./roundtrip-specs.ts";
 
 const run = promisify(execFile);
 
@@ -84,7 +84,6 @@ interface Money {
   format: (v: number) => string;
   code: string;
 }
-const group = (n: number, sep: string): string => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, sep);
 const money = (v: number, thousands: string, decimal: string): string => {
   const cents = Math.round(Math.abs(v) * 100);
   return `${v < 0 ? "-" : ""}${group(Math.floor(cents / 100), thousands)}${decimal}${String(cents % 100).padStart(2, "0")}`;

@@ -25,7 +25,7 @@ import { prng } from "../helpers/prng.ts";
 import type { TableClass, TruthTable } from "../helpers/table-truth.ts";
 import { ROOT } from "../helpers/tools.ts";
 import { exportedTruth, memoisedCorpus } from "./roundtrip.ts";
-import { chance, pick, words, type Rand, type SpecCell } from "./roundtrip-specs.ts";
+import { chance, group, pick, words, type Rand, type SpecCell } from "./roundtrip-specs.ts";
 
 const run = promisify(execFile);
 
@@ -85,7 +85,6 @@ const HEADERS: Record<Kind, string[]> = {
 };
 const TWO_LINE = ["Net\nsales", "Gross\nmargin", "Units\nshipped", "Open\norders", "Avg.\nprice"];
 
-const group = (n: number, sep = ","): string => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, sep);
 const fixed = (v: number, decimals: number, euro: boolean): string => {
   const [int, frac] = Math.abs(v).toFixed(decimals).split(".");
   const body = euro ? `${group(Number(int), ".")}${frac ? `,${frac}` : ""}` : `${group(Number(int))}${frac ? `.${frac}` : ""}`;
@@ -93,7 +92,13 @@ const fixed = (v: number, decimals: number, euro: boolean): string => {
 };
 /** A table's truth from what the renderer draws: a cell's lines joined by a space. */
 const truthRows = (lines: (string | null)[][]): (SpecCell | null)[][] =>
-  lines.map((row) => row.map((t) => (t === null ? null : { value: t.replace(/\n/g, " "), text: t.replace(/\n/g, " ") })));
+  lines.map((row) =>
+    row.map((t) => {
+      if (t === null) return null;
+      const text = t.replace(/\n/g, " ");
+      return { value: text, text };
+    }),
+  );
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /** A data cell of a column kind, in the report's number notation (decimal comma or point). */

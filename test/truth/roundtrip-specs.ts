@@ -91,6 +91,8 @@ const DATE_FORMATS = ["yyyy-mm-dd", "mm/dd/yyyy", "dd-mmm-yy"];
 export type Rand = () => number;
 export const pick = <T>(rand: Rand, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 export const chance = (rand: Rand, p: number): boolean => rand() < p;
+/** An integer's digits grouped by thousands with `sep` ("1,234,567"). */
+export const group = (n: number, sep = ","): string => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, sep);
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
 export function words(rand: Rand, n: number, rtl: boolean): string {
