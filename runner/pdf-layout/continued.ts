@@ -9,25 +9,54 @@
  * the table's columns (a sparse column leaves no river over a few rows); a part that repeats the
  * table's header row over as many columns is its rest, however its edges moved; a right-to-left table's
  * part is read right to left. Page numbers — a single short line with a number in the top or bottom
- * margin band ("12", "Page 3 of 10") — do not count as the page's first or last block. Pure.
+ * margin band ("12", "Page 3 of 10") — and running heads and feet (a line in that band that the
+ * page before or after repeats there, numbers aside) do not count as the page's first or last block.
+ *
+ * A table cut with only a row or two left for the next page (ReportLab keeps no widow rows; one
+ * row alone is no table) has that rest read as text: when the previous page's table reaches down
+ * its page's lower part and the page's topmost lines keep every word in the table's columns, at
+ * least one of them across two columns, they are its last rows (textRows). Pure.
  */
-import { segmentOf, segmentText } from "./lines.ts";
+import { groupLines, segmentOf, segmentText } from "./lines.ts";
+import { maxOf, minOf } from "./minmax.ts";
 import { rightToLeft } from "./tables.ts";
 import type { Block, Cell, PageLayout, Segment, Table, TextItem } from "./types.ts";
 
-/** Share of the page height at its top and bottom where page numbers sit. */
+/** Share of the page height at its top and bottom where page numbers and running heads sit. */
 const MARGIN_BAND = 0.1;
 
-/** A page number: one short line with a number in the page's top or bottom band. */
-function isPageNumber(b: Block, page: PageLayout): boolean {
-  if (b.type !== "paragraph" || b.lines.length !== 1) return false;
+/** The text of a one-line paragraph in the page's top or bottom band, or null. */
+function bandText(b: Block, page: PageLayout): string | null {
+  if (b.type !== "paragraph" || b.lines.length !== 1) return null;
   const band = MARGIN_BAND * page.height;
-  const text = segmentText(b.lines[0]!);
-  return (b.bottom < band || b.top > page.height - band) && /\d/.test(text) && text.split(" ").length <= 4;
+  return b.bottom < band || b.top > page.height - band ? segmentText(b.lines[0]!) : null;
 }
 
-/** The page's content blocks, page numbers left out. */
-const content = (page: PageLayout): Block[] => page.blocks.filter((b) => !isPageNumber(b, page));
+/** A page number's numbers: one or two whole numbers ("12", "3 of 10", "3/10"), never a figure ("9,671.62", "3.2"). */
+const PAGE_NUMBERS = /^\D*\d+(?:\D*[\s/]\D*\d+)?\D*$/u;
+
+/** A page number: one short line of one or two whole numbers and a few words, in the page's top or bottom band. */
+const isPageNumber = (text: string): boolean => PAGE_NUMBERS.test(text) && text.split(" ").length <= 4;
+
+/** A band line's text with its numbers left out, as a running head or foot repeats it ("Annual report 2024 · 3"). */
+const skeleton = (text: string): string => text.replace(/\d+/gu, "#");
+
+/** The skeletons of a page's band lines. */
+function bandSkeletons(page: PageLayout): Set<string> {
+  const texts = page.blocks.map((b) => bandText(b, page)).filter((t) => t !== null);
+  return new Set(texts.map(skeleton));
+}
+
+/**
+ * The page's content blocks: page numbers and running heads and feet (a band line that a
+ * neighbouring page's band repeats, numbers aside) left out.
+ */
+function content(page: PageLayout, neighbours: readonly Set<string>[]): Block[] {
+  return page.blocks.filter((b) => {
+    const text = bandText(b, page);
+    return text === null || !(isPageNumber(text) || neighbours.some((n) => n.has(skeleton(text))));
+  });
+}
 
 /** Column `i` of a table as an interval on the page (a right-to-left table's edges run right to left). */
 function column(t: Table, i: number): [number, number] {
@@ -163,25 +192,128 @@ function restOf(open: Table, first: Table, header: readonly string[]): Table | n
   return inColumnsOf(open, part);
 }
 
+/** The share of its page's height a table must reach below for its rest to be looked for in the next page's text. */
+const CUT_LOW = 2 / 3;
+
+/** Most space between two lines of a table's rest read as text, in line heights. */
+const ROW_GAP = 1.5;
+
+/**
+ * The column of `t` an item of its rest read as text stands in: the one its middle lies in (between
+ * two, the nearer), or -1 when it reaches into the text of another column. Column edges found from
+ * whitespace fall anywhere in the gaps: a wider description on the next page runs past one, not
+ * into the amounts beside.
+ */
+function textColumnOf(t: Table, item: TextItem): number {
+  const col = columnOf(t, { ...item, x0: (item.x0 + item.x1) / 2, x1: (item.x0 + item.x1) / 2 });
+  const into = t.cells.some(
+    (c) => c.col !== col && c.colSpan === 1 && c.lines.some((l) => l.x0 < item.x1 - EDGE_SLACK && l.x1 > item.x0 + EDGE_SLACK),
+  );
+  return into ? -1 : col;
+}
+
+/**
+ * The page's topmost paragraphs as the last rows of `open` (see the header), with the blocks they
+ * were: paragraphs taken by their tops, each less than ROW_GAP line heights under the one before,
+ * up to the first block that is not a paragraph or has a word reaching into the text of another of
+ * `open`'s columns than its own (textColumnOf; null when that block stands beside the ones taken).
+ * Each line across two columns or more starts a row; a line in one column alone belongs to a row
+ * beside it, a wrapped cell's other lines: those above the first row's line are its first lines
+ * (set bottom-aligned), those under the last row's line its last; between two rows the lines part
+ * where the space between them is widest, the lowest of equal spaces (a cell wraps down more often
+ * than it is set bottom-aligned). Null when no line is across two columns.
+ */
+function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: Block[] } | null {
+  if (open.rtl) return null;
+  const taken: Block[] = [];
+  let bottom = Number.NaN;
+  for (const b of [...blocks].sort((p, q) => p.top - q.top)) {
+    const fits = b.type === "paragraph" && b.lines.every((l) => l.items.every((i) => textColumnOf(open, i) >= 0));
+    if (!fits) {
+      if (b.top < bottom) return null;
+      break;
+    }
+    if (b.top - bottom > ROW_GAP * (b.lines[0]!.bottom - b.lines[0]!.top)) break;
+    taken.push(b);
+    bottom = Number.isNaN(bottom) ? b.bottom : Math.max(bottom, b.bottom);
+  }
+  const lines = groupLines(taken.flatMap((b) => (b.type === "paragraph" ? b.lines.flatMap((l) => l.items) : []))).map(segmentOf);
+  const across = lines.flatMap((l, i) => (new Set(l.items.map((it) => textColumnOf(open, it))).size > 1 ? [i] : []));
+  if (!across.length) return null;
+  // rowOf[i]: the row (an index into `across`) line i belongs to.
+  const rowOf = lines.map((_, i) => Math.max(0, across.filter((a) => a <= i).length - 1));
+  const space = (i: number): number => lines[i]!.top - lines[i - 1]!.bottom;
+  for (let r = 0; r + 1 < across.length; r++) {
+    const [a, b] = [across[r]!, across[r + 1]!];
+    let cut = b;
+    for (let i = b - 1; i > a; i--) if (space(i) > space(cut)) cut = i;
+    for (let i = cut; i < b; i++) rowOf[i] = r + 1;
+  }
+  const cells = new Map<string, Cell>();
+  lines.forEach((line, i) => {
+    for (const item of line.items) {
+      const [row, col] = [rowOf[i]!, textColumnOf(open, item)];
+      const cell = cells.get(`${row}:${col}`) ?? { row, col, rowSpan: 1, colSpan: 1, lines: [], header: false };
+      cells.set(`${row}:${col}`, cell);
+      const last = cell.lines.at(-1);
+      if (last && last.base === line.base) cell.lines[cell.lines.length - 1] = segmentOf([...last.items, item]);
+      else cell.lines.push(segmentOf([item]));
+    }
+  });
+  const rest: Table = {
+    ...open,
+    kind: "stream",
+    rows: across.length,
+    cells: [...cells.values()],
+    x0: minOf(lines, (l) => l.x0),
+    x1: maxOf(lines, (l) => l.x1),
+    top: minOf(lines, (l) => l.top),
+    bottom: maxOf(lines, (l) => l.bottom),
+  };
+  return { rest, taken };
+}
+
+/**
+ * Appends a page's start to `open` when it is the table's rest: its first table (restOf), or,
+ * when the table was `cut` low on its page, its top lines read as text (textRows). Returns the
+ * page's blocks that went into the table, none when the page starts with something else.
+ */
+function joinRest(open: Table, header: readonly string[], cut: boolean, blocks: readonly Block[]): Block[] {
+  const first = blocks[0];
+  if (first?.type === "table") {
+    const rest = restOf(open, first.table, header);
+    if (rest) appendRows(open, header, rest);
+    return rest ? [first] : [];
+  }
+  const asText = first && cut ? textRows(open, blocks) : null;
+  if (asText) appendRows(open, [], asText.rest);
+  return asText?.taken ?? [];
+}
+
 /** Joins every table continued from one page onto the next (see the header); edits `pages`. */
 export function joinContinuedTables(pages: readonly PageLayout[]): void {
   /** The table the previous page ended with, which this page may continue. */
   let open: Table | null = null;
   let header: string[] = [];
-  for (const page of pages) {
-    const blocks = content(page);
-    const first = blocks[0];
-    const rest = open && first?.type === "table" ? restOf(open, first.table, header) : null;
-    if (open && first && rest) {
-      appendRows(open, header, rest);
-      page.blocks = page.blocks.filter((b) => b !== first);
+  /** How far down its page `open` reaches, as a share of the page's height. */
+  let reach = 0;
+  const bands = pages.map(bandSkeletons);
+  for (const [i, page] of pages.entries()) {
+    let blocks = content(
+      page,
+      [bands[i - 1], bands[i + 1]].filter((b) => b !== undefined),
+    );
+    const joined = open ? joinRest(open, header, reach > CUT_LOW, blocks) : [];
+    if (joined.length) {
+      page.blocks = page.blocks.filter((b) => !joined.includes(b));
+      blocks = blocks.filter((b) => !joined.includes(b));
       page.continued = true;
-      blocks.shift();
     }
     const last = blocks.at(-1);
     // A page the table fills entirely passes it on to the next.
     const next: Table | null = last ? (last.type === "table" ? last.table : null) : page.continued ? open : null;
     if (next && next !== open) header = Array.from({ length: Math.min(MAX_HEADER_ROWS, next.rows) }, (_, r) => rowText(next, r));
+    if (next) reach = (last?.type === "table" ? last.bottom : page.height) / page.height;
     open = next;
   }
 }

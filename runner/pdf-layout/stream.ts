@@ -272,18 +272,23 @@ function rulesBetween(prev: Line, line: Line, rules: readonly Rule[], width?: Sp
 /** Type this much larger than a table's rows is not the table's. */
 const LARGER_TYPE = 1.15;
 
+/** The size of a run's lines of cells (the median), 0 when it has none. */
+function rowSize(run: readonly Line[]): number {
+  const sizes = run
+    .filter(multi)
+    .map((l) => l.size)
+    .sort((a, b) => a - b);
+  return sizes[sizes.length >> 1] ?? 0;
+}
+
 /**
  * Whether a line stands under the run's foot rule (across its rows' width) in larger type than its
  * rows: the page's text going on under a table (a booktabs table set in \small), however close,
  * not a row of it (a region's heading in larger type, underlined, is one).
  */
 function underFoot(prev: Line, line: Line, run: readonly Line[], rules: readonly Rule[]): boolean {
-  const sizes = run
-    .filter(multi)
-    .map((l) => l.size)
-    .sort((a, b) => a - b);
-  const rowSize = sizes[sizes.length >> 1];
-  if (rowSize === undefined || line.size <= LARGER_TYPE * rowSize) return false;
+  const size = rowSize(run);
+  if (!size || line.size <= LARGER_TYPE * size) return false;
   return rulesBetween(prev, line, rules, rowsWidth(run)).length > 0;
 }
 
@@ -325,8 +330,10 @@ function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolea
 /**
  * Where a run's table starts under its head rule: the first line under a horizontal rule whose
  * ends hold every line under it, where a line above runs past an end (the column's text over a
- * table narrower than it, a short last line of a paragraph among them) and too few lines of cells
- * to be a table of their own stand above. 0 when there is none.
+ * table narrower than it, a short last line of a paragraph among them) or the line just above is
+ * a heading (one piece in HEADING_TYPE larger type than the rows: the table's title, a previous
+ * table's last row over it, cut off by a page break), and too few lines of cells to be a table of
+ * their own stand above. 0 when there is none.
  */
 function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
   const spans = (l: Line, r: Rule, slack: number): boolean => l.pieces[0]!.x0 >= r.x0 - slack && l.pieces.at(-1)!.x1 <= r.x1 + slack;
@@ -334,7 +341,8 @@ function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
     const head = rulesBetween(run[i - 1]!, run[i]!, rules).find((r) => run.slice(i).every((l) => spans(l, r, ALIGN)));
     const above = run.slice(0, i);
     const rows = above.filter((l) => multi(l) && !l.paragraph).length;
-    if (head && rows < MIN_ROWS && above.some((l) => !spans(l, head, l.size))) return i;
+    const titled = !multi(run[i - 1]!) && run[i - 1]!.size >= HEADING_TYPE * rowSize(run.slice(i));
+    if (head && rows < MIN_ROWS && (titled || above.some((l) => !spans(l, head, l.size)))) return i;
   }
   return 0;
 }
@@ -421,11 +429,7 @@ const HEADING_TYPE = 1.2;
  * between go to the text. No parts when there is no such place.
  */
 function apart(run: readonly Line[]): { parts: Line[][]; heading: boolean } {
-  const sizes = run
-    .filter(multi)
-    .map((l) => l.size)
-    .sort((a, b) => a - b);
-  const rowSize = sizes[sizes.length >> 1] ?? 0;
+  const size = rowSize(run);
   const partedAt = (ends: (between: readonly Line[]) => boolean): Line[][] => {
     const parts: Line[][] = [];
     let part: Line[] = [];
@@ -445,9 +449,9 @@ function apart(run: readonly Line[]): { parts: Line[][]; heading: boolean } {
     part.push(...between);
     return parts.length ? [...parts, part] : [];
   };
-  const headings = partedAt((between) => between.some((l) => l.size >= HEADING_TYPE * rowSize));
+  const headings = partedAt((between) => between.some((l) => l.size >= HEADING_TYPE * size));
   if (headings.length) return { parts: headings, heading: true };
-  return { parts: partedAt((between) => between.length >= 2 || between.some((l) => l.size > LARGER_TYPE * rowSize)), heading: false };
+  return { parts: partedAt((between) => between.length >= 2 || between.some((l) => l.size > LARGER_TYPE * size)), heading: false };
 }
 
 /** A foot's labels start this far (font sizes) right of the run's first column at least. */

@@ -13,7 +13,7 @@ import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
 import { boxEdges, type FilledBox } from "../../runner/pdf-layout/graphics.ts";
 import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
-import { groupLines, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
+import { groupLines, segmentOf, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { rowRuledTables } from "../../runner/pdf-layout/rowrules.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
@@ -21,7 +21,7 @@ import { pageGutter } from "../../runner/pdf-layout/gutter.ts";
 import { joinStackedTables } from "../../runner/pdf-layout/stacked.ts";
 import { pageStreamTables, streamTables } from "../../runner/pdf-layout/stream.ts";
 import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
-import type { Cell, PageLayout, Rule, Table, TextItem } from "../../runner/pdf-layout/types.ts";
+import type { Block, Cell, PageLayout, Rule, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 
 /** A text item of `text` at x, baseline `base`, 10 pt, 5 pt per character. */
 function item(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem {
@@ -1587,6 +1587,129 @@ describe("a table continued over pages, its part on the next page read in its co
   });
 });
 
+describe("a table's last rows cut off by a page break, read as text on the next page", () => {
+  // The table: Date | Details | Amount, down to 740 of an 800-point page.
+  const table = (bottom: number): Table =>
+    buildTable(
+      "stream",
+      [
+        ["Date", "Details", "Amount"],
+        ["09/12/2026", "Oyster freight", "1,204.50"],
+      ].flatMap((r, ri) =>
+        r.map((text, col): CellDraft => ({
+          row: ri,
+          col,
+          rowSpan: 1,
+          colSpan: 1,
+          items: [item(text, [4, 104, 304][col]!, bottom - 30 + 14 * ri)],
+        })),
+      ),
+      [0, 100, 300, 400],
+      { x0: 0, x1: 400, top: bottom - 40, bottom },
+    );
+  const paragraph = (...lines: TextItem[][]): Block => {
+    const segs = lines.map((l) => segmentOf(l));
+    return {
+      type: "paragraph",
+      lines: segs,
+      heading: null,
+      list: null,
+      align: "left",
+      indent: 0,
+      firstLine: 0,
+      spaceBefore: 0,
+      top: segs[0]!.top,
+      bottom: segs.at(-1)!.bottom,
+    };
+  };
+  const page = (n: number, blocks: Block[]): PageLayout => ({
+    number: n,
+    width: 600,
+    height: 800,
+    blocks,
+    frame: { x0: 0, x1: 600, top: 40, bottom: 760 },
+    segments: [],
+    continued: false,
+  });
+  const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
+  // Page 2 begins with the last row, set bottom-aligned as ReportLab sets it: its description's
+  // first line alone, then the line with the date and the amount (a figure in the page's top band,
+  // no page number), then prose that runs over the table's column edges.
+  const lastRow = (): Block[] => [
+    paragraph([item("Anchor prairie bramble", 104, 48)]),
+    paragraph([item("01/10/2026", 4, 60), item("crane granite", 104, 60)]),
+    paragraph([item("42,907.20", 304, 60)]),
+    paragraph([item("Harbour calls rose in every quarter of the year", 0, 74)]),
+  ];
+
+  it("appends the page's top lines in the table's columns as its last row", () => {
+    const open = table(740);
+    const pages = [page(1, [tableBlock(open)]), page(2, lastRow())];
+    joinContinuedTables(pages);
+    expect(rowTexts(open).at(-1)).toEqual(["01/10/2026", "Anchor prairie bramble crane granite", "42,907.20"]);
+    expect(pages[1]!.continued).toBe(true);
+    expect(pages[1]!.blocks.map((b) => (b.type === "paragraph" ? b.lines.map(segmentText).join(" ") : b.type))).toEqual([
+      "Harbour calls rose in every quarter of the year",
+    ]);
+  });
+
+  it("looks past a running head that the pages repeat, their numbers aside", () => {
+    const head = (n: number): Block => paragraph([item(`Harbour report 2024, page ${n}`, 4, 30)]);
+    const open = table(740);
+    const pages = [page(1, [head(1), tableBlock(open)]), page(2, [head(2), ...lastRow()])];
+    joinContinuedTables(pages);
+    expect(rowTexts(open).at(-1)).toEqual(["01/10/2026", "Anchor prairie bramble crane granite", "42,907.20"]);
+    expect(pages[1]!.blocks).toHaveLength(2);
+    // A line of its own in the band is the page's first block.
+    const alone = table(740);
+    const other = [page(1, [head(1), tableBlock(alone)]), page(2, [paragraph([item("Harbour calls by quarter", 4, 30)]), ...lastRow()])];
+    joinContinuedTables(other);
+    expect(alone.rows).toBe(2);
+  });
+
+  it("leaves the page alone when the table ends high on its page, or no line is across two columns", () => {
+    const high = table(300);
+    const pages = [page(1, [tableBlock(high)]), page(2, lastRow())];
+    joinContinuedTables(pages);
+    expect(high.rows).toBe(2);
+    expect(pages[1]!.blocks).toHaveLength(4);
+    expect(pages[1]!.continued).toBe(false);
+    // A heading that fits the first column, then prose.
+    const open = table(740);
+    const other = [page(1, [tableBlock(open)]), page(2, [paragraph([item("Notes", 4, 60)]), lastRow().at(-1)!])];
+    joinContinuedTables(other);
+    expect(open.rows).toBe(2);
+    expect(other[1]!.blocks).toHaveLength(2);
+  });
+
+  it("gives a line in one column to the row above unless the space under it is wider (wrapped down, not bottom-aligned)", () => {
+    for (const [base, row] of [
+      [84, 0],
+      [90, 0],
+    ] as const) {
+      const open = table(740);
+      const rows = [
+        paragraph([item("02/10/2026", 4, 60), item("Cedar thistle", 104, 60), item("1.00", 304, 60)], [item("meadow", 104, 72)]),
+        paragraph([item("03/10/2026", 4, base), item("Fjord", 104, base), item("2.00", 304, base)]),
+      ];
+      joinContinuedTables([page(1, [tableBlock(open)]), page(2, rows)]);
+      expect(rowTexts(open).slice(2)[row]).toEqual(["02/10/2026", "Cedar thistle meadow", "1.00"]);
+      expect(rowTexts(open)).toHaveLength(4);
+    }
+    // Space under it wider than over it, and no row above on the page: the next row's first line.
+    const open = table(740);
+    const rows = [
+      paragraph([item("02/10/2026", 4, 60), item("Cedar", 104, 60), item("1.00", 304, 60)]),
+      paragraph([item("Fjord lagoon", 104, 80)], [item("03/10/2026", 4, 92), item("keel", 104, 92), item("2.00", 304, 92)]),
+    ];
+    joinContinuedTables([page(1, [tableBlock(open)]), page(2, rows)]);
+    expect(rowTexts(open).slice(2)).toEqual([
+      ["02/10/2026", "Cedar", "1.00"],
+      ["03/10/2026", "Fjord lagoon keel", "2.00"],
+    ]);
+  });
+});
+
 describe("values of a right-to-left table drawn in visual order", () => {
   it("reads a negative in parentheses and a minus sign back in logical order", () => {
     // LibreOffice Writer draws "(30,329)" in a right-to-left cell as ")" "30,329" "(", each bracket
@@ -1679,6 +1802,31 @@ describe("booktabs tables among justified text (LaTeX pages)", () => {
     const found = streamTables([...prose, ...table], rules);
     expect(found.map((f) => rowTexts(f.table))).toEqual([rows]);
     expect(prose.some((i) => found[0]!.items.has(i))).toBe(false);
+  });
+
+  it("starts a table at its head rule under its heading, a previous table's last row over the heading", () => {
+    // The top of a ReportLab page: the last row of the previous page's table, cut off by the page
+    // break (its columns near the next table's), the next table's heading in 11-point bold, then
+    // the table between its head rules.
+    const nine = { size: 9 };
+    const row = (cells: string[], base: number, bold = false): TextItem[] =>
+      cells.map((w, c) => item(w, [63, 121, 177, 420][c]!, base, { ...nine, bold }));
+    const cut = row(["6 Jul 2026", "CR-92427", "Pier indigo", "1,931.77"], 79.8);
+    const heading = item("Activity log", 57, 115.6, { size: 11, bold: true, x1: 116 });
+    const rows = [
+      ["Shipped", "Ref.", "Details", "Revenue"],
+      ["03/16/2026", "INV-76858", "Crane falcon", "29,853.69"],
+      ["04/18/2026", "PO-58446", "Grove granite", "11.33"],
+      ["11/05/2026", "PO-54413", "Island saffron", "909.97"],
+    ];
+    const table = rows.flatMap((r, k) => row(r, 136.4 + 16.8 * k, k === 0));
+    const rules = [h(124, 57, 517), h(141, 57, 517)];
+    const found = streamTables([...cut, heading, ...table], rules);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([rows]);
+    // A label in the rows' type over the rule is the table's (a row and a section's label).
+    const near = row(["6 Jul 2026", "CR-92427", "Pier indigo", "1,931.77"], 98);
+    const plain = streamTables([...near, { ...heading, size: 9, bold: false }, ...table], rules);
+    expect(plain[0]!.items.has(near[0]!)).toBe(true);
   });
 
   it("takes the labels between a table's head rule and its first line of cells, a label centred on two lines in its own column", () => {
