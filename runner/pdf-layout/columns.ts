@@ -7,12 +7,13 @@
  * gap is a column gap: Calc leaves less than a word space between a right-aligned date and the
  * next cell's text. Lines of one piece (a title, a section row, a wrapped cell's next line) may
  * cross a river, and lines of several now and then (a group header): up to CROSSING of them; those
- * then span the columns — but a label alone on its line, less than a line from a row with text
- * only right of it (a \multirow label centred on two rows), is a cell of its own column, and values
- * set apart on a line crossing a river part it (a sparse row: an invoice's one item with its
- * quantity and price over lines of amounts alone). A header set over several lines counts once,
- * as one row; a header label alone in a river, when the column right of it has a label of its
- * own, heads a column the body leaves empty. Pure.
+ * then span the columns (in a table too small for that, one short label may still cross a river
+ * between two columns of values: spannedRivers) — but a label alone on its line, less than a line
+ * from a row with text only right of it (a \multirow label centred on two rows), is a cell of its
+ * own column, and values set apart on a line crossing a river part it (a sparse row: an invoice's
+ * one item with its quantity and price over lines of amounts alone). A header set over several
+ * lines counts once, as one row; a header label alone in a river, when the column right of it has
+ * a label of its own, heads a column the body leaves empty. Pure.
  */
 import { typeCell } from "./cells.ts";
 import { isMarker, OVERDRAWN, runsText, WORD_GAP } from "./lines.ts";
@@ -513,6 +514,28 @@ function partedByValues(lines: readonly PieceLine[], g: Gap): Gap[] {
   return g.x1 - start >= MIN_GAP ? [...open, { x0: start, x1: g.x1 }] : open;
 }
 
+/** Lines with values on both sides of a river that a label crosses, at least (see spannedRivers). */
+const SPANNED_VALUES = 2;
+/** A label spanning two columns of values has at most this many words (more are the text beside the table). */
+const SPANNING_WORDS = 3;
+
+/**
+ * Rivers that one line more than `allow` crosses, with short labels only (SPANNING_WORDS), between
+ * columns of values: a label spanning them ("Overall accuracy" over the Recall and F1 columns
+ * beside its 0.881, "Accuracy (%)" over two datasets' scores) in a table too small for CROSSING to
+ * let any line cross. Kept where no river of `open` lies, when two lines or more have text on both
+ * sides and SPANNED_VALUES of them values on both sides.
+ */
+function spannedRivers(region: readonly PieceLine[], open: readonly Gap[], allow: number, lo: number, hi: number): Gap[] {
+  return emptyIntervals(region, allow + 1, lo, hi).filter((g) => {
+    if (open.some((o) => o.x0 < g.x1 && o.x1 > g.x0)) return false;
+    const crossing = region.flatMap((l) => l.pieces.filter((p) => p.x1 > g.x0 && p.x0 < g.x1));
+    if (crossing.some((p) => p.value || pieceText(p).split(" ").length > SPANNING_WORDS)) return false;
+    const sides = region.map((l) => around(l, g)).filter(([l, r]) => l && r);
+    return sides.length >= 2 && sides.filter(([l, r]) => l!.value && r!.value).length >= SPANNED_VALUES;
+  });
+}
+
 /**
  * The x positions where a table region's columns part (each the middle of its river), left to
  * right. `lines` are the region's text lines.
@@ -534,7 +557,9 @@ export function columnSeparators(lines: readonly PieceLine[]): Separator[] {
   const rows = merged.filter((l) => l.pieces.length >= 2 || beside.has(l));
   const allow = rows.length >= 5 ? Math.floor(CROSSING * rows.length) : 0;
   const region = rows.length >= 2 ? rows : lines;
-  const gaps = emptyIntervals(region, allow, lo, hi)
+  const open = emptyIntervals(region, allow, lo, hi);
+  const gaps = [...open, ...spannedRivers(region, open, allow, lo, hi)]
+    .sort((a, b) => a.x0 - b.x0)
     .flatMap((g) => (allow ? partedByValues(region, g) : [g]))
     .filter((g) => isColumnGap(lines, g));
   const head = lines.slice(0, headerEnd(lines));

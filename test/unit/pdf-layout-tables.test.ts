@@ -85,6 +85,28 @@ describe("columns from whitespace", () => {
     expect(rowTexts(grid.table)[0]).toEqual(["Code", "Shipped"]);
   });
 
+  it("parts two columns of values that a label crosses in a small table (a total's label over them)", () => {
+    // Class | Precision | Recall | F1-score | Support, two rows, then "Overall accuracy" from the
+    // Recall column into the F1 column beside its value under Support.
+    const at = [0, 80, 160, 240, 320];
+    const row = (cells: string[], base: number): TextItem[] => cells.map((w, c) => item(w, at[c]!, base));
+    const items = [
+      ...row(["Class", "Precision", "Recall", "F1-score", "Support"], 10),
+      ...row(["DREB", "0.89", "0.87", "0.88", "500"], 22),
+      ...row(["OREB", "0.87", "0.89", "0.88", "500"], 34),
+      item("Overall accuracy", 170, 46),
+      item("0.881", 320, 46),
+    ];
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(rowTexts(grid.table).slice(1, 3)).toEqual([
+      ["DREB", "0.89", "0.87", "0.88", "500"],
+      ["OREB", "0.87", "0.89", "0.88", "500"],
+    ]);
+    // A value across the river is no label spanning two columns: they stay one.
+    const figure = [...items.slice(0, -2), item("1,234.56", 170, 46, { x1: 250 }), item("0.881", 320, 46)];
+    expect(columnGaps(lines(figure))).toHaveLength(3);
+  });
+
   it("spans a group header centred over its columns from their first", () => {
     const items = [item("Quarter 2020", 95, 10)];
     for (let r = 1; r < 5; r++)
