@@ -5,7 +5,8 @@
  * "Mar 15, 2024"; a month name must be one, "Marble" is not March) and booleans become typed values with a number format that prints them as the PDF did; anything else
  * stays text. Separators are read without a locale: with both "," and "." the last is the decimal
  * point; a lone "," followed by exactly three digits groups thousands, otherwise it is a decimal
- * comma; a lone "." is a decimal point. Pure.
+ * comma; a lone "." is a decimal point; every group of thousands follows the same separator ("7.497
+ * 948,10" is two numbers in one cell, text). A number cell always holds a finite number. Pure.
  */
 
 export type CellValue = { value: number; numFmt?: string } | { value: Date; numFmt: string } | { value: boolean } | { value: string };
@@ -14,7 +15,8 @@ export type CellValue = { value: number; numFmt?: string } | { value: Date; numF
 const CODES =
   "USD|EUR|GBP|JPY|CHF|CAD|AUD|NZD|CNY|HKD|SGD|INR|SEK|NOK|DKK|PLN|CZK|HUF|RUB|BRL|MXN|ZAR|KRW|TRY|AED|SAR|ILS|THB|TWD|IDR|MYR|PHP";
 const CURRENCY = new RegExp(`^([$€£¥₹]|(?:${CODES})\\s)?\\s*(.*?)\\s*([$€£¥₹]|\\s(?:${CODES}))?$`, "u");
-const GROUPED = /^\d{1,3}(?:([,.\u00a0\u202f' ])\d{3})+(?:([.,])(\d+))?$/u;
+/** Groups of three digits, each after the same separator ("1 234 567"; "7.497 948" is two numbers), and a decimal part. */
+const GROUPED = /^\d{1,3}([,.\u00a0\u202f' ])\d{3}(?:\1\d{3})*(?:([.,])(\d+))?$/u;
 const PLAIN = /^(\d+)(?:([.,])(\d+))?$/;
 
 type ParsedNumber = { value: number; decimals: number; grouped: boolean };
@@ -104,7 +106,8 @@ function stripDecorations(text: string): Stripped {
 function typedNumber(text: string): { value: number; numFmt?: string } | null {
   const { digits, negative, parens, percent, currency } = stripDecorations(text);
   const n = parseNumber(digits);
-  if (!n) return null;
+  // A number cell always holds a number: what Number() cannot read stays text.
+  if (!n || !Number.isFinite(n.value)) return null;
   let value = n.value * (negative || parens ? -1 : 1);
   if (percent) value = Number((value / 100).toPrecision(15));
   const numFmt = numberFormat(n.decimals, n.grouped, currency, percent, parens);

@@ -144,6 +144,14 @@ describe("typeCell", () => {
     expect("numFmt" in typed && typed.numFmt).toBe(numFmt);
   });
 
+  it.each([
+    ["two numbers a space apart, one grouped with dots", "7.497 948,10"],
+    ["two grouped numbers", "139.868 19.733,75"],
+    ["groups under different separators", "1,234.567 890"],
+  ])("keeps %s as text, never a number that is not one: %s", (_what, text) => {
+    expect(typeCell(text).value).toBe(text);
+  });
+
   it("does not take an impossible date for one", () => {
     expect(typeCell("2024-02-30").value).toBe("2024-02-30");
   });
