@@ -50,8 +50,12 @@ const MIN_GAP = 0.8;
 
 const isValueText = (text: string): boolean => typeof typeCell(text).value !== "string";
 
+/** A year or a span of years, as a header groups columns under it ("2025", "2019-20"). */
+const YEARS = String.raw`(?:1[89]|20)\d\d(?:\s*[-–]\s*\d{2,4})?`;
+const YEAR = new RegExp(`^${YEARS}$`, "u");
+
 /** Numbers a header labels columns with: a year or a span of years ("2019-20"), a column's number ("1", "(4)", "[8]"). */
-const HEADER_NUMBER = /^(?:(?:1[89]|20)\d\d(?:\s*[-–]\s*\d{2,4})?|[[(]?\d{1,2}[\])]?)$/u;
+const HEADER_NUMBER = new RegExp(String.raw`^(?:${YEARS}|[[(]?\d{1,2}[\])]?)$`, "u");
 
 /** Whether a piece can label a column: text, a year, a column's number. */
 export const labelPiece = (p: Piece): boolean => !p.value || HEADER_NUMBER.test(pieceText(p));
@@ -352,12 +356,13 @@ export function paragraphLine(line: PieceLine, minWords = PARAGRAPH_WORDS): bool
 
 /**
  * Index of the first line holding a value: the lines above it are the header (0: none). A title
- * set above the header (running) holds no value of the table, whatever dates or numbers are in it.
+ * set above the header (running) holds no value of the table, whatever dates or numbers are in it,
+ * nor does a line of years alone (the years a header groups its columns under).
  */
 const headerEnd = (lines: readonly PieceLine[]): number =>
   Math.max(
     0,
-    lines.findIndex((l) => !running(l) && l.pieces.some((p) => p.value)),
+    lines.findIndex((l) => !running(l) && l.pieces.some((p) => p.value) && !l.pieces.every((p) => YEAR.test(pieceText(p)))),
   );
 
 /**

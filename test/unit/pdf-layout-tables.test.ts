@@ -107,6 +107,27 @@ describe("columns from whitespace", () => {
     expect(columnGaps(lines(figure))).toHaveLength(3);
   });
 
+  it("reads a line of years over the column headers as the header's, not as a row of values", () => {
+    // "2025" and "2026" centred over Units | Revenue each, "Item" centred on the header's two lines
+    // (a line of its own between them), then the rows: the years' line crosses the rivers
+    // between Units and Revenue, as a group header does.
+    const at = [0, 90, 140, 190, 240];
+    const row = (cells: string[], base: number): TextItem[] => cells.map((w, c) => right(w, at[c]! + 40, base));
+    const items = [
+      item("2025", 128, 10),
+      item("2026", 228, 10),
+      item("Item", 4, 16),
+      ...row(["", "Units", "Revenue", "Units", "Revenue"], 22).slice(1),
+      ...[1, 2, 3].flatMap((r) => [
+        item(`Site ${r}`, 4, 22 + 12 * r),
+        ...row(["", `${r}.497`, `${r}48,10`, `2.46${r}`, `6${r}.350,57`], 22 + 12 * r).slice(1),
+      ]),
+    ];
+    const grid = textGrid({ items, kind: "stream" })!;
+    expect(grid.table.cols).toBe(5);
+    expect(rowTexts(grid.table).at(-1)).toEqual(["Site 3", "3.497", "348,10", "2.463", "63.350,57"]);
+  });
+
   it("spans a group header centred over its columns from their first", () => {
     const items = [item("Quarter 2020", 95, 10)];
     for (let r = 1; r < 5; r++)
