@@ -105,6 +105,19 @@ function edgesAmong(rest: Table, open: Table): boolean {
   );
 }
 
+/** A line's items parted by the column `colOf` puts each in, or null when it puts one in none (-1). */
+function lineParts(items: readonly TextItem[], colOf: (item: TextItem) => number): Map<number, TextItem[]> | null {
+  const parts = new Map<number, TextItem[]>();
+  for (const item of items) {
+    const col = colOf(item);
+    if (col < 0) return null;
+    const part = parts.get(col);
+    if (part) part.push(item);
+    else parts.set(col, [item]);
+  }
+  return parts;
+}
+
 /**
  * A page's first table as the rest of `open`, cell by cell in `open`'s columns, when it has fewer
  * columns than `open`, each of its column edges by one of `open`'s, and every one of its words
@@ -119,14 +132,8 @@ function inColumnsOf(open: Table, rest: Table): Table | null {
   const cells = new Map<string, Cell>();
   for (const cell of rest.cells) {
     for (const line of cell.lines) {
-      const parts = new Map<number, TextItem[]>();
-      for (const item of line.items) {
-        const col = columnOf(open, item);
-        if (col < 0) return null;
-        const part = parts.get(col);
-        if (part) part.push(item);
-        else parts.set(col, [item]);
-      }
+      const parts = lineParts(line.items, (item) => columnOf(open, item));
+      if (!parts) return null;
       for (const [col, items] of parts) {
         const key = `${cell.row}:${col}`;
         const seg: Segment = segmentOf(items);
@@ -199,24 +206,32 @@ const CUT_LOW = 2 / 3;
 const ROW_GAP = 1.5;
 
 /**
- * The column of `t` an item of its rest read as text stands in: the one its middle lies in (between
- * two, the nearer), or -1 when it reaches into the text of another column. Column edges found from
- * whitespace fall anywhere in the gaps: a wider description on the next page runs past one, not
- * into the amounts beside.
+ * The column of `t` each item of its rest read as text stands in: the one its middle lies in
+ * (between two, the nearer), or -1 when it reaches into the text of another column. Column edges
+ * found from whitespace fall anywhere in the gaps: a wider description on the next page runs past
+ * one, not into the amounts beside. Each item's column is found once.
  */
-function textColumnOf(t: Table, item: TextItem): number {
-  const col = columnOf(t, { ...item, x0: (item.x0 + item.x1) / 2, x1: (item.x0 + item.x1) / 2 });
-  const into = t.cells.some(
-    (c) => c.col !== col && c.colSpan === 1 && c.lines.some((l) => l.x0 < item.x1 - EDGE_SLACK && l.x1 > item.x0 + EDGE_SLACK),
-  );
-  return into ? -1 : col;
+function textColumns(t: Table): (item: TextItem) => number {
+  const texts = t.cells.flatMap((c) => (c.colSpan === 1 ? c.lines.map((l) => ({ col: c.col, x0: l.x0, x1: l.x1 })) : []));
+  const found = new Map<TextItem, number>();
+  return (item) => {
+    let col = found.get(item);
+    if (col === undefined) {
+      const mid = (item.x0 + item.x1) / 2;
+      col = columnOf(t, { ...item, x0: mid, x1: mid });
+      const own = col;
+      if (texts.some((x) => x.col !== own && x.x0 < item.x1 - EDGE_SLACK && x.x1 > item.x0 + EDGE_SLACK)) col = -1;
+      found.set(item, col);
+    }
+    return col;
+  };
 }
 
 /**
  * The page's topmost paragraphs as the last rows of `open` (see the header), with the blocks they
  * were: paragraphs taken by their tops, each less than ROW_GAP line heights under the one before,
  * up to the first block that is not a paragraph or has a word reaching into the text of another of
- * `open`'s columns than its own (textColumnOf; null when that block stands beside the ones taken).
+ * `open`'s columns than its own (textColumns; null when that block stands beside the ones taken).
  * Each line across two columns or more starts a row; a line in one column alone belongs to a row
  * beside it, a wrapped cell's other lines: those above the first row's line are its first lines
  * (set bottom-aligned), those under the last row's line its last; between two rows the lines part
@@ -225,10 +240,11 @@ function textColumnOf(t: Table, item: TextItem): number {
  */
 function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: Block[] } | null {
   if (open.rtl) return null;
+  const colOf = textColumns(open);
   const taken: Block[] = [];
   let bottom = Number.NaN;
   for (const b of [...blocks].sort((p, q) => p.top - q.top)) {
-    const fits = b.type === "paragraph" && b.lines.every((l) => l.items.every((i) => textColumnOf(open, i) >= 0));
+    const fits = b.type === "paragraph" && b.lines.every((l) => l.items.every((i) => colOf(i) >= 0));
     if (!fits) {
       if (b.top < bottom) return null;
       break;
@@ -238,7 +254,7 @@ function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: 
     bottom = Number.isNaN(bottom) ? b.bottom : Math.max(bottom, b.bottom);
   }
   const lines = groupLines(taken.flatMap((b) => (b.type === "paragraph" ? b.lines.flatMap((l) => l.items) : []))).map(segmentOf);
-  const across = lines.flatMap((l, i) => (new Set(l.items.map((it) => textColumnOf(open, it))).size > 1 ? [i] : []));
+  const across = lines.flatMap((l, i) => (new Set(l.items.map(colOf)).size > 1 ? [i] : []));
   if (!across.length) return null;
   // rowOf[i]: the row (an index into `across`) line i belongs to.
   const rowOf = lines.map((_, i) => Math.max(0, across.filter((a) => a <= i).length - 1));
@@ -251,13 +267,11 @@ function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: 
   }
   const cells = new Map<string, Cell>();
   lines.forEach((line, i) => {
-    for (const item of line.items) {
-      const [row, col] = [rowOf[i]!, textColumnOf(open, item)];
+    const row = rowOf[i]!;
+    for (const [col, items] of lineParts(line.items, colOf)!) {
       const cell = cells.get(`${row}:${col}`) ?? { row, col, rowSpan: 1, colSpan: 1, lines: [], header: false };
       cells.set(`${row}:${col}`, cell);
-      const last = cell.lines.at(-1);
-      if (last && last.base === line.base) cell.lines[cell.lines.length - 1] = segmentOf([...last.items, item]);
-      else cell.lines.push(segmentOf([item]));
+      cell.lines.push(segmentOf(items));
     }
   });
   const rest: Table = {

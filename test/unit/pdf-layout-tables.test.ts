@@ -18,6 +18,7 @@ import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { rowRuledTables } from "../../runner/pdf-layout/rowrules.ts";
 import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
 import { pageGutter } from "../../runner/pdf-layout/gutter.ts";
+import { paragraphOf } from "../helpers/layout-blocks.ts";
 import { joinStackedTables } from "../../runner/pdf-layout/stacked.ts";
 import { pageStreamTables, streamTables } from "../../runner/pdf-layout/stream.ts";
 import { textGrid } from "../../runner/pdf-layout/textgrid.ts";
@@ -1650,21 +1651,7 @@ describe("a table's last rows cut off by a page break, read as text on the next 
       [0, 100, 300, 400],
       { x0: 0, x1: 400, top: bottom - 40, bottom },
     );
-  const paragraph = (...lines: TextItem[][]): Block => {
-    const segs = lines.map((l) => segmentOf(l));
-    return {
-      type: "paragraph",
-      lines: segs,
-      heading: null,
-      list: null,
-      align: "left",
-      indent: 0,
-      firstLine: 0,
-      spaceBefore: 0,
-      top: segs[0]!.top,
-      bottom: segs.at(-1)!.bottom,
-    };
-  };
+  const paragraph = (...lines: TextItem[][]): Block => paragraphOf(lines.map((l) => segmentOf(l)));
   const page = (n: number, blocks: Block[]): PageLayout => ({
     number: n,
     width: 600,

@@ -17,6 +17,7 @@ import { buildTable, disjointCells, orientTable } from "../../runner/pdf-layout/
 import type { Block, Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 import { writeDocx } from "../../runner/ops/convert-docx.ts";
 import { writeXlsx } from "../../runner/ops/convert-xlsx.ts";
+import { paragraphOf } from "../helpers/layout-blocks.ts";
 import { tmpDir } from "../helpers/tools.ts";
 
 /** A text item of `text` at x, baseline `base`, 12 pt, 6 pt per character. */
@@ -388,21 +389,7 @@ describe("tables across a page break", () => {
     return buildTable("stream", drafts, edges, { x0: edges[0]!, x1: edges[4]!, top: base - 12, bottom: base + 14 * rows.length });
   }
   const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
-  const para = (text: string, base: number): Block => {
-    const seg = splitLine([item(text, 0, base)])[0]!;
-    return {
-      type: "paragraph",
-      lines: [seg],
-      heading: null,
-      list: null,
-      align: "left",
-      indent: 0,
-      firstLine: 0,
-      spaceBefore: 0,
-      top: seg.top,
-      bottom: seg.bottom,
-    };
-  };
+  const para = (text: string, base: number): Block => paragraphOf([splitLine([item(text, 0, base)])[0]!]);
   const page = (number: number, blocks: Block[]): PageLayout => ({
     number,
     width: 595,
