@@ -107,22 +107,78 @@ function subpaths(data: ArrayLike<number>): [number, number][][] {
   return out;
 }
 
-function axisRule(a: [number, number], b: [number, number]): Rule | null {
+/** A stroked segment longer than this (points) is a rule; a glyph's or a dot's strokes are shorter. */
+const RULE = 1;
+/** A stroked segment at least this long (points), and up to RULE, is a bit of a rule drawn in pieces. */
+const BIT = 0.1;
+/** Bits of one rule follow each other within this (points) on one line. */
+const BIT_GAP = 0.5;
+
+/** An axis-aligned segment from a to b at least `min` long, as a rule; null otherwise. */
+function axisSegment(a: [number, number], b: [number, number], min: number): Rule | null {
   if (!Number.isFinite(a[0]) || !Number.isFinite(b[0])) return null;
-  const horizontal = Math.abs(a[1] - b[1]) < 0.5 && Math.abs(a[0] - b[0]) > 1;
-  const vertical = Math.abs(a[0] - b[0]) < 0.5 && Math.abs(a[1] - b[1]) > 1;
+  const horizontal = Math.abs(a[1] - b[1]) < 0.5 && Math.abs(a[0] - b[0]) >= min;
+  const vertical = Math.abs(a[0] - b[0]) < 0.5 && Math.abs(a[1] - b[1]) >= min;
   if (!horizontal && !vertical) return null;
   return { x0: Math.min(a[0], b[0]), y0: Math.min(a[1], b[1]), x1: Math.max(a[0], b[0]), y1: Math.max(a[1], b[1]) };
 }
 
-/** Rules of a stroked path: each axis-aligned segment. */
-function strokedRules(paths: [number, number][][]): Rule[] {
+/** Rules of a stroked path: each axis-aligned segment longer than RULE; shorter ones of BIT or more go to `bits` (see joinedBits). */
+function strokedRules(paths: [number, number][][], bits: Rule[]): Rule[] {
   const rules: Rule[] = [];
   for (const p of paths) {
     for (let i = 1; i < p.length; i++) {
-      const r = axisRule(p[i - 1]!, p[i]!);
-      if (r) rules.push(r);
+      const r = axisSegment(p[i - 1]!, p[i]!, BIT);
+      if (!r) continue;
+      const [long, across] = [Math.max(r.x1 - r.x0, r.y1 - r.y0), Math.min(r.x1 - r.x0, r.y1 - r.y0)];
+      if (long > RULE) rules.push(r);
+      // A bit lies on its line: a flattened curve's short chords slant.
+      else if (across <= BIT / 2) bits.push(r);
     }
+  }
+  return rules;
+}
+
+/**
+ * The rules drawn as runs of bits: stroked segments shorter than a rule that follow each other on
+ * one line, each touching the next (a dashed or dotted border drawn piece by piece, 0.81 pt a
+ * piece, each in a clip of its own). A run of two bits or more, longer than RULE in all, is one
+ * rule from its first bit to its last; a bit alone (a glyph's stroke, a dot) is none.
+ */
+export function joinedBits(bits: readonly Rule[]): Rule[] {
+  const rules: Rule[] = [];
+  const run = (sorted: Rule[], horizontal: boolean): void => {
+    const [lo, hi] = horizontal ? (["x0", "x1"] as const) : (["y0", "y1"] as const);
+    let start = 0;
+    let to = sorted[0]?.[hi] ?? 0;
+    for (let i = 1; i <= sorted.length; i++) {
+      const cur = sorted[i];
+      if (cur && cur[lo] - to <= BIT_GAP) {
+        to = Math.max(to, cur[hi]);
+        continue;
+      }
+      const from = sorted[start]![lo];
+      const piece = sorted.slice(start, i);
+      if (piece.length >= 2 && to - from > RULE) {
+        const at = horizontal ? piece[0]!.y0 : piece[0]!.x0;
+        rules.push(horizontal ? { x0: from, x1: to, y0: at, y1: at } : { x0: at, x1: at, y0: from, y1: to });
+      }
+      start = i;
+      if (cur) to = cur[hi];
+    }
+  };
+  // Bits on one line: the same y (horizontal) or x (vertical), within half a point.
+  const lines = new Map<string, Rule[]>();
+  for (const b of bits) {
+    const horizontal = b.x1 - b.x0 >= b.y1 - b.y0;
+    const key = `${horizontal ? "h" : "v"}${Math.round((horizontal ? b.y0 : b.x0) * 2)}`;
+    const line = lines.get(key);
+    if (line) line.push(b);
+    else lines.set(key, [b]);
+  }
+  for (const [key, line] of lines) {
+    const horizontal = key.startsWith("h");
+    run(line.sort((a, b) => (horizontal ? a.x0 - b.x0 : a.y0 - b.y0)), horizontal);
   }
   return rules;
 }
@@ -269,6 +325,8 @@ type ImageLookup = (id: string) => RawImage | null;
 /** Walks a page's operators in order, keeping the graphics state, and collects the rules and images they draw. */
 class GraphicsCollector {
   readonly rules: Rule[] = [];
+  /** Stroked segments too short to be rules alone, which runs of them may make (joinedBits). */
+  readonly bits: Rule[] = [];
   /** Filled boxes, whose edges that show become rules once the page is walked (boxEdges). */
   readonly boxes: FilledBox[] = [];
   readonly images: PageImage[] = [];
@@ -324,7 +382,7 @@ class GraphicsCollector {
     const data = (args[1] as ArrayLike<number>[] | undefined)?.[0];
     if (!data) return;
     const paths = mapPaths(subpaths(data), this.#st.ctm);
-    if (this.#stroked.has(paint) && !this.#st.strokeLight) this.rules.push(...strokedRules(paths));
+    if (this.#stroked.has(paint) && !this.#st.strokeLight) this.rules.push(...strokedRules(paths, this.bits));
     if (this.#filled.has(paint) && !this.#st.fillLight) this.rules.push(...filledRules(paths, this.#st.fill, this.boxes));
   }
 
@@ -371,5 +429,5 @@ export function pageGraphics(
     if (fn === OPS.constructPath) g.path(args);
     else if (fn === OPS.paintImageXObject || fn === OPS.paintInlineImageXObject) g.paintImage(fn, args);
   }
-  return { rules: [...g.rules, ...boxEdges(g.boxes)], images: g.images, skipped: g.skipped };
+  return { rules: [...g.rules, ...joinedBits(g.bits), ...boxEdges(g.boxes)], images: g.images, skipped: g.skipped };
 }

@@ -3,9 +3,11 @@
  * shorter than a line of text are none: glyph stems). The region's distinct horizontal and
  * vertical rule positions are the grid, lines closer than a narrow column with no text between
  * taken as one (closeNarrow); and heights where vertical rules of several columns stop inside a
- * row (boxes whose top edge is not drawn), and the ends of row rules reaching past the outermost
- * vertical ones over text (a grid not ruled around). A missing border between two grid cells (less
- * than half of the edge drawn) merges them into one spanning cell. A region whose rows share no
+ * row (boxes whose top edge is not drawn), the ends of row rules reaching past the outermost
+ * vertical ones over text (a grid not ruled around: outerEdges), and the ends of column rules
+ * running on past the first or last row rule over text (a header ruled under only, totals under the
+ * last rule: outerRows). A missing border between two grid cells (less than half of the edge drawn)
+ * merges them into one spanning cell. A region whose rows share no
  * inner rule is tables stacked (one's box touching the next one's), read one by one, and so is a
  * box of two rows or more, ruled all across, that no inner rule parts over rows that are parted (a
  * page's header box over a ruled body); a header boxed alone over unruled columns, and a row boxed
@@ -93,6 +95,8 @@ export interface Grid {
   /** rightEdge[r][c]: a border between column c and c+1 in row r; bottomEdge[r][c] likewise. */
   rightEdge: boolean[][];
   bottomEdge: boolean[][];
+  /** ruledRows[k]: a horizontal rule is drawn on ys[k] (not only where column rules end). */
+  ruledRows: boolean[];
 }
 
 /** A row boundary that no rule draws lies at least this far (points) from the drawn ones. */
@@ -135,6 +139,37 @@ function outerEdges(xs: readonly number[], hs: readonly Rule[], items: readonly 
   return [...(open(before, left, first) ? [left] : []), ...xs, ...(open(after, last, right) ? [right] : [])];
 }
 
+/** Vertical rules reaching this far (points) past the first or last row rule open a row there. */
+const OPEN_ROW = 4;
+/** A single column rule opens a row only when it reaches no farther than this many of the grid's tallest rows. */
+const LONE_RULE_ROW = 1.5;
+
+/**
+ * The horizontal grid lines with the table's open ends: a grid whose column rules run on above its
+ * first row rule (a header ruled under but not over) or below its last (a totals row under the
+ * body's last rule) has a row out there, and the text in it is the table's. An end is open when
+ * column rules of two columns or more reach past it — or one, no farther than LONE_RULE_ROW of
+ * the grid's tallest row (a frame's side running on is no column rule) — and text within the row
+ * rules' width stands between the rule and where they end; the grid line goes where the farthest
+ * of them ends.
+ */
+function outerRows(drawn: readonly Rule[], vs: readonly Rule[], items: readonly TextItem[]): number[] {
+  const ys = distinct(drawn.map((h) => h.y0));
+  if (ys.length < 2 || !vs.length) return ys;
+  const [first, last] = [ys[0]!, ys.at(-1)!];
+  const [x0, x1] = [Math.min(...drawn.map((h) => h.x0)), Math.max(...drawn.map((h) => h.x1))];
+  const tallest = Math.max(...ys.slice(1).map((y, k) => y - ys[k]!));
+  const open = (reach: readonly Rule[], from: number, to: number): boolean =>
+    reach.length > 0 &&
+    (distinct(reach.map((v) => v.x0)).length >= 2 || to - from <= LONE_RULE_ROW * tallest) &&
+    items.some((i) => i.x0 >= x0 - TOL && i.x1 <= x1 + TOL && i.base - 0.3 * i.size > from && i.base - 0.3 * i.size < to);
+  const above = vs.filter((v) => v.y0 < first - OPEN_ROW);
+  const below = vs.filter((v) => v.y1 > last + OPEN_ROW);
+  const top = Math.min(...above.map((v) => v.y0));
+  const bottom = Math.max(...below.map((v) => v.y1));
+  return [...(open(above, top, first) ? [top] : []), ...ys, ...(open(below, last, bottom) ? [bottom] : [])];
+}
+
 /** Grid lines closer than this (points) with no text between them are one (see closeNarrow): columns, rows. */
 const NARROW_COLUMN = 8;
 const NARROW_ROW = 4;
@@ -172,8 +207,11 @@ export function buildGrid(region: readonly Rule[], items: readonly TextItem[] = 
   const vs = region.filter((r) => !isHorizontal(r));
   const [left, right] = [Math.min(...region.map((r) => r.x0)), Math.max(...region.map((r) => r.x1))];
   const [top, bottom] = [Math.min(...region.map((r) => r.y0)), Math.max(...region.map((r) => r.y1))];
-  const open = openEnds(vs, distinct(drawn.map((r) => r.y0)));
-  const hs = [...drawn, ...open.map((y) => ({ x0: left, x1: right, y0: y, y1: y }))];
+  const outer = outerRows(drawn, vs, items);
+  const open = openEnds(vs, outer);
+  // The open ends and the heights where boxes' undrawn edges lie part the grid all across.
+  const ends = outer.filter((y) => !drawn.some((h) => Math.abs(h.y0 - y) <= TOL));
+  const hs = [...drawn, ...[...ends, ...open].map((y) => ({ x0: left, x1: right, y0: y, y1: y }))];
   const within = items.filter((i) => i.x0 < right && i.x1 > left && i.base > top && i.base - i.size < bottom);
   const rowsAt = closeNarrow(
     distinct(hs.map((r) => r.y0)),
@@ -187,7 +225,8 @@ export function buildGrid(region: readonly Rule[], items: readonly TextItem[] = 
   );
   const [xs, ys] = [colsAt.lines, rowsAt.lines];
   if (ys.length < 2 || xs.length < 2 || (ys.length - 1) * (xs.length - 1) < 2) return null;
-  return { xs, ys, ...gridEdges(xs, ys, { vs, hs, xAt: colsAt.at, yAt: rowsAt.at }) };
+  const ruledRows = ys.map((y) => drawn.some((h) => Math.abs(rowsAt.at(h.y0) - y) <= TOL));
+  return { xs, ys, ...gridEdges(xs, ys, { vs, hs, xAt: colsAt.at, yAt: rowsAt.at }), ruledRows };
 }
 
 /** A region's rules by direction, and where a rule drawn at a position stands on the grid (closeNarrow). */
@@ -284,8 +323,14 @@ export function stackedGrids(region: readonly Rule[], items: readonly TextItem[]
   if (r < 0) return [grid];
   const y = grid.ys[r + 1]!;
   const mid = (rule: Rule): number => (rule.y0 + rule.y1) / 2;
-  const upper = region.filter((rule) => (isHorizontal(rule) ? rule.y0 <= y + TOL : mid(rule) < y));
-  const lower = region.filter((rule) => (isHorizontal(rule) ? rule.y0 >= y - TOL : mid(rule) > y));
+  // A vertical rule goes to the side its middle is on, cut at the line: a frame's sides running
+  // down both grids must not reach past the other one's edge (outerRows would open a row there).
+  const upper = region.flatMap((rule) =>
+    isHorizontal(rule) ? (rule.y0 <= y + TOL ? [rule] : []) : mid(rule) < y ? [{ ...rule, y1: Math.min(rule.y1, y) }] : [],
+  );
+  const lower = region.flatMap((rule) =>
+    isHorizontal(rule) ? (rule.y0 >= y - TOL ? [rule] : []) : mid(rule) > y ? [{ ...rule, y0: Math.max(rule.y0, y) }] : [],
+  );
   // Each side has fewer grid rows, so this ends.
   return [...stackedGrids(upper, items), ...stackedGrids(lower, items)];
 }
@@ -307,6 +352,7 @@ function textColumns(lattice: Table, grid: Grid, box: Box, items: readonly TextI
     items: items.filter((i) => inside(i, box)),
     drawnXs: innerXs,
     drawnYs: grid.ys.slice(1, -1),
+    crossYs: grid.ys.slice(1, -1).filter((_, k) => grid.ruledRows[k + 1] && grid.bottomEdge[k]!.every(Boolean)),
     kind: "lattice",
     box,
   });

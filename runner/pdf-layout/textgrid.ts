@@ -18,7 +18,9 @@
  * but never labels under a group's label, within its span (the header's next row). A row of labels
  * alone, centred between two rows left of their cells (\multirow), joins the first of them; a row
  * of text alone that is the first lines of cells of the row under it, wrapped and set bottom-aligned
- * or centred (ReportLab's and Calc's default), joins that row (withLeadLines).
+ * or centred (ReportLab's and Calc's default), joins that row (withLeadLines). Labels set halfway
+ * between a header's two rows, beside cells of two lines, stand on the upper row and span both
+ * (withTallLabels).
  * Cells: a piece belongs to the column its middle lies in, and spans the further columns it runs
  * across (a group header centred over its columns starts at the first of them) when the row has
  * nothing else there, never across a drawn vertical rule. Pure.
@@ -56,6 +58,8 @@ export interface TextGridInput {
   drawnXs?: readonly number[];
   /** y of horizontal rules drawn across the region (its outer border excluded). */
   drawnYs?: readonly number[];
+  /** Those of drawnYs where a rule is drawn all across the region's columns, not under some only nor where column rules end (default: all). */
+  crossYs?: readonly number[];
   kind: Table["kind"];
   box?: { x0: number; x1: number; top: number; bottom: number };
 }
@@ -516,6 +520,45 @@ function withLeadLines(rows: readonly number[][], ctx: RowContext): number[][] {
   });
 }
 
+/** A label line halfway between two rows lies this near (font sizes) to the middle of them… */
+const HALFWAY = 0.2;
+/** …and at most this far (font sizes, baseline to baseline) from each (a header's lines are set closer than a row's). */
+const HALF_ROW = 1.1;
+
+/**
+ * Header lines of labels set halfway between a header's two rows, moved to the upper one; returns
+ * the rows and the lines moved. A header whose cells are one or two lines tall, each centred in
+ * the header's height, sets its one-line labels halfway between the two lines of the others
+ * ("Scene", "Campus" beside "BigCity" over "Street"): those lines part the header into two rows, and
+ * the labels stand for cells spanning both, as a spreadsheet's merged cells and the source's
+ * \multirow do. Such a line is the lower row's first, within HALF_ROW of the upper row's last line
+ * and of the lower row's next one, halfway within HALFWAY; no rule is drawn all across between
+ * them (a group's rule under its label is no border of the labels beside it); every piece of both rows is a label; and no other line of either row has text in its
+ * columns.
+ */
+function withTallLabels(rows: readonly number[][], ctx: RowContext, drawnYs: readonly number[]): { rows: number[][]; tall: Set<number> } {
+  const { placed, lines } = ctx;
+  const tall = new Set<number>();
+  const out = rows.map((row) => [...row]);
+  const labels = (row: readonly number[]): boolean => row.every((li) => placed[li]!.every((p) => labelPiece(p.piece)));
+  const cols = (li: number): number[] => placed[li]!.flatMap((p) => Array.from({ length: p.last - p.col + 1 }, (_, k) => p.col + k));
+  for (let r = 0; r + 1 < out.length; r++) {
+    const [upper, lower] = [out[r]!, out[r + 1]!];
+    if (lower.length < 2 || !labels(upper) || !labels(lower)) continue;
+    const [a, l, b] = [lines[upper.at(-1)!]!, lines[lower[0]!]!, lines[lower[1]!]!];
+      const size = Math.max(a.size, l.size, b.size);
+    const [above, below] = [l.base - a.base, b.base - l.base];
+    if (above > HALF_ROW * size || below > HALF_ROW * size || Math.abs(above - below) > HALFWAY * size) continue;
+    if (drawnYs.some((y) => y > a.base && y < b.base - 0.7 * b.size)) continue;
+    const mine = new Set(cols(lower[0]!));
+    const others = [...upper, ...lower.slice(1)].flatMap(cols);
+    if (others.some((c) => mine.has(c))) continue;
+    upper.push(lower.shift()!);
+    tall.add(upper.at(-1)!);
+  }
+  return { rows: out, tall };
+}
+
 /**
  * The free columns `free` around a cell covering `covers`, cut at the drawn rules (indexes into the
  * separators: rule j lies between columns j and j+1): a header centred over columns never reaches
@@ -605,7 +648,13 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     0,
   );
   const ctx: RowContext = { placed, lines, key, keyRight };
-  const rows = [...bands.keys()].sort((a, b) => a - b).flatMap((b) => rowsOf(bands.get(b)!, ctx, ys.length > 0));
+  const { rows, tall } = withTallLabels(
+    [...bands.keys()].sort((a, b) => a - b).flatMap((b) => rowsOf(bands.get(b)!, ctx, ys.length > 0)),
+    ctx,
+    input.crossYs ?? ys,
+  );
+  // The columns of each row that a tall label of the row above spans down into.
+  const spannedDown = new Map<number, number[]>();
   // Indexes of the separators that are drawn rules: no cell spans across one.
   const ruled = seps.flatMap((x, j) => ((input.drawnXs ?? []).some((d) => Math.abs(d - x) < SAME_X) ? [j] : []));
   const edges = [
@@ -642,8 +691,13 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     starts.forEach((c, k) => {
       const group = byCol.get(c)!;
       const reach = reaches[k]!;
-      // Free: the columns between the ones the cells beside it run across.
-      const free = withinRules([Math.max(reaches[k - 1] ?? -1, taken) + 1, (starts[k + 1] ?? cols) - 1], [c, reach], ruled);
+      // Free: the columns between the ones the cells beside it run across (or a tall label
+      // from the row above spans down into).
+      const free = withinRules(
+        [Math.max(reaches[k - 1] ?? -1, taken) + 1, (starts[k + 1] ?? cols) - 1],
+        [c, reach],
+        [...ruled, ...(spannedDown.get(r) ?? []).flatMap((j) => [j - 1, j])],
+      );
       // A header cell of one piece, or of pieces stacked on lines of their own (a header wrapped
       // over two lines), may be centred over a group of columns.
       // A label set flush with its own column's values is that column's, however centred it looks.
@@ -652,7 +706,9 @@ export function textGrid(input: TextGridInput): TextGrid | null {
       const flush = c === reach && valueEdges[c]!.some((x) => Math.abs(x - extent.x0) <= FLUSH || Math.abs(x - extent.x1) <= FLUSH);
       const span: [number, number] = header && stacked && !flush ? centredSpan(extent, [c, reach], free, edges) : [c, reach];
       taken = span[1];
-      drafts.push({ row: r, col: span[0], rowSpan: 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
+      const down = group.every((p) => tall.has(p.line)) && r + 1 < rows.length;
+      if (down) spannedDown.set(r + 1, [...(spannedDown.get(r + 1) ?? []), ...Array.from({ length: span[1] - span[0] + 1 }, (_, j) => span[0] + j)]);
+      drafts.push({ row: r, col: span[0], rowSpan: down ? 2 : 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
     });
   });
   const all = lines.flatMap((l) => l.pieces);

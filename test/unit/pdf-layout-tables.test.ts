@@ -11,7 +11,7 @@ import { logicalValue } from "../../runner/pdf-layout/bidi.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
-import { boxEdges, type FilledBox } from "../../runner/pdf-layout/graphics.ts";
+import { boxEdges, joinedBits, type FilledBox } from "../../runner/pdf-layout/graphics.ts";
 import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
 import { groupLines, segmentOf, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
@@ -342,6 +342,9 @@ describe("a page's header box over a body ruled into blocks of columns", () => {
   it("reads the header box apart, and the body a line a row, no header spanning a drawn rule", () => {
     // The body is a grid of its own (the header box's rows, no vertical rule of their own, none).
     expect(stackedGrids(rules).map((g) => g.ys)).toEqual([[40, 200]]);
+    // The frame's sides run down both, but are the body's from the line between them down only:
+    // they open no row over the header box's text.
+    expect(stackedGrids(rules, items).map((g) => g.ys)).toEqual([[40, 200]]);
     const table = latticeTables(rules, items).find((t) => t.cells.some((c) => c.lines.some((l) => segmentText(l) === "GOVERNOR")))!;
     const at = (text: string, row: number, col: number): Cell | undefined =>
       table.cells.find((c) => c.row === row && c.col === col && c.lines.map(segmentText).join(" ") === text);
@@ -408,6 +411,38 @@ describe("tables shaded instead of ruled", () => {
     );
     // Another colour beside it: the edge between them shows.
     expect(sorted(boxEdges([box(0, 0, 100, 10), box(100, 0, 150, 10, "#1d4576")]))).toContain("100,0-100,10");
+  });
+
+  it("joins a border stroked as a run of sub-point pieces into one rule, and a lone piece or spaced dots into none", () => {
+    // A water bulletin's dashed grid: pieces of 0.81 pt, end to end or 0.2 pt apart, each one a
+    // path of its own (too short, alone, to be told from a glyph's stroke).
+    const run = (n: number, at: (k: number) => Rule): Rule[] => Array.from({ length: n }, (_, k) => at(k));
+    const across = run(50, (k) => h(40, 10 + 0.81 * k, 10 + 0.81 * (k + 1)));
+    const down = run(30, (k) => v(60, 20 + k, 20.81 + k));
+    const dots = run(10, (k) => h(80, 10 + 2 * k, 10.5 + 2 * k));
+    const lone = [h(90, 30, 30.7), v(120, 5, 5.9)];
+    expect(sorted(joinedBits([...dots, ...down, ...lone, ...across]))).toEqual(sorted([h(40, 10, 10 + 0.81 * 50), v(60, 20, 49.81)]));
+    expect(joinedBits([])).toEqual([]);
+  });
+
+  it("reads a grid drawn only in sub-point pieces as a ruled table", () => {
+    const pieces = (r: Rule): Rule[] => {
+      const horizontal = r.y0 === r.y1;
+      const len = horizontal ? r.x1 - r.x0 : r.y1 - r.y0;
+      return Array.from({ length: Math.ceil(len / 0.81) }, (_, k) => {
+        const [a, b] = [k * 0.81, Math.min(len, (k + 1) * 0.81)];
+        return horizontal ? h(r.y0, r.x0 + a, r.x0 + b) : v(r.x0, r.y0 + a, r.y0 + b);
+      });
+    };
+    const grid = [h(0, 0, 200), h(20, 0, 200), h(40, 0, 200), h(60, 0, 200), v(0, 0, 60), v(100, 0, 60), v(200, 0, 60)];
+    const items = [item("Reservoir", 5, 14), item("Level", 105, 14), item("Hatnur", 5, 34), right("90.59", 195, 34), item("Girna", 5, 54), right("41.20", 195, 54)];
+    const [table] = latticeTables(joinedBits(grid.flatMap(pieces)), items);
+    expect(table?.kind).toBe("lattice");
+    expect(rowTexts(table!)).toEqual([
+      ["Reservoir", "Level"],
+      ["Hatnur", "90.59"],
+      ["Girna", "41.20"],
+    ]);
   });
 
   // A survey's key indicators as a word processor shades them (a fact sheet): a header band and
@@ -514,6 +549,35 @@ describe("a grid ruled between its columns but not around them", () => {
   it("adds no empty column where nothing stands past the vertical rules", () => {
     const inner = items.filter((i) => i.x0 > 70 && i.x1 < 190);
     expect(latticeTables(rules, inner).map((t) => t.cols)).toEqual([2]);
+  });
+});
+
+describe("a grid whose column rules run on past its first and last row rules", () => {
+  // A header ruled under but not over, and a totals row under the body's last rule: the column
+  // rules reach up over the header and down past the totals.
+  const cols = [v(0, 4, 78), v(120, 4, 78), v(200, 4, 78), v(280, 4, 78)];
+  const rules = [h(22, 0, 280), h(40, 0, 280), h(58, 0, 280), ...cols];
+  const rows = [
+    ["Task", "Random", "Task-Level"],
+    ["Tying Knots", "41.2", "78.5"],
+    ["Pouring", "12.0", "66.1"],
+    ["Mean", "26.6", "72.3"],
+  ];
+  const items = rows.flatMap((row, r) => row.map((text, c) => (c === 0 ? item(text, 5, 17 + 18 * r) : right(text, [0, 195, 275][c]!, 17 + 18 * r))));
+
+  it("reads the header over the first rule and the totals under the last as the table's rows", () => {
+    const tables = latticeTables(rules, items);
+    expect(tables).toHaveLength(1);
+    expect(rowTexts(tables[0]!)).toEqual(rows);
+  });
+
+  it("opens no row where only a frame's side runs on, far, or where no text stands", () => {
+    // One rule running on three rows' height over a caption: the frame of something else.
+    const lone = [h(22, 0, 280), h(40, 0, 280), h(58, 0, 280), v(0, -40, 58), v(120, 22, 58), v(200, 22, 58), v(280, 22, 58)];
+    const caption = [item("Table 2: success rates", 5, -20), ...items.slice(3, 9)];
+    expect(buildGrid(lone, caption)?.ys).toEqual([22, 40, 58]);
+    // Column rules running on over nothing: the grid as drawn.
+    expect(buildGrid(rules, items.slice(3, 9))?.ys).toEqual([22, 40, 58]);
   });
 });
 
@@ -1925,6 +1989,46 @@ describe("row labels centred on two rows (LaTeX's \\multirow)", () => {
     ]);
     const cell = (text: string): Cell => grid.table.cells.find((c) => c.lines.map(segmentText).join(" ") === text)!;
     expect([cell("Shuffle Cards").col, cell("Gen. Type").col, cell("Ant.").col]).toEqual([0, 1, 2]);
+  });
+});
+
+describe("header labels centred on a header's two rows", () => {
+  // A header whose cells are one or two lines tall, each centred in the header's height: "BigCity"
+  // over "Street" and over "Aerial", the one-line labels halfway between those two lines.
+  const at = (text: string, x0: number, x1: number, base: number): TextItem => item(text, x0, base, { x1 });
+  const header = (labelsAt: number): TextItem[] => [
+    at("Scene", 140, 167, labelsAt),
+    at("Rubble", 200, 234, labelsAt),
+    at("Campus", 300, 338, labelsAt),
+    at("BigCity", 350, 385, 122.5),
+    at("Sci-Art", 396, 429, labelsAt),
+    at("BigCity", 441, 476, 122.5),
+    at("Street", 354, 380, 137.4),
+    at("Aerial", 444, 472, 137.4),
+  ];
+  const body = [157.3, 172.3].flatMap((base, r) => [
+    at(["METIS Time (s)", "Total Time (s)"][r]!, 120, 188, base),
+    ...[210, 310, 358, 406, 452].map((x, c) => at((r * 10 + c + 1.5).toFixed(1), x, x + 13, base)),
+  ]);
+  const cellOf = (t: Table, text: string): Cell | undefined => t.cells.find((c) => c.lines.map(segmentText).join(" ") === text);
+
+  it("reads them on the upper row, their cells spanning both, and the second lines on the lower one", () => {
+    const table = textGrid({ items: [...header(129.9), ...body], kind: "stream" })!.table;
+    expect(rowTexts(table).slice(0, 2)).toEqual([
+      ["Scene", "Rubble", "Campus", "BigCity", "Sci-Art", "BigCity"],
+      ["Street", "Aerial"],
+    ]);
+    for (const label of ["Scene", "Rubble", "Campus", "Sci-Art"]) expect(cellOf(table, label)).toMatchObject({ row: 0, rowSpan: 2 });
+    // Each "BigCity" over its own column only (the tall labels beside it close it in).
+    expect(cellOf(table, "Street")!.col).toBe(cellOf(table, "BigCity")!.col);
+    expect(table.cells.filter((c) => c.lines.map(segmentText).join(" ") === "BigCity").map((c) => c.colSpan)).toEqual([1, 1]);
+    expect(rowTexts(table)[2]).toEqual(["METIS Time (s)", "1.5", "2.5", "3.5", "4.5", "5.5"]);
+  });
+
+  it("leaves labels set on the lower line (bottom-aligned) on the lower row", () => {
+    const table = textGrid({ items: [...header(137.4), ...body], kind: "stream" })!.table;
+    expect(cellOf(table, "Scene")).toMatchObject({ row: 1, rowSpan: 1 });
+    expect(cellOf(table, "Street")!.row).toBe(1);
   });
 });
 
