@@ -31,8 +31,20 @@ const MAX_RULES = 3000;
 
 const isHorizontal = (r: Rule): boolean => r.y1 - r.y0 < TOL;
 
+/** The two strokes of a double rule lie this near (points): LaTeX's \hline\hline is 2.4 pt apart. */
+const DOUBLE_RULE = 3.5;
+/** …and each runs along this share of the other's length at least. */
+const DOUBLE_OVERLAP = 0.9;
+
+/**
+ * Whether two rules touch, or are the two strokes of a double rule: a header's box closed by one
+ * stroke, the body's opened by the other (\hline\hline under a header), is one table.
+ */
 function touches(a: Rule, b: Rule): boolean {
-  return a.x0 <= b.x1 + TOL && b.x0 <= a.x1 + TOL && a.y0 <= b.y1 + TOL && b.y0 <= a.y1 + TOL;
+  if (a.x0 <= b.x1 + TOL && b.x0 <= a.x1 + TOL && a.y0 <= b.y1 + TOL && b.y0 <= a.y1 + TOL) return true;
+  if (!isHorizontal(a) || !isHorizontal(b) || Math.abs(a.y0 - b.y0) > DOUBLE_RULE) return false;
+  const overlap = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
+  return overlap >= DOUBLE_OVERLAP * Math.max(a.x1 - a.x0, b.x1 - b.x0);
 }
 
 /** Groups rules that touch (transitively), by union-find. */

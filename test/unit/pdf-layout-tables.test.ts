@@ -581,6 +581,47 @@ describe("a grid whose column rules run on past its first and last row rules", (
   });
 });
 
+describe("a header boxed apart from its body by a double rule", () => {
+  // LaTeX's {|c|cc|cc|} with \hline\hline under the header: the header's box closes with one
+  // stroke, the body's opens 2.4 pt under it; the header rules its groups of columns, the body
+  // only the label column off.
+  // Column rules drawn row by row, as LaTeX draws them: their ends part the header's two rows.
+  const header = [h(0), ...[0, 100, 200, 300].flatMap((x) => [v(x, 0, 20), v(x, 20, 40)]), h(40)];
+  const body = (top: number): Rule[] => [h(top), v(0, top, top + 100), v(100, top, top + 100), v(300, top, top + 100), h(top + 100)];
+  const rows = [
+    ["McPAT", "771", "0.83", "427", "0.86"],
+    ["McPAT-Plus", "18.3", "0.83", "22.5", "0.84"],
+    ["McPAT-Calib", "5.6", "0.96", "10.0", "0.95"],
+    ["McPAT-Comp", "6.2", "0.95", "11.5", "0.94"],
+    ["PANDA", "7.2", "0.95", "11.6", "0.92"],
+  ];
+  const items = (top: number): TextItem[] => [
+    item("Model", 5, 24),
+    item("BOOM", 130, 14),
+    item("XiangShan", 225, 14),
+    ...[
+      ["MAPE", 105],
+      ["R", 185],
+      ["MAPE", 205],
+      ["R", 285],
+    ].map(([t, x]) => item(t as string, x as number, 34)),
+    ...rows.flatMap((row, r) => row.map((t, c) => (c === 0 ? item(t, 5, top + 14 + 18 * r) : right(t, [0, 140, 190, 240, 295][c]!, top + 14 + 18 * r)))),
+  ];
+
+  it("reads header and body as one table, each value in its own column", () => {
+    const tables = latticeTables([...header, ...body(42.4)], items(42.4));
+    expect(tables).toHaveLength(1);
+    expect(rowTexts(tables[0]!).slice(1)).toEqual([["MAPE", "R", "MAPE", "R"], ...rows]);
+    expect(rowTexts(tables[0]!)[0]).toEqual(["Model", "BOOM", "XiangShan"]);
+  });
+
+  it("keeps boxes farther apart than a double rule's strokes as two tables", () => {
+    const both = (t: Table): boolean => ["BOOM", "McPAT"].every((w) => rowTexts(t).flat().includes(w));
+    expect(latticeTables([...header, ...body(42.4)], items(42.4)).some(both)).toBe(true);
+    expect(latticeTables([...header, ...body(48)], items(48)).some(both)).toBe(false);
+  });
+});
+
 describe("a table ruled by rows only, beside the other column's text", () => {
   // A page in two columns: a booktabs table in the left one (rules over the header, under it and
   // at the foot, no vertical rules), a paragraph in the right one on the same baselines.
