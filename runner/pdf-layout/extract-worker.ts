@@ -178,17 +178,18 @@ function spaceBefore(space: DrawnRun, run: DrawnRun): boolean {
  * Where a run lies on the page as the layout analysis sees it. An upright run is its baseline and
  * its two ends. A run drawn at any other angle (a vertical column label, a page number set along
  * the edge) is stood in for by its bounding box: ends at the box's sides, and a baseline placed so
- * that the box's middle is where the analysis looks for an upright run's middle (base − 0.3 size).
+ * that the box's middle is where the analysis looks for an upright run's middle (base − 0.3 size),
+ * the box's top and bottom kept beside them (`turned`).
  */
-function extent(m: Matrix, width: number, size: number, turn: number | null): { x0: number; x1: number; base: number } {
+function extent(m: Matrix, width: number, size: number, turn: number | null): Pick<TextItem, "x0" | "x1" | "base" | "turned"> {
   if (turn === 0) return { x0: m[4], x1: m[4] + width, base: m[5] };
   const len = Math.hypot(m[0], m[1]) || 1;
   const along: [number, number] = [(m[0] / len) * width, (m[1] / len) * width];
   const up: [number, number] = [(-m[2] / size) * 0.8 * size, (-m[3] / size) * 0.8 * size];
   const xs = [m[4], m[4] + along[0], m[4] - up[0], m[4] + along[0] - up[0]];
   const ys = [m[5], m[5] + along[1], m[5] - up[1], m[5] + along[1] - up[1]];
-  const mid = (Math.min(...ys) + Math.max(...ys)) / 2;
-  return { x0: Math.min(...xs), x1: Math.max(...xs), base: mid + 0.3 * size };
+  const [top, bottom] = [Math.min(...ys), Math.max(...ys)];
+  return { x0: Math.min(...xs), x1: Math.max(...xs), base: (top + bottom) / 2 + 0.3 * size, turned: { top, bottom } };
 }
 
 /** Text items for the glyph runs annotations draw (pdfjs' text content leaves annotations out). */

@@ -36,6 +36,7 @@ import { rowRuledTables } from "./rowrules.ts";
 import { joinStackedTables } from "./stacked.ts";
 import { pageStreamTables } from "./stream.ts";
 import { inside, orientTable, tableFromStructure } from "./tables.ts";
+import { drawnAcross } from "./turned.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
 
 export interface DocumentLayout {
@@ -85,7 +86,9 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     tables.push(table);
     for (const c of table.cells) for (const l of c.lines) for (const i of l.items) used.add(i);
   }
-  let rest = raw.items.filter((i) => !used.has(i));
+  // Text drawn across other text (a running head turned along the edge, over a table) is no cell's.
+  const across = drawnAcross(raw.items.filter((i) => !used.has(i)));
+  let rest = raw.items.filter((i) => !used.has(i) && !across.has(i));
   for (const table of latticeTables(raw.rules, rest)) {
     tables.push(table);
     rest = rest.filter((i) => !inside(i, table));
@@ -107,7 +110,7 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }
-  const lines = pageSegments(rest.filter((i) => !streamed.has(i)));
+  const lines = pageSegments([...rest.filter((i) => !streamed.has(i)), ...across]);
   return { tables: joinStackedTables(tables, lines.flat()).map(orientTable), lines };
 }
 

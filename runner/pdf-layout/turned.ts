@@ -13,6 +13,7 @@
  * a piece (a footnote mark on a column label, as lines.ts joins one to upright text). Pure.
  */
 import type { Matrix } from "../pdf/pdf-matrix.ts";
+import type { TextItem } from "./types.ts";
 import { WORD_GAP } from "./lines.ts";
 
 /** A text run as drawn: its matrix in display space (y down), its advance width along it, its size. */
@@ -98,6 +99,34 @@ export function joinTurned(runs: readonly DrawnRun[]): DrawnRun[] {
     // A script keeps the run's size and line: it reads as part of the word it is set against ("Total¹").
     const text = run.text.trim() ? last.text + space + run.text : last.text + space;
     out[out.length - 1] = { ...last, text, width: last.width + along + run.width };
+  }
+  return out;
+}
+
+/** A turned run overlaps an upright one when their boxes share more than this (points) across. */
+const ACROSS_OVERLAP = 1;
+/** Lines of upright text a turned run must be drawn over to be drawn across them. */
+const ACROSS_LINES = 2;
+
+/**
+ * The turned runs drawn across upright text: a running head set along the page's edge that the
+ * page's table runs under ("Coverage Evaluation Survey 2018" over a table's first column), whose
+ * box overlaps upright runs on two lines or more. No cell holds text drawn over other text, so these
+ * are left to the page's flow of text, not read into a table's cell (a turned column label or a
+ * group's label turned beside its rows stands in a cell of its own, over nothing).
+ */
+export function drawnAcross(items: readonly TextItem[]): Set<TextItem> {
+  const out = new Set<TextItem>();
+  const upright = items.filter((i) => !i.turned);
+  for (const t of items) {
+    if (!t.turned) continue;
+    const { top, bottom } = t.turned;
+    const bases = new Set<number>();
+    for (const u of upright) {
+      const across = Math.min(t.x1, u.x1) - Math.max(t.x0, u.x0);
+      if (across > ACROSS_OVERLAP && u.base > top && u.base - 0.7 * u.size < bottom) bases.add(Math.round(u.base));
+    }
+    if (bases.size >= ACROSS_LINES) out.add(t);
   }
   return out;
 }

@@ -28,6 +28,11 @@ export interface TextItem {
    * the producer left for it (the next word may even start back over the space).
    */
   spaceBefore?: boolean;
+  /**
+   * Drawn sideways (a column label turned 90°, a running head along the page's edge): x0–x1 and
+   * base then stand for its bounding box (extract-worker.ts), whose top and bottom these are.
+   */
+  turned?: { top: number; bottom: number };
 }
 
 /** A straight horizontal or vertical line drawn on the page: a ruling line, a cell border. */

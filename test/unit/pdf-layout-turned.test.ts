@@ -4,7 +4,9 @@
  * another direction.
  */
 import { describe, expect, it } from "vitest";
-import { joinTurned, type DrawnRun } from "../../runner/pdf-layout/turned.ts";
+import { latticeTables } from "../../runner/pdf-layout/lattice.ts";
+import { drawnAcross, joinTurned, type DrawnRun } from "../../runner/pdf-layout/turned.ts";
+import type { TextItem } from "../../runner/pdf-layout/types.ts";
 import type { Matrix } from "../../runner/pdf/pdf-matrix.ts";
 
 /** A run reading upwards on the displayed page (y down) from (x, y), `width` long. */
@@ -34,5 +36,54 @@ describe("joinTurned", () => {
     const down: DrawnRun = { ...up("down", 600, 370, 20), m: [0, 9, -9, 0, 600, 370] };
     const runs = [upright("a", 100, 100, 5), upright("b", 105, 100, 5), up("One", 600, 400, 15), up("Two", 612, 385, 15), down];
     expect(joinTurned(runs).map((r) => r.text)).toEqual(["a", "b", "One", "Two", "down"]);
+  });
+});
+
+describe("drawnAcross", () => {
+  /** An upright item of 9 pt, 5 pt a character; a turned one by its box (x0–x1 its thickness). */
+  const item = (text: string, x0: number, base: number, extra: Partial<TextItem> = {}): TextItem => ({
+    text,
+    x0,
+    x1: x0 + 5 * text.length,
+    base,
+    size: 9,
+    font: "F",
+    bold: false,
+    italic: false,
+    mcid: null,
+    opaque: false,
+    ...extra,
+  });
+  const turned = (text: string, x0: number, top: number, bottom: number): TextItem =>
+    item(text, x0, (top + bottom) / 2 + 2.7, { x1: x0 + 8.8, size: 11, turned: { top, bottom } });
+  // A table of states and districts, its left border at 57; a running head turned along the page's
+  // edge, over the first column's text; a turned column label over nothing, in its header cell.
+  const rows = ["Assam", "Assam", "Assam", "Bihar", "Bihar"].map((state, r) => [
+    item(state, 61.4, 130 + 15 * r),
+    item(`District ${r}`, 145, 130 + 15 * r),
+    item(`${40 + r}.5`, 290, 130 + 15 * r),
+  ]);
+  const head = turned("Coverage Evaluation Survey 2018", 56.9, 90, 260);
+  const label = turned("Drop-out", 292, 96, 118);
+  const items = [head, label, ...rows.flat()];
+  const grid = [
+    ...[84, 120, 135, 150, 165, 180, 195].map((y) => ({ x0: 57, x1: 320, y0: y, y1: y })),
+    ...[57, 141, 270, 320].map((x) => ({ x0: x, x1: x, y0: 84, y1: 195 })),
+  ];
+
+  it("finds a turned run drawn over upright text on two lines or more, and no other", () => {
+    expect([...drawnAcross(items)]).toEqual([head]);
+    expect(drawnAcross(rows.flat()).size).toBe(0);
+  });
+
+  it("leaves the table's first column its own text once the run drawn across it is set apart", () => {
+    const across = drawnAcross(items);
+    const [table] = latticeTables(
+      grid,
+      items.filter((i) => !across.has(i)),
+    );
+    const texts = table!.cells.map((c) => c.lines.flatMap((l) => l.items.map((i) => i.text)).join(" "));
+    expect(texts.filter((t) => t.startsWith("Assam") || t.startsWith("Bihar"))).toEqual(["Assam", "Assam", "Assam", "Bihar", "Bihar"]);
+    expect(texts).toContain("Drop-out");
   });
 });
