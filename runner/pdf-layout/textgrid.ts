@@ -48,6 +48,8 @@ const CENTRED = 0.04;
 const CLOSE = 0.1;
 /** Edges this close (points) are flush. */
 const FLUSH = 1;
+/** A label's edge this close (points) to its column's values' is set on their alignment (flushWith). */
+const ALIGNED = 0.5;
 /** A continuation line follows the line above within this many font sizes, baseline to baseline. */
 const CONTINUATION_PITCH = 1.7;
 
@@ -669,9 +671,17 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     ),
   ];
   const drafts: CellDraft[] = [];
-  // The edges of each column's values that stand in it alone.
-  const valueEdges = Array.from({ length: cols }, (): number[] => []);
-  for (const p of placed.flat()) if (p.piece.value && p.col === p.last) valueEdges[p.col]!.push(p.piece.x0, p.piece.x1);
+  // Each column's values that stand in it alone.
+  const values = Array.from({ length: cols }, (): Piece[] => []);
+  for (const p of placed.flat()) if (p.piece.value && p.col === p.last) values[p.col]!.push(p.piece);
+  // Whether a label's edge is the edge half of its column's values or more are set flush on (a
+  // column left- or right-aligned): one centred value of the label's width is no alignment.
+  const flushWith = (col: number, extent: { x0: number; x1: number }): boolean => {
+    const vs = values[col]!;
+    const on = (edge: (p: { x0: number; x1: number }) => number): boolean =>
+      vs.length > 0 && vs.filter((v) => Math.abs(edge(v) - edge(extent)) <= ALIGNED).length * 2 >= vs.length;
+    return on((p) => p.x0) || on((p) => p.x1);
+  };
   rows.forEach((row, r) => {
     const byCol = new Map<number, Placed[]>();
     for (const p of row.flatMap((li) => placed[li]!)) byCol.set(p.col, [...(byCol.get(p.col) ?? []), p]);
@@ -700,10 +710,11 @@ export function textGrid(input: TextGridInput): TextGrid | null {
       );
       // A header cell of one piece, or of pieces stacked on lines of their own (a header wrapped
       // over two lines), may be centred over a group of columns.
-      // A label set flush with its own column's values is that column's, however centred it looks.
+      // A label set flush with its own column's values (flushWith) is that column's, however
+      // centred it looks.
       const stacked = new Set(group.map((p) => p.line)).size === group.length;
       const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1), size: maxOf(group, (p) => p.piece.size) };
-      const flush = c === reach && valueEdges[c]!.some((x) => Math.abs(x - extent.x0) <= FLUSH || Math.abs(x - extent.x1) <= FLUSH);
+      const flush = c === reach && flushWith(c, extent);
       const span: [number, number] = header && stacked && !flush ? centredSpan(extent, [c, reach], free, edges) : [c, reach];
       taken = span[1];
       const down = group.every((p) => tall.has(p.line)) && r + 1 < rows.length;

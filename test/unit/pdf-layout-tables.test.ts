@@ -435,7 +435,14 @@ describe("tables shaded instead of ruled", () => {
       });
     };
     const grid = [h(0, 0, 200), h(20, 0, 200), h(40, 0, 200), h(60, 0, 200), v(0, 0, 60), v(100, 0, 60), v(200, 0, 60)];
-    const items = [item("Reservoir", 5, 14), item("Level", 105, 14), item("Hatnur", 5, 34), right("90.59", 195, 34), item("Girna", 5, 54), right("41.20", 195, 54)];
+    const items = [
+      item("Reservoir", 5, 14),
+      item("Level", 105, 14),
+      item("Hatnur", 5, 34),
+      right("90.59", 195, 34),
+      item("Girna", 5, 54),
+      right("41.20", 195, 54),
+    ];
     const [table] = latticeTables(joinedBits(grid.flatMap(pieces)), items);
     expect(table?.kind).toBe("lattice");
     expect(rowTexts(table!)).toEqual([
@@ -563,7 +570,9 @@ describe("a grid whose column rules run on past its first and last row rules", (
     ["Pouring", "12.0", "66.1"],
     ["Mean", "26.6", "72.3"],
   ];
-  const items = rows.flatMap((row, r) => row.map((text, c) => (c === 0 ? item(text, 5, 17 + 18 * r) : right(text, [0, 195, 275][c]!, 17 + 18 * r))));
+  const items = rows.flatMap((row, r) =>
+    row.map((text, c) => (c === 0 ? item(text, 5, 17 + 18 * r) : right(text, [0, 195, 275][c]!, 17 + 18 * r))),
+  );
 
   it("reads the header over the first rule and the totals under the last as the table's rows", () => {
     const tables = latticeTables(rules, items);
@@ -605,7 +614,9 @@ describe("a header boxed apart from its body by a double rule", () => {
       ["MAPE", 205],
       ["R", 285],
     ].map(([t, x]) => item(t as string, x as number, 34)),
-    ...rows.flatMap((row, r) => row.map((t, c) => (c === 0 ? item(t, 5, top + 14 + 18 * r) : right(t, [0, 140, 190, 240, 295][c]!, top + 14 + 18 * r)))),
+    ...rows.flatMap((row, r) =>
+      row.map((t, c) => (c === 0 ? item(t, 5, top + 14 + 18 * r) : right(t, [0, 140, 190, 240, 295][c]!, top + 14 + 18 * r))),
+    ),
   ];
 
   it("reads header and body as one table, each value in its own column", () => {
@@ -1207,6 +1218,29 @@ describe("multi-line headers over unruled columns", () => {
     const grid = textGrid({ items, kind: "stream" })!;
     const factor = grid.table.cells.find((c) => c.lines.some((l) => segmentText(l) === "Factor"))!;
     expect([factor.col, factor.colSpan]).toEqual([2, 1]);
+  });
+
+  it("span a year centred over its columns though one value of them shares an edge with it", () => {
+    // "2011" centred over Person, Male and Female, right-aligned; one of Male's values (its
+    // total, wider) happens to start where the year starts: no alignment, one value of six.
+    const items = [
+      item("2011", 123.75, 10),
+      item("Age", 0, 22),
+      right("Person", 110, 22),
+      right("Male", 150, 22),
+      right("Female", 190, 22),
+    ];
+    for (let r = 0; r < 5; r++)
+      items.push(
+        item(`Age ${r * 5}-${r * 5 + 4} yrs.`, 0, 34 + 12 * r),
+        right("1,234", 110, 34 + 12 * r),
+        right("567", 150, 34 + 12 * r),
+        right("89", 190, 34 + 12 * r),
+      );
+    items.push(item("All ages, total", 0, 94), right("6,170", 110, 94), item("2,835", 123.75, 94, { x1: 150 }), right("445", 190, 94));
+    const grid = textGrid({ items, kind: "stream" })!;
+    const year = grid.table.cells.find((c) => c.lines.some((l) => segmentText(l) === "2011"))!;
+    expect([year.col, year.colSpan]).toEqual([1, 3]);
   });
 
   it("span a header cell wrapped over two lines across the columns it is centred over", () => {
