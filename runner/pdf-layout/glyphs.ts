@@ -114,6 +114,13 @@ const SPACED_JUMP = 0.2;
 /** Glyphs a number ends with, and glyphs one starts with: a jump between two is a jump between cells. */
 const NUMBER_END = /^[0-9%]$/;
 const NUMBER_START = /^[0-9.+\-\u2212]$/;
+/**
+ * A TJ number moving right this many times as far as the TJ's narrowest word space, from a label to
+ * a number, jumps to the next cell ("VLD)-279(\(MSE\))-460(0.71)": a row set in one TJ). TeX sets
+ * the word spaces of one line alike; the space after a sentence's end is wider, so it never counts.
+ */
+const LABEL_JUMP = 1.4;
+const SENTENCE_END = /^[.!?:;,]$/;
 
 export interface TextState {
   ctm: Matrix;
@@ -213,18 +220,22 @@ function isUpright(trm: Matrix, hScale: number): boolean {
 
 /**
  * Whether the TJ number at `k` jumps to a new cell (see showText): a wide one, in a font the page
- * draws spaces in (`spaced`) or between the end of a number and the start of another.
+ * draws spaces in (`spaced`) or between the end of a number and the start of another; or, from a
+ * label to a number, one LABEL_JUMP times as wide as the TJ's narrowest word space (`space`).
  */
-function cellJump(glyphs: readonly (Glyph | number)[], k: number, spaced: boolean): boolean {
+function cellJump(glyphs: readonly (Glyph | number)[], k: number, spaced: boolean, space: number): boolean {
   const [before, g, after] = [glyphs[k - 1], glyphs[k], glyphs[k + 1]];
   if (typeof g !== "number" || -g <= SPACED_JUMP * 1000) return false;
   if (spaced) return true;
-  return (
-    typeof before === "object" &&
-    typeof after === "object" &&
-    NUMBER_END.test(before.unicode ?? "") &&
-    NUMBER_START.test(after.unicode ?? "")
-  );
+  if (typeof before !== "object" || typeof after !== "object" || !NUMBER_START.test(after.unicode ?? "")) return false;
+  return NUMBER_END.test(before.unicode ?? "") || (-g >= LABEL_JUMP * space && !SENTENCE_END.test(before.unicode ?? ""));
+}
+
+/** The narrowest word space (a TJ number moving right more than SPACED_JUMP) of a TJ, in its thousandths of an em; Infinity when it has none. */
+function narrowestSpace(glyphs: readonly (Glyph | number)[]): number {
+  let space = Number.POSITIVE_INFINITY;
+  for (const g of glyphs) if (typeof g === "number" && -g > SPACED_JUMP * 1000) space = Math.min(space, -g);
+  return space;
 }
 
 /** Draws one showText operation: glyph boxes into `out`, the text position advanced. */
@@ -244,13 +255,15 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   // cell of a table set in one TJ: a wide jump there starts a run, as a new text-showing operator
   // does. (TeX draws no spaces: its numbers are its word spaces, and stay inside a run — but for
   // one from a number to a number, which is the next cell's: "(0.61)-417(0.84)", two columns
-  // 0.4 em apart, pdfjs reads as "0.61 0.84".)
+  // 0.4 em apart, pdfjs reads as "0.61 0.84"; and one from a label to a number wider than the
+  // line's word spaces: cellJump.)
   const spaced = out.spacedFonts.has(font);
+  const space = narrowestSpace(glyphs);
   let x = 0;
   for (const [k, g] of glyphs.entries()) {
     if (typeof g === "number") {
       x -= (g * size) / 1000;
-      if (cellJump(glyphs, k, spaced)) out.show();
+      if (cellJump(glyphs, k, spaced, space)) out.show();
       continue;
     }
     const w = (g.width ?? 0) * widthScale;

@@ -112,6 +112,30 @@ describe("glyph runs", () => {
     expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["VLD(MSE)", "0.61", "0.84"]);
   });
 
+  it("ends a run at a TJ offset from a row label to its first number, wider than the row's word spaces", () => {
+    // "VLD", a word space of 0.28 em, "(MSE)", then the first cell "0.71" 0.46 em on: narrower
+    // than pdfjs' own limit, wider than any word space TeX sets on that line.
+    const ops = opList([
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [100, 700]],
+      ["showText", [[...glyphs("VLD"), -279, ...glyphs("(MSE)"), -460, ...glyphs("0.71"), -1336, ...glyphs("0.67")]]],
+    ]);
+    expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["VLD(MSE)", "0.71", "0.67"]);
+  });
+
+  it("keeps a justified line's word spaces, and the wider one after a sentence, inside a run", () => {
+    // TeX sets a line's word spaces alike; a sentence's end gets a wider one, before "3" too.
+    const line = [...glyphs("in"), -333, ...glyphs("2019."), -520, ...glyphs("3"), -333, ...glyphs("of"), -333, ...glyphs("12")];
+    const ops = opList([
+      ["beginText", []],
+      ["setFont", ["F1", 10]],
+      ["moveText", [100, 700]],
+      ["showText", [line]],
+    ]);
+    expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["in2019.3of12"]);
+  });
+
   it("ends a run at a wide TJ offset in a TJ that draws its spaces, as a ledger sets its cells", () => {
     // A ledger's row in one TJ array: "4", 0.43 em, "JV", 0.59 em, "R", then "BEING TRF" with a
     // space glyph between its words; the tiny offsets are kerning. Then a balance and its "Cr."
