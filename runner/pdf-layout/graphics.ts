@@ -178,7 +178,10 @@ export function joinedBits(bits: readonly Rule[]): Rule[] {
   }
   for (const [key, line] of lines) {
     const horizontal = key.startsWith("h");
-    run(line.sort((a, b) => (horizontal ? a.x0 - b.x0 : a.y0 - b.y0)), horizontal);
+    run(
+      line.sort((a, b) => (horizontal ? a.x0 - b.x0 : a.y0 - b.y0)),
+      horizontal,
+    );
   }
   return rules;
 }

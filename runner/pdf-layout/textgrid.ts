@@ -535,10 +535,10 @@ const HALF_ROW = 1.1;
  * the labels stand for cells spanning both, as a spreadsheet's merged cells and the source's
  * \multirow do. Such a line is the lower row's first, within HALF_ROW of the upper row's last line
  * and of the lower row's next one, halfway within HALFWAY; no rule is drawn all across between
- * them (a group's rule under its label is no border of the labels beside it); every piece of both rows is a label; and no other line of either row has text in its
- * columns.
+ * them (`crossYs`: a group's rule under its label is no border of the labels beside it); every
+ * piece of both rows is a label; and no other line of either row has text in its columns.
  */
-function withTallLabels(rows: readonly number[][], ctx: RowContext, drawnYs: readonly number[]): { rows: number[][]; tall: Set<number> } {
+function withTallLabels(rows: readonly number[][], ctx: RowContext, crossYs: readonly number[]): { rows: number[][]; tall: Set<number> } {
   const { placed, lines } = ctx;
   const tall = new Set<number>();
   const out = rows.map((row) => [...row]);
@@ -548,10 +548,10 @@ function withTallLabels(rows: readonly number[][], ctx: RowContext, drawnYs: rea
     const [upper, lower] = [out[r]!, out[r + 1]!];
     if (lower.length < 2 || !labels(upper) || !labels(lower)) continue;
     const [a, l, b] = [lines[upper.at(-1)!]!, lines[lower[0]!]!, lines[lower[1]!]!];
-      const size = Math.max(a.size, l.size, b.size);
+    const size = Math.max(a.size, l.size, b.size);
     const [above, below] = [l.base - a.base, b.base - l.base];
     if (above > HALF_ROW * size || below > HALF_ROW * size || Math.abs(above - below) > HALFWAY * size) continue;
-    if (drawnYs.some((y) => y > a.base && y < b.base - 0.7 * b.size)) continue;
+    if (crossYs.some((y) => y > a.base && y < b.base - 0.7 * b.size)) continue;
     const mine = new Set(cols(lower[0]!));
     const others = [...upper, ...lower.slice(1)].flatMap(cols);
     if (others.some((c) => mine.has(c))) continue;
@@ -718,8 +718,10 @@ export function textGrid(input: TextGridInput): TextGrid | null {
       const span: [number, number] = header && stacked && !flush ? centredSpan(extent, [c, reach], free, edges) : [c, reach];
       taken = span[1];
       const down = group.every((p) => tall.has(p.line)) && r + 1 < rows.length;
-      if (down) spannedDown.set(r + 1, [...(spannedDown.get(r + 1) ?? []), ...Array.from({ length: span[1] - span[0] + 1 }, (_, j) => span[0] + j)]);
-      drafts.push({ row: r, col: span[0], rowSpan: down ? 2 : 1, colSpan: span[1] - span[0] + 1, items: group.flatMap((p) => p.piece.items) });
+      const spanned = Array.from({ length: span[1] - span[0] + 1 }, (_, j) => span[0] + j);
+      if (down) spannedDown.set(r + 1, [...(spannedDown.get(r + 1) ?? []), ...spanned]);
+      const rowSpan = down ? 2 : 1;
+      drafts.push({ row: r, col: span[0], rowSpan, colSpan: spanned.length, items: group.flatMap((p) => p.piece.items) });
     });
   });
   const all = lines.flatMap((l) => l.pieces);
