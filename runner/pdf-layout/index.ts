@@ -9,7 +9,8 @@
  *     (graphics.ts), the structure tree (structure.ts).
  *  2. tables, most exact first, each taking its text out of the flow:
  *     tagged Table elements (tables.ts) → ruled grids (lattice.ts) → whitespace columns (stream.ts;
- *     on a page in two columns, column by column: gutter.ts) → tables ruled by rows only (rowrules.ts).
+ *     on a page in two columns, column by column: gutter.ts) → tables ruled by rows only (rowrules.ts);
+ *     text turned and drawn across other text (a running head along the edge) stays in the flow (turned.ts).
  *  3. lines.ts — the remaining runs as lines, split into segments at wide gaps.
  *  4. blocks.ts — segments stacked into blocks; blocks, tables and images put in reading order by
  *     recursive XY-cut (columns first, then bands).

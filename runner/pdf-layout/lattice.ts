@@ -1,13 +1,13 @@
 /**
- * Lattice tables: grids drawn with ruling lines. Rules that touch form a region (vertical rules
- * shorter than a line of text are none: glyph stems). The region's distinct horizontal and
- * vertical rule positions are the grid, lines closer than a narrow column with no text between
- * taken as one (closeNarrow); and heights where vertical rules of several columns stop inside a
- * row (boxes whose top edge is not drawn), the ends of row rules reaching past the outermost
- * vertical ones over text (a grid not ruled around: outerEdges), and the ends of column rules
- * running on past the first or last row rule over text (a header ruled under only, totals under the
- * last rule: outerRows). A missing border between two grid cells (less than half of the edge drawn)
- * merges them into one spanning cell. A region whose rows share no
+ * Lattice tables: grids drawn with ruling lines. Rules that touch form a region, and so do the two
+ * strokes of a double rule (vertical rules shorter than a line of text are none: glyph stems). The
+ * region's distinct horizontal and vertical rule positions are the grid, lines closer than a narrow
+ * column with no text between taken as one (closeNarrow); and heights where vertical rules of
+ * several columns stop inside a row (boxes whose top edge is not drawn), the ends of row rules
+ * reaching past the outermost vertical ones over text (a grid not ruled around: outerEdges), and
+ * the ends of column rules running on past the first or last row rule over text (a header ruled
+ * under only, totals under the last rule: outerRows). A missing border between two grid cells (less
+ * than half of the edge drawn) merges them into one spanning cell. A region whose rows share no
  * inner rule is tables stacked (one's box touching the next one's), read one by one, and so is a
  * box of two rows or more, ruled all across, that no inner rule parts over rows that are parted (a
  * page's header box over a ruled body); a header boxed alone over unruled columns, and a row boxed
