@@ -146,42 +146,38 @@ function strokedRules(paths: [number, number][][], bits: Rule[]): Rule[] {
  * rule from its first bit to its last; a bit alone (a glyph's stroke, a dot) is none.
  */
 export function joinedBits(bits: readonly Rule[]): Rule[] {
-  const rules: Rule[] = [];
-  const run = (sorted: Rule[], horizontal: boolean): void => {
-    const [lo, hi] = horizontal ? (["x0", "x1"] as const) : (["y0", "y1"] as const);
-    let start = 0;
-    let to = sorted[0]?.[hi] ?? 0;
-    for (let i = 1; i <= sorted.length; i++) {
-      const cur = sorted[i];
-      if (cur && cur[lo] - to <= BIT_GAP) {
-        to = Math.max(to, cur[hi]);
-        continue;
-      }
-      const from = sorted[start]![lo];
-      const piece = sorted.slice(start, i);
-      if (piece.length >= 2 && to - from > RULE) {
-        const at = horizontal ? piece[0]!.y0 : piece[0]!.x0;
-        rules.push(horizontal ? { x0: from, x1: to, y0: at, y1: at } : { x0: at, x1: at, y0: from, y1: to });
-      }
-      start = i;
-      if (cur) to = cur[hi];
-    }
-  };
   // Bits on one line: the same y (horizontal) or x (vertical), within half a point.
-  const lines = new Map<string, Rule[]>();
+  const lines = new Map<string, { horizontal: boolean; bits: Rule[] }>();
   for (const b of bits) {
     const horizontal = b.x1 - b.x0 >= b.y1 - b.y0;
     const key = `${horizontal ? "h" : "v"}${Math.round((horizontal ? b.y0 : b.x0) * 2)}`;
-    const line = lines.get(key);
-    if (line) line.push(b);
-    else lines.set(key, [b]);
+    const line = lines.get(key) ?? { horizontal, bits: [] };
+    line.bits.push(b);
+    lines.set(key, line);
   }
-  for (const [key, line] of lines) {
-    const horizontal = key.startsWith("h");
-    run(
-      line.sort((a, b) => (horizontal ? a.x0 - b.x0 : a.y0 - b.y0)),
-      horizontal,
-    );
+  return [...lines.values()].flatMap((line) => bitRuns(line.bits, line.horizontal));
+}
+
+/** The rules that the bits of one line make (see joinedBits), horizontal or vertical. */
+function bitRuns(line: Rule[], horizontal: boolean): Rule[] {
+  const [lo, hi] = horizontal ? (["x0", "x1"] as const) : (["y0", "y1"] as const);
+  const sorted = line.sort((a, b) => a[lo] - b[lo]);
+  const rules: Rule[] = [];
+  let start = 0;
+  let to = sorted[0]?.[hi] ?? 0;
+  for (let i = 1; i <= sorted.length; i++) {
+    const cur = sorted[i];
+    if (cur && cur[lo] - to <= BIT_GAP) {
+      to = Math.max(to, cur[hi]);
+      continue;
+    }
+    const from = sorted[start]![lo];
+    if (i - start >= 2 && to - from > RULE) {
+      const at = horizontal ? sorted[start]!.y0 : sorted[start]!.x0;
+      rules.push(horizontal ? { x0: from, x1: to, y0: at, y1: at } : { x0: at, x1: at, y0: from, y1: to });
+    }
+    start = i;
+    if (cur) to = cur[hi];
   }
   return rules;
 }

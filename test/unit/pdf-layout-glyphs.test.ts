@@ -47,6 +47,15 @@ function opList(ops: [keyof TextOpCodes, unknown[]][]): { fnArray: number[]; arg
   return { fnArray: ops.map(([op]) => OPS[op]!), argsArray: ops.map(([, args]) => args) };
 }
 
+/** One TJ array shown in F1 at 10 pt from (100, 700): a line set in one text-showing operator. */
+const oneTj = (tj: unknown[]): ReturnType<typeof opList> =>
+  opList([
+    ["beginText", []],
+    ["setFont", ["F1", 10]],
+    ["moveText", [100, 700]],
+    ["showText", [tj]],
+  ]);
+
 const brief = (runs: GlyphRun[]): [string, number, number, number][] =>
   runs.map((r) => [r.text, +r.x0.toFixed(2), +r.x1.toFixed(2), +r.base.toFixed(2)]);
 
@@ -91,48 +100,28 @@ describe("glyph runs", () => {
 
   it("keeps word spacing done with TJ offsets inside a run, as TeX does", () => {
     // "lower", 0.3 em, "8", 0.3 em, "bits", all in one TJ array.
-    const ops = opList([
-      ["beginText", []],
-      ["setFont", ["F1", 10]],
-      ["moveText", [100, 700]],
-      ["showText", [[...glyphs("lower"), -300, ...glyphs("8"), -300, ...glyphs("bits")]]],
-    ]);
+    const ops = oneTj([...glyphs("lower"), -300, ...glyphs("8"), -300, ...glyphs("bits")]);
     expect(brief(glyphRuns(ops, OPS, VIEW, font))).toEqual([["lower8bits", 100, 156, 92]]);
   });
 
   it("ends a run at a TJ offset from a number to a number, as TeX sets two cells of a row", () => {
     // A booktabs row in one TJ array: "VLD", a word space, "(MSE)", then the cells "0.61" and
     // "0.84" 0.42 em apart (pdfjs reads "0.61 0.84"); the word spaces stay inside the runs.
-    const ops = opList([
-      ["beginText", []],
-      ["setFont", ["F1", 10]],
-      ["moveText", [100, 700]],
-      ["showText", [[...glyphs("VLD"), -279, ...glyphs("(MSE)"), -1336, ...glyphs("0.61"), -417, ...glyphs("0.84")]]],
-    ]);
+    const ops = oneTj([...glyphs("VLD"), -279, ...glyphs("(MSE)"), -1336, ...glyphs("0.61"), -417, ...glyphs("0.84")]);
     expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["VLD(MSE)", "0.61", "0.84"]);
   });
 
   it("ends a run at a TJ offset from a row label to its first number, wider than the row's word spaces", () => {
     // "VLD", a word space of 0.28 em, "(MSE)", then the first cell "0.71" 0.46 em on: narrower
     // than pdfjs' own limit, wider than any word space TeX sets on that line.
-    const ops = opList([
-      ["beginText", []],
-      ["setFont", ["F1", 10]],
-      ["moveText", [100, 700]],
-      ["showText", [[...glyphs("VLD"), -279, ...glyphs("(MSE)"), -460, ...glyphs("0.71"), -1336, ...glyphs("0.67")]]],
-    ]);
+    const ops = oneTj([...glyphs("VLD"), -279, ...glyphs("(MSE)"), -460, ...glyphs("0.71"), -1336, ...glyphs("0.67")]);
     expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["VLD(MSE)", "0.71", "0.67"]);
   });
 
   it("keeps a justified line's word spaces, and the wider one after a sentence, inside a run", () => {
     // TeX sets a line's word spaces alike; a sentence's end gets a wider one, before "3" too.
     const line = [...glyphs("in"), -333, ...glyphs("2019."), -520, ...glyphs("3"), -333, ...glyphs("of"), -333, ...glyphs("12")];
-    const ops = opList([
-      ["beginText", []],
-      ["setFont", ["F1", 10]],
-      ["moveText", [100, 700]],
-      ["showText", [line]],
-    ]);
+    const ops = oneTj(line);
     expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["in2019.3of12"]);
   });
 
