@@ -6,9 +6,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import https from "node:https";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "../helpers/ports.ts";
 import { ROOT } from "../helpers/tools.ts";
 
 export interface HttpResponse {
@@ -48,16 +48,7 @@ export interface RequestOptions {
   form?: FormData;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** Serialises FormData the way fetch would (boundary included). */
 export async function encodeForm(form: FormData): Promise<{ body: Buffer; contentType: string }> {

@@ -6,26 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { request } from "node:https";
 import { request as httpRequest } from "node:http";
-import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/**
- * A free TCP port on 127.0.0.1. The port is free when we return; another process could take it
- * before the daemon binds, in which case the daemon exits and `waitUntil` reports its log.
- */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
+export { freePort } from "../helpers/ports.ts";
 
 /** A daemon we started: its process and the file its stdout and stderr go to. */
 export interface Daemon {
