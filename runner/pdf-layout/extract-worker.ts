@@ -21,7 +21,7 @@ import { pageGraphics, type RawImage } from "./graphics.ts";
 import { droppedGlyphs } from "./dropped.ts";
 import { dropOverprints } from "./overprint.ts";
 import { readStructure } from "./structure.ts";
-import { joinTurned, type DrawnRun } from "./turned.ts";
+import { joinTurned, unmirrored, type DrawnRun } from "./turned.ts";
 import type { PageImage, RawPage, TextItem } from "./types.ts";
 
 /**
@@ -117,7 +117,7 @@ function drawnRun(
   const text = it.str.replace(/[\p{Co}\p{Cc}]/gu, "");
   const opaque = text === "" && it.str !== "" ? true : it.str === "" && width > 0;
   if (text === "" && !opaque) return null;
-  const m = multiply(it.transform as unknown as Matrix, view);
+  const m = unmirrored(multiply(it.transform as unknown as Matrix, view), width);
   const size = Math.hypot(m[2], m[3]);
   if (!(size > 0.5)) return null;
   return { text: opaque ? "" : text, m, width, size, font: fontNameOf(page, it.fontName ?? "", fonts), mcid, opaque };

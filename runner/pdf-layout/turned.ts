@@ -10,7 +10,9 @@
  * joinTurned joins consecutive pieces that continue one another along their own baseline: same
  * direction, same line across it, the next starting where the last ends (a gap wider than a word
  * space gets a space, as pdfjs itself does), and a superscript or subscript set against the end of
- * a piece (a footnote mark on a column label, as lines.ts joins one to upright text). Pure.
+ * a piece (a footnote mark on a column label, as lines.ts joins one to upright text). A run drawn
+ * mirrored is first turned into the run that covers the same box drawn the usual way (unmirrored).
+ * Pure.
  */
 import type { Matrix } from "../pdf/pdf-matrix.ts";
 import type { TextItem } from "./types.ts";
@@ -25,6 +27,20 @@ export interface DrawnRun {
   font: string;
   mcid: string | null;
   opaque: boolean;
+}
+
+/**
+ * A run drawn mirrored (its matrix flips the glyphs, as TeX's \reflectbox or a ↦ set reversed in a
+ * formula) as the run that covers the same box drawn the usual way: the same direction across,
+ * along the other way, from the far end of its advance. Mirrored, the run would read as text turned
+ * upside down starting at its right end, and land a word early on its line; poppler, too, reads
+ * mirrored glyphs where they stand. `m` is in display space (y down), where upright text has a
+ * negative determinant.
+ */
+export function unmirrored(m: Matrix, width: number): Matrix {
+  if (m[0] * m[3] - m[1] * m[2] <= 0) return m;
+  const len = Math.hypot(m[0], m[1]) || 1;
+  return [-m[0], -m[1], m[2], m[3], m[4] + (m[0] / len) * width, m[5] + (m[1] / len) * width];
 }
 
 /** The widest gap (font sizes) between two pieces along their baseline that still joins them. */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { latticeTables } from "../../runner/pdf-layout/lattice.ts";
-import { drawnAcross, joinTurned, type DrawnRun } from "../../runner/pdf-layout/turned.ts";
+import { drawnAcross, joinTurned, unmirrored, type DrawnRun } from "../../runner/pdf-layout/turned.ts";
 import type { TextItem } from "../../runner/pdf-layout/types.ts";
 import type { Matrix } from "../../runner/pdf/pdf-matrix.ts";
 
@@ -20,6 +20,25 @@ const up = (text: string, x: number, y: number, width: number, size = 9): DrawnR
   opaque: false,
 });
 const upright = (text: string, x: number, y: number, width: number): DrawnRun => ({ ...up(text, x, y, width), m: [9, 0, 0, 9, x, y] });
+
+describe("unmirrored", () => {
+  it("draws a mirrored run the usual way over the same box, and leaves every rotation as it is", () => {
+    // GeoTopo's mirrored ↦: 10.9 pt, origin at 363.2, its advance running back to 352.3 (display space, y down).
+    const arrow = unmirrored([-10.9, 0, 0, -10.9, 363.2, 290.8], 10.9);
+    [10.9, 0, 0, -10.9, 352.3, 290.8].forEach((v, i) => expect(arrow[i]).toBeCloseTo(v, 6));
+    // Upright, upside down, reading upwards and downwards: not mirrored.
+    for (const m of [
+      [10.9, 0, 0, -10.9, 100, 200],
+      [-10.9, 0, 0, 10.9, 100, 200],
+      [0, -10.9, -10.9, 0, 100, 200],
+      [0, 10.9, 10.9, 0, 100, 200],
+    ] as Matrix[])
+      expect(unmirrored(m, 20)).toBe(m);
+    // Mirrored upwards: the run's far end, 20 pt up, is where it starts.
+    const turned = unmirrored([0, -10.9, 10.9, 0, 100, 200], 20);
+    expect([turned[4], turned[5]]).toEqual([100, 180]);
+  });
+});
 
 describe("joinTurned", () => {
   it("joins the pieces of an upward label, overlapping or a space apart, and its footnote mark", () => {
