@@ -157,15 +157,21 @@ function composeAccents(items: TextItem[]): TextItem[] {
 
 /**
  * The first glyph of a run of several that starts with a letter, as a one-letter run of its own
- * width (a share of the run's, at most half an em), for an accent drawn over it ("˜" over the "z"
- * of "z, γ": pdfjs runs a letter on with the text after it in its font); null for other runs.
+ * width, for an accent drawn over it ("˜" over the "z" of "z, γ", over the "X" of "X, y": pdfjs
+ * runs a letter on with the text after it in its font); null for other runs. The run's width is
+ * shared among its characters by their usual widths (glyphEms), so a capital before a comma and a
+ * space gets the most of it, as it does on the page; at most an em.
  */
 function firstLetter(item: TextItem): TextItem | null {
   const chars = [...item.text];
   if (chars.length < 2 || !/\p{L}/u.test(chars[0]!)) return null;
-  const width = Math.min((item.x1 - item.x0) / chars.length, ACCENT_WIDTH * item.size);
+  const share = glyphEms(chars[0]!) / chars.reduce((sum, c) => sum + glyphEms(c), 0);
+  const width = Math.min((item.x1 - item.x0) * share, item.size);
   return { ...item, text: chars[0]!, x1: item.x0 + width };
 }
+
+/** A character's usual width in ems, roughly as most text fonts draw it: capitals wide, spaces and punctuation narrow. */
+const glyphEms = (c: string): number => (/\p{Lu}/u.test(c) ? 0.75 : /[\p{L}\p{N}]/u.test(c) ? 0.5 : 0.3);
 
 /** A spacing accent's width, in font sizes (TeX's tilde and hat are half an em). */
 const ACCENT_WIDTH = 0.5;
@@ -221,6 +227,26 @@ function isScriptOf(s: TextItem, t: TextItem): boolean {
 }
 
 /**
+ * Whether `s` is a script of the script `t`, which is set smaller than its line's largest type:
+ * x_{i_j} where TeX sets both levels in the one smallest size it has ("=V_{i_j}" under a brace,
+ * "i" and "j" both in 6 pt). In t's size or smaller, touching its end, its baseline further off
+ * than a continuation's (continuesScript) and at most half t's size.
+ */
+function isNestedScriptOf(s: TextItem, t: TextItem): boolean {
+  const shift = Math.abs(s.base - t.base);
+  return (
+    !s.opaque &&
+    !t.opaque &&
+    s.x1 - s.x0 >= 0.1 * s.size &&
+    s.size <= 1.05 * t.size &&
+    shift >= 0.2 * t.size &&
+    shift <= 0.5 * t.size &&
+    s.x1 > t.x1 &&
+    touches(t.x1, s.x0, s, t)
+  );
+}
+
+/**
  * Whether `s` is a footnote mark set over the last letter of `t`: raised, at least half t's size
  * and as wide as a glyph (a diagram's dot in a tiny font, drawn at a label's corner, is none), it
  * starts within 0.6 em of t's end and ends by its own size past it.
@@ -257,7 +283,13 @@ function joinScripts(lines: TextItem[][]): TextItem[][] {
       const placed = accent && lines[i]!.some((l) => isAccentOf(s, l));
       for (let j = Math.max(0, i - 2); j <= Math.min(lines.length - 1, i + 2); j++) {
         if (j === i || (!accent && s.size > SCRIPT_SIZE * largest[j]!)) continue;
-        const t = lines[j]!.find((cand) => (isScriptOf(s, cand) || (accent && !placed && isAccentOf(s, cand))) && home.get(cand) === j);
+        const t = lines[j]!.find(
+          (cand) =>
+            (isScriptOf(s, cand) ||
+              (cand.size <= SCRIPT_SIZE * largest[j]! && isNestedScriptOf(s, cand)) ||
+              (accent && !placed && isAccentOf(s, cand))) &&
+            home.get(cand) === j,
+        );
         if (!t) continue;
         // A script that also touches a run of its own line stays there: "{x₀}" set just above a
         // display's big "⋃", whose top the subscript touches too.

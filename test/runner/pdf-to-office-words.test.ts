@@ -263,21 +263,39 @@ describe("overprinted text", () => {
 describe("TeX mathematics", () => {
   const GEOTOPO = path.join(REAL_PDFS, "py-pdf-sample-files/009-pdflatex-geotopo__GeoTopo-komprimiert.pdf");
 
-  it.each([52, 60])(
+  /** One page of GeoTopo cut out with qpdf, its reference texts and Folio's DOCX and XLSX text; null without the corpus. */
+  async function geotopoPage(page: number) {
+    const ok = await access(GEOTOPO).then(
+      () => true,
+      () => false,
+    );
+    if (!ok) return null;
+    const file = path.join(dir, `geotopo-${page}.pdf`);
+    expect((await run("qpdf", ["--empty", "--pages", GEOTOPO, String(page), "--", file])).code).toBe(0);
+    const [refs, mupdf] = [await referenceTexts(file), (await mupdfText(file)) ?? undefined];
+    return { refs, mupdf, ...(await converted(file)) };
+  }
+
+  it.each([52, 60, 61])(
     "keeps every word of a page of lecture notes (exponents in several fonts, accents over letters), GeoTopo page %i",
     async (page) => {
-      // A real pdflatex document of the corpus, one page cut out with qpdf: e^{2πit} (page 52), γ̃ and
-      // H̃ with the tilde drawn on its own or joined to the text before it (page 60).
-      const ok = await access(GEOTOPO).then(
-        () => true,
-        () => false,
-      );
-      if (!ok) return;
-      const file = path.join(dir, `geotopo-${page}.pdf`);
-      expect((await run("qpdf", ["--empty", "--pages", GEOTOPO, String(page), "--", file])).code).toBe(0);
-      const [refs, mupdf] = [await referenceTexts(file), (await mupdfText(file)) ?? undefined];
-      const { docx, xlsx } = await converted(file);
-      for (const text of [docx, xlsx]) expect([...bestRecall(refs, text, mupdf).missing], text).toEqual([]);
+      // A real pdflatex document of the corpus: e^{2πit} (page 52), γ̃ and H̃ with the tilde drawn on
+      // its own or joined to the text before it (page 60), a tilde over a capital that pdfjs runs
+      // on with ", y₀" (page 61).
+      const got = await geotopoPage(page);
+      if (!got) return;
+      for (const text of [got.docx, got.xlsx]) expect([...bestRecall(got.refs, text, got.mupdf).missing], text).toEqual([]);
     },
   );
+
+  it("reads a ↦ drawn mirrored where it stands, after the formula before it (GeoTopo page 29)", async () => {
+    // "(y₁ : ··· : yₙ) ↦ (y₁, …, yₙ)" with the arrow drawn through a mirroring matrix: read as
+    // text turned upside down from its right end, it landed between "y" and its subscript "n".
+    const got = await geotopoPage(29);
+    if (!got) return;
+    for (const text of [got.docx, got.xlsx]) {
+      expect(text).toMatch(/: yn\) →7? ?\(y1, \. \. \. , yn\)/);
+      expect(bestRecall(got.refs, text, got.mupdf).missing.has("yn"), text).toBe(false);
+    }
+  });
 });

@@ -1475,6 +1475,30 @@ describe("text as a reader sees it", () => {
       item("z, γ", 481.59, 342.12, { x1: 497.64 }),
     ];
     expect(groupLines(line).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["(0) = z̃, γ"]);
+    // "X̃, y₀" (GeoTopo page 61): a capital before a comma and a space takes most of its run's
+    // width, so the tilde over it, 3 pt in, is on the X and not left to fall after the y.
+    const capital = [
+      item("∈", 189.3, 393.6, { size: 10.9, x1: 196.5 }),
+      item("˜", 202.7, 390.9, { size: 10.9, x1: 208.1 }),
+      item("X, y", 199.6, 393.6, { size: 10.9, x1: 219.7 }),
+      item("0", 219.7, 395.3, { size: 8, x1: 223.9 }),
+    ];
+    expect(groupLines(capital).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["∈ X̃, y0"]);
+  });
+
+  it("joins a subscript of a subscript set in the same smallest size to it", () => {
+    // "=V_{i_j}" under a brace (GeoTopo page 19): "V" in 8 pt, "i" and "j" both in 6 pt, each
+    // lower than the last. Folio read "=Vi" and left the "j" on a line of its own.
+    const label = [
+      item("=", 220.1, 584.1, { size: 8, x1: 226.7 }),
+      item("V", 226.7, 584.1, { size: 8, x1: 231.6 }),
+      item("i", 231.6, 585.4, { size: 6, x1: 234.3 }),
+      item("j", 234.3, 587.3, { size: 6, x1: 237.3 }),
+    ];
+    expect(groupLines(label).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["=Vij"]);
+    // A run in the size of the line's largest type is no script, however it is shifted.
+    const small = [item("note", 100, 500, { size: 6, x1: 112 }), item("two", 112, 502.8, { size: 6, x1: 121 })];
+    expect(groupLines(small)).toHaveLength(2);
   });
 
   it("joins superscripts and subscripts to the run they touch", () => {
