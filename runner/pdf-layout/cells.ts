@@ -19,7 +19,11 @@ const CURRENCY = new RegExp(`^([$€£¥₹]|(?:${CODES})\\s)?\\s*(.*?)\\s*([$�
 const GROUPED = /^\d{1,3}([,.\u00a0\u202f' ])\d{3}(?:\1\d{3})*(?:([.,])(\d+))?$/u;
 const PLAIN = /^(\d+)(?:([.,])(\d+))?$/;
 
-type ParsedNumber = { value: number; decimals: number; grouped: boolean };
+/** A number in scientific notation as papers print it ("3e-5", "1.5E+10"): the mantissa's decimals, the exponent's sign. */
+const SCIENTIFIC = /^\d+(?:\.(\d+))?[eE]([+-]?)\d+$/;
+
+/** `scientific`: printed in scientific notation, its exponent signed "+" when positive or not. */
+type ParsedNumber = { value: number; decimals: number; grouped: boolean; scientific?: { plus: boolean } };
 
 /** Digits with a thousands separator and maybe a decimal part; null when both separators are the same. */
 function groupedNumber(s: string, [, group, dec, frac]: RegExpExecArray): ParsedNumber | null {
@@ -42,7 +46,8 @@ function parseNumber(s: string): ParsedNumber | null {
   if (grouped && !loneDot) return groupedNumber(s, grouped);
   const plain = PLAIN.exec(s);
   if (plain) return plainNumber(plain);
-  if (/^\d+(?:\.\d+)?[eE][+-]?\d+$/.test(s)) return { value: Number(s), decimals: 0, grouped: false };
+  const sci = SCIENTIFIC.exec(s);
+  if (sci) return { value: Number(s), decimals: sci[1]?.length ?? 0, grouped: false, scientific: { plus: sci[2] === "+" } };
   return null;
 }
 
@@ -70,6 +75,14 @@ function numberFormat(
   if (parens) fmt = `${fmt};(${fmt})`;
   return fmt === "0" ? undefined : fmt;
 }
+
+/**
+ * The format that prints a number in scientific notation as the PDF did: "3e-5" as 3E-5, "1.50e+10"
+ * as 1.50E+10, "2e4" as 2E4 (the mantissa's decimals kept, "E+" signing a positive exponent and
+ * "E-" only a negative one; a spreadsheet's General format would print 0.00003 and 20000).
+ */
+const scientificFormat = (decimals: number, plus: boolean): string =>
+  (decimals > 0 ? "0." + "0".repeat(decimals) : "0") + (plus ? "E+0" : "E-0");
 
 /** A printed number's text without its decorations, and what they were. */
 interface Stripped {
@@ -110,7 +123,7 @@ function typedNumber(text: string): { value: number; numFmt?: string } | null {
   if (!n || !Number.isFinite(n.value)) return null;
   let value = n.value * (negative || parens ? -1 : 1);
   if (percent) value = Number((value / 100).toPrecision(15));
-  const numFmt = numberFormat(n.decimals, n.grouped, currency, percent, parens);
+  const numFmt = n.scientific ? scientificFormat(n.decimals, n.scientific.plus) : numberFormat(n.decimals, n.grouped, currency, percent, parens);
   return numFmt ? { value, numFmt } : { value };
 }
 

@@ -115,11 +115,15 @@ function dateOf(s: string): string | null {
   return null;
 }
 
+/** A number in scientific notation ("3e-5", "-1.50E+10"), as papers print their hyperparameters. */
+const SCIENTIFIC = /^[-−]?\d+(?:\.\d+)?[eE][+-]?\d+$/;
+
 /**
- * The value of a number written as NUMBER or COMMA_DECIMAL says, or null. Both parentheses or
- * neither; "007" and "0085648100300" are identifiers, not numbers.
+ * The value of a number written as NUMBER or COMMA_DECIMAL says, or in scientific notation, or null.
+ * Both parentheses or neither; "007" and "0085648100300" are identifiers, not numbers.
  */
 function numberOf(s: string): number | null {
+  if (SCIENTIFIC.test(s)) return Number(s.replace("−", "-"));
   const en = NUMBER.exec(s)?.groups;
   // Grouped by "." with a decimal comma ("27.083.460", "$ 10.000,00", "3,5"): Spanish, German, …
   const comma = en ? undefined : COMMA_DECIMAL.exec(s)?.groups;

@@ -82,6 +82,10 @@ function groupThousands(int: string): string {
 interface NumberSpec {
   percent: number;
   scientific: boolean;
+  /** The exponent's least digits: the placeholders after E+ or E- ("0.00E+00" two, "0E+0" one). */
+  expDigits: number;
+  /** "E+" signs a positive exponent too, "E-" only a negative one. */
+  expPlus: boolean;
   scale: number;
   decimals: number;
   minDecimals: number;
@@ -97,6 +101,8 @@ function numberSpec(code: string): NumberSpec {
   return {
     percent: (code.match(/%/g) ?? []).length,
     scientific: sci !== null,
+    expPlus: sci?.[0].endsWith("+") ?? false,
+    expDigits: sci ? Math.max(1, (/^[0#?]+/.exec(numberPart.slice(numberPart.search(/E[+-]/i) + 2))?.[0].length ?? 1)) : 0,
     // Trailing commas scale by thousands ("#,##0," shows thousands).
     scale: /,+$/.exec(intSpec)?.[0].length ?? 0,
     decimals: (fracSpec.match(/[0#?]/g) ?? []).length,
@@ -111,7 +117,7 @@ function digitsOf(value: number, spec: NumberSpec): string {
   if (spec.scientific) {
     const exp = value === 0 ? 0 : Math.floor(Math.log10(Math.abs(value)));
     const mant = (value / 10 ** exp).toFixed(spec.decimals);
-    return `${mant}E${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+    return `${mant}E${exp < 0 ? "-" : spec.expPlus ? "+" : ""}${String(Math.abs(exp)).padStart(spec.expDigits, "0")}`;
   }
   let [int = "", frac = ""] = value.toFixed(spec.decimals).split(".");
   while (frac.length > spec.minDecimals && frac.endsWith("0")) frac = frac.slice(0, -1);

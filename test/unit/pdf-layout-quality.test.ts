@@ -18,6 +18,9 @@ describe("what a cell shows", () => {
     [-12.5, '"€"#,##0.00;("€"#,##0.00)', "(€12.50)"],
     [0, '#,##0.00;(#,##0.00);"-"', "-"],
     [1e-5, "0.00E+00", "1.00E-05"],
+    [3e-5, "0E-0", "3E-5"],
+    [2e4, "0E-0", "2E4"],
+    [1.5e10, "0.00E+0", "1.50E+10"],
     [0.1 + 0.2, undefined, "0.3"],
     [new Date(Date.UTC(2016, 3, 1)), "dd-mmm-yy", "01-Apr-16"],
     [new Date(Date.UTC(2019, 4, 3)), "m/d/yyyy", "5/3/2019"],
@@ -121,6 +124,9 @@ describe("exact cells", () => {
     expect(typeTruth("27.083.460")).toMatchObject({ kind: "number", value: 27083460 });
     expect(typeTruth("$ 10.000,00")).toMatchObject({ kind: "number", value: 10000 });
     expect(typeTruth("(3,5 %)")).toMatchObject({ kind: "number", value: -0.035 });
+    expect(typeTruth("3e-5")).toMatchObject({ kind: "number", value: 3e-5 });
+    expect(typeTruth("−1.5E+10")).toMatchObject({ kind: "number", value: -1.5e10 });
+    expect(typeTruth("e-5")).toMatchObject({ kind: "text" });
     // One "." group is the English decimal point, as before.
     expect(typeTruth("1.234")).toMatchObject({ kind: "number", value: 1.234 });
     expect(typeTruth("$ 0.61")).toMatchObject({ kind: "number", value: 0.61 });

@@ -115,6 +115,10 @@ describe("typeCell", () => {
     ["negative in parentheses", "(1,200.00)", -1200, "#,##0.00;(#,##0.00)"],
     ["percentage", "12.5%", 0.125, "0.0%"],
     ["currency prefix", "$1,234.50", 1234.5, '"$"#,##0.00'],
+    ["scientific notation, as printed", "3e-5", 3e-5, "0E-0"],
+    ["scientific notation with decimals and a signed exponent", "1.50E+10", 1.5e10, "0.00E+0"],
+    ["scientific notation with an unsigned exponent", "2e4", 20000, "0E-0"],
+    ["negative scientific notation", "-2.5e-3", -0.0025, "0.0E-0"],
     ["leading zeros stay text", "007", "007", undefined],
     ["words stay text", "North dome", "North dome", undefined],
   ];
