@@ -382,6 +382,41 @@ function headLines(lines: readonly Line[], first: number, run: readonly Line[], 
 }
 
 /**
+ * The header of a table ruled as booktabs rules it: the lines between a rule across the table over
+ * them and one across it under them, right over its first line of cells (lines[first]) at line
+ * spacing — the head rule and the rule under the header (\toprule, \midrule). Such lines are the
+ * header whatever their text looks like: labels of several words set a justified space apart
+ * ("Flow (1 step)  Flow (10 step)") read like a line of prose, and would be left out of the table
+ * as its title. Up to HEAD_LINES lines within the table's width that no other table took; none when
+ * a rule is missing or another lies between them.
+ */
+function ruledHead(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
+  const rows = rowsWidth(run);
+  const under = first > 0 ? rulesBetween(lines[first - 1]!, lines[first]!, rules, rows)[0] : undefined;
+  if (!under) return [];
+  // The rules' width: a header centred over the last column may run past its values.
+  const width = { x0: Math.min(rows.x0, under.x0), x1: Math.max(rows.x1, under.x1) };
+  let k = first;
+  while (k > 0 && first - k < HEAD_LINES) {
+    const [above, below] = [lines[k - 1]!, lines[k]!];
+    const inside = above.pieces[0]!.x0 >= width.x0 - ALIGN && above.pieces.at(-1)!.x1 <= width.x1 + ALIGN;
+    const pitch = (below.base - above.base) / Math.max(above.size, below.size);
+    const ruled = rulesBetween(above, below, rules, rows).length > 0;
+    if (taken.has(above) || !inside || pitch > (k === first ? RULED_SPACING : LINE_SPACING) || ruled !== (k === first)) break;
+    k--;
+  }
+  const band = lines.slice(k, first);
+  // Labels over columns, not a caption boxed over the table: its last line parts into cells.
+  if (!band.length || !multi(band.at(-1)!)) return [];
+  const top = band[0]!;
+  const headRule = rules.some((r) => ruleAcross(r, rows) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
+  return headRule ? band : [];
+}
+
+/** A header's last line and the first row under the rule between them stand this far apart at most (font sizes, baseline to baseline). */
+const RULED_SPACING = 2.5;
+
+/**
  * The lines of one piece right over a run's first line that are the first lines of one of its
  * cells, set bottom-aligned over it (ReportLab and Calc set cells so): the header's "Gross" over
  * "margin", a description's first lines over its row at the top of a page (running text as they may
@@ -553,7 +588,11 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     const start = run.findIndex((l) => !l.paragraph && multi(l));
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
-    if (run.length) run = [...headLines(lines, lines.indexOf(run[0]!), run, rules, taken), ...run];
+    if (run.length) {
+      const first = lines.indexOf(run[0]!);
+      const ruled = ruledHead(lines, first, run, rules, taken);
+      run = [...(ruled.length ? ruled : headLines(lines, first, run, rules, taken)), ...run];
+    }
     const wide = wideGaps(run);
     const foot = footLines(run, wide);
     if (foot) return [...read(run.slice(0, -foot)), ...read(run.slice(-foot))];

@@ -1920,6 +1920,33 @@ describe("values of a right-to-left table drawn in visual order", () => {
 });
 
 describe("booktabs tables among justified text (LaTeX pages)", () => {
+  it("takes the header between the head rule and the rule under it, though its labels read like a line of prose", () => {
+    // tables-062's geometry: "Flow (1 step)" and "Flow (10 step)" a justified space apart (six
+    // words, one em between them) over two columns of figures, the second label running past the
+    // figures to the rules' end. Read as prose, the header was left out as the table's title.
+    const t = { size: 10.4 };
+    const header = [item("Flow (1 step)", 425, 394.2, { ...t, x1: 480 }), item("Flow (10 step)", 490.3, 394.2, { ...t, x1: 550.5 })];
+    const rows = [
+      ["Adroit Hammer", "1.00", "0.91"],
+      ["Adroit Door", "0.53", "0.50"],
+      ["DexArt Faucet", "0.38", "0.37"],
+      ["Average", "0.64", "0.59"],
+    ];
+    const body = rows.flatMap((row, r) => [
+      item(row[0]!, 333, 411.9 + 12.5 * r, { ...t, x1: 333 + 5 * row[0]!.length }),
+      item(row[1]!, 443.4, 411.9 + 12.5 * r, { ...t, x1: 461.6 }),
+      item(row[2]!, 511.3, 411.9 + 12.5 * r, { ...t, x1: 529.4 }),
+    ]);
+    const booktabs = [h(382.1, 317.6, 550.5), h(400, 317.6, 550.5), h(460, 317.6, 550.5)];
+    const found = streamTables([...header, ...body], booktabs);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([[["Flow (1 step)", "Flow (10 step)"], ...rows]]);
+    // Each label over its column of figures, the corner left empty.
+    expect(found[0]!.table.cells.filter((c) => c.row === 0).map((c) => c.col)).toEqual([1, 2]);
+    // Without the rule under it, the same line over the table is not known for its header.
+    const unruled = streamTables([...header, ...body], [booktabs[0]!, booktabs[2]!]);
+    expect(unruled.map((f) => rowTexts(f.table))).toEqual([rows]);
+  });
+
   it("keeps a justified line above a table, its word spaces wide enough to part it, out of the table's width", () => {
     // The paragraph's first line parts at its stretched word spaces; the tables stand narrower, and
     // the paragraph between them reaches across their rows: it ends the first.
