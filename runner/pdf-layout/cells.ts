@@ -123,7 +123,9 @@ function typedNumber(text: string): { value: number; numFmt?: string } | null {
   if (!n || !Number.isFinite(n.value)) return null;
   let value = n.value * (negative || parens ? -1 : 1);
   if (percent) value = Number((value / 100).toPrecision(15));
-  const numFmt = n.scientific ? scientificFormat(n.decimals, n.scientific.plus) : numberFormat(n.decimals, n.grouped, currency, percent, parens);
+  const numFmt = n.scientific
+    ? scientificFormat(n.decimals, n.scientific.plus)
+    : numberFormat(n.decimals, n.grouped, currency, percent, parens);
   return numFmt ? { value, numFmt } : { value };
 }
 

@@ -381,6 +381,13 @@ function headLines(lines: readonly Line[], first: number, run: readonly Line[], 
   return headRule || overColumns ? lines.slice(k, first) : leadLines(lines, first, width, rules, taken);
 }
 
+/** The lines over a run's first line of cells that are its table's header: ruledHead's, or else headLines'. */
+function headOf(lines: readonly Line[], run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
+  const first = lines.indexOf(run[0]!);
+  const ruled = ruledHead(lines, first, run, rules, taken);
+  return ruled.length ? ruled : headLines(lines, first, run, rules, taken);
+}
+
 /**
  * The header of a table ruled as booktabs rules it: the lines between a rule across the table over
  * them and one across it under them, right over its first line of cells (lines[first]) at line
@@ -588,11 +595,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     const start = run.findIndex((l) => !l.paragraph && multi(l));
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
-    if (run.length) {
-      const first = lines.indexOf(run[0]!);
-      const ruled = ruledHead(lines, first, run, rules, taken);
-      run = [...(ruled.length ? ruled : headLines(lines, first, run, rules, taken)), ...run];
-    }
+    if (run.length) run = [...headOf(lines, run, rules, taken), ...run];
     const wide = wideGaps(run);
     const foot = footLines(run, wide);
     if (foot) return [...read(run.slice(0, -foot)), ...read(run.slice(-foot))];

@@ -102,7 +102,7 @@ function numberSpec(code: string): NumberSpec {
     percent: (code.match(/%/g) ?? []).length,
     scientific: sci !== null,
     expPlus: sci?.[0].endsWith("+") ?? false,
-    expDigits: sci ? Math.max(1, (/^[0#?]+/.exec(numberPart.slice(numberPart.search(/E[+-]/i) + 2))?.[0].length ?? 1)) : 0,
+    expDigits: sci ? Math.max(1, /^[0#?]+/.exec(numberPart.slice(numberPart.search(/E[+-]/i) + 2))?.[0].length ?? 1) : 0,
     // Trailing commas scale by thousands ("#,##0," shows thousands).
     scale: /,+$/.exec(intSpec)?.[0].length ?? 0,
     decimals: (fracSpec.match(/[0#?]/g) ?? []).length,
