@@ -11,7 +11,8 @@
  * inner rule is tables stacked (one's box touching the next one's), read one by one, and so is a
  * box of two rows or more, ruled all across, that no inner rule parts over rows that are parted (a
  * page's header box over a ruled body); a header boxed alone over unruled columns, and a row boxed
- * alone whose cell holds figures set apart (a row of a whitespace table set off), are left to the
+ * alone whose cell holds figures set apart (a row of a whitespace table set off), and a few cells of
+ * a whitespace table boxed row by row (figures beside every line of the grid), are left to the
  * stream finder. Text items go to the cell under their centre. Pure.
  */
 import { splitBands } from "./bands.ts";
@@ -446,6 +447,33 @@ function boxedRow(grid: Grid, drafts: readonly CellDraft[]): boolean {
   );
 }
 
+/** Figures beside a grid's line, this near its box (font sizes), are cells of the line's row. */
+const BESIDE = 4;
+
+/**
+ * Whether a grid boxes a few cells of a whitespace table around it (a reservoir's name and level
+ * boxed among its row's figures, row by row): two lines of text or more, each with a value on its
+ * baseline just outside the box, left or right (within BESIDE font sizes), that no other grid
+ * holds. Read as a lattice, those cells would leave their rows; left to the stream finder, they are
+ * cells of the rows around them. (A ruled table beside the page's other column has prose there, not
+ * a figure on each of its lines.)
+ */
+function boxedInRows(box: Box, items: readonly TextItem[], others: readonly Box[]): boolean {
+  const lines = groupLines(items.filter((i) => !i.opaque && inside(i, box)));
+  if (lines.length < 2) return false;
+  const outside = items.filter((i) => !i.opaque && (i.x1 <= box.x0 || i.x0 >= box.x1) && !others.some((o) => inside(i, o)));
+  return lines.every((line) => {
+    const size = Math.max(...line.map((i) => i.size));
+    const base = line.find((i) => i.size === size)!.base;
+    const beside = outside.filter(
+      (i) =>
+        Math.abs(i.base - base) <= 0.2 * size &&
+        ((box.x0 - i.x1 <= BESIDE * size && i.x1 <= box.x0) || (i.x0 - box.x1 <= BESIDE * size && i.x0 >= box.x1)),
+    );
+    return beside.length > 0 && linePieces(beside).some((p) => p.value);
+  });
+}
+
 /** A vertical rule shorter than this (share of the text's usual size) is no border: a glyph's stem. */
 const MIN_BORDER = 0.9;
 
@@ -491,6 +519,11 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
     if (
       drafts.filter((d) => d.items.length > 0).length < 2 ||
       boxedRow(grid, drafts) ||
+      boxedInRows(
+        box,
+        items,
+        boxes.filter((b) => b !== box),
+      ) ||
       boxedHeader(
         grid,
         drafts,

@@ -976,6 +976,36 @@ describe("a statistics table set by whitespace, one row boxed on its own", () =>
   });
 });
 
+describe("a few cells of a whitespace table boxed row by row", () => {
+  // A reservoirs report (CWC, page 6): the name and level of three reservoirs boxed, each row's
+  // number left of the box and its other figures right of it, set by whitespace.
+  const rows = [
+    ["43", "UPPER WARDHA", "342.50", "339.78", "61"],
+    ["44", "BHATSA", "142.07", "130.95", "71"],
+    ["45", "DHOM", "747.70", "742.81", "69"],
+  ];
+  const items = rows.flatMap(([n, name, frl, level, pct], r) => [
+    right(n!, 93, 333 + 13 * r),
+    item(name!, 98, 333 + 13 * r, { size: 7 }),
+    right(frl!, 222, 333 + 13 * r),
+    right(level!, 262, 333 + 13 * r),
+    right(pct!, 300, 333 + 13 * r),
+  ]);
+  const boxes = [h(322, 97, 223), h(335, 97, 223), h(348, 97, 223), h(361, 97, 223), v(97, 322, 361), v(194, 322, 361), v(223, 322, 361)];
+
+  it("leaves the boxed cells to the rows around them", () => {
+    expect(latticeTables(boxes, items)).toEqual([]);
+    expect(streamTables(items, boxes).map((f) => rowTexts(f.table))).toEqual([rows]);
+  });
+
+  it("keeps a grid with text beside it that is no figure of its rows", () => {
+    // The page's other column beside the grid: prose on the same lines.
+    const prose = rows.map((_, r) => item("and so the text goes on", 226, 333 + 13 * r, { x1: 330 }));
+    const inBox = items.filter((i) => i.x0 >= 97 && i.x1 <= 223);
+    expect(latticeTables(boxes, [...inBox, ...prose])).toHaveLength(1);
+  });
+});
+
 describe("a whitespace table with its totals boxed by rules under it", () => {
   const rows = [
     ["29", "A & N ISLANDS", "1", "183", "184"],
