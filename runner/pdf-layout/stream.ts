@@ -163,6 +163,37 @@ export function streamTable(lines: readonly (readonly TextItem[])[]): Table | nu
 }
 
 /**
+ * A run without the single-piece lines it ends with, but those that continue a row (a cell wrapped
+ * below it: wraps) or are a row of their own (ruledRow).
+ */
+function withoutTrailingText(part: readonly Line[], rules: readonly Rule[]): Line[] {
+  const run = [...part];
+  while (run.length && !multi(run.at(-1)!) && !wraps(run) && !ruledRow(run, rules)) run.pop();
+  return run;
+}
+
+/**
+ * Whether a run's last line, one piece flush with its first column, is a row of the table its rules
+ * draw: a vertical rule between the first two columns of the rows above runs down beside it, as it
+ * runs beside the last row of cells (LaTeX draws a row's column rules row by row, so a last row
+ * holding only its first cell keeps the first rule). At row spacing (MAX_ROW_PITCH).
+ */
+function ruledRow(run: readonly Line[], rules: readonly Rule[]): boolean {
+  const [prev, last] = [run.at(-2), run.at(-1)!];
+  const ref = run.findLast(multi);
+  if (!prev || !ref || last.pieces.length !== 1) return false;
+  const piece = last.pieces[0]!;
+  const [first, second] = [ref.pieces[0]!, ref.pieces[1]!];
+  const pitch = (last.base - prev.base) / Math.max(last.size, prev.size);
+  if (pitch > MAX_ROW_PITCH || Math.abs(piece.x0 - first.x0) > ALIGN) return false;
+  const beside = (l: Line): boolean =>
+    rules.some(
+      (r) => r.x1 - r.x0 < 1 && r.x0 > Math.max(first.x1, piece.x1) && r.x0 < second.x0 && r.y0 <= l.base - 0.6 * l.size && r.y1 >= l.base,
+    );
+  return beside(last) && beside(ref);
+}
+
+/**
  * Whether the last line of a run reads as the wrapped end of a cell of the lines above: set at line
  * spacing below them, within the run's width and right of its first column; or a cell's detail
  * line, in smaller type flush under it.
@@ -587,9 +618,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
   let run: Line[] = [];
   /** The tables of a run: the run as one, or its parts (apart) when it holds none or they read more columns. */
   const read = (part: Line[]): { table: Table; run: Line[] }[] => {
-    let run = part;
-    // A run ends with single-piece lines only when they continue a row (a cell wrapped below it).
-    while (run.length && !multi(run.at(-1)!) && !wraps(run)) run.pop();
+    let run = withoutTrailingText(part, rules);
     // Nor does it start with a title set above it (running text), or the single-piece lines under
     // the title: they read before the table, as text.
     const start = run.findIndex((l) => !l.paragraph && multi(l));

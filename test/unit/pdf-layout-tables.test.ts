@@ -976,6 +976,31 @@ describe("a statistics table set by whitespace, one row boxed on its own", () =>
   });
 });
 
+describe("a table ruled by its columns only, row by row", () => {
+  // tables-014's geometry: LaTeX draws each row's column rules on their own, and the last row
+  // holds only its first cell, so only the first rule goes on beside it.
+  const words = [
+    ["authblk", "babel", "cjk", "dvips"],
+    ["epsf", "epsfig", "euler", "float"],
+    ["pstricks", "t1enc", "titlesec", "tocbind"],
+  ];
+  const xs = [181.6, 241.6, 317.3, 372];
+  const cells = words.flatMap((row, r) => row.map((w, c) => item(w, xs[c]!, 80 + 14.4 * r, { size: 11.5 })));
+  const last = item("ulem", 181.6, 80 + 14.4 * 3, { size: 11.5 });
+  const ruleRows = (n: number, x: number): Rule[] => Array.from({ length: n }, (_, r) => v(x, 69.7 + 14.4 * r, 84.1 + 14.4 * r));
+  const rules = [...ruleRows(4, 235.3), ...ruleRows(3, 311), ...ruleRows(3, 365.7)];
+
+  it("keeps a last row of one cell that the first column rule runs beside", () => {
+    const found = streamTables([...cells, last], rules);
+    expect(found.map((f) => rowTexts(f.table))).toEqual([[...words, ["ulem"]]]);
+  });
+
+  it("leaves a line under the rows that no rule runs beside to the text", () => {
+    const found = streamTables([...cells, last], rules.filter((r) => r.y0 < 110 || r.x0 !== 235.3));
+    expect(found.map((f) => rowTexts(f.table))).toEqual([words]);
+  });
+});
+
 describe("a few cells of a whitespace table boxed row by row", () => {
   // A reservoirs report (CWC, page 6): the name and level of three reservoirs boxed, each row's
   // number left of the box and its other figures right of it, set by whitespace.
