@@ -1,0 +1,78 @@
+/**
+ * Word recall page by page over the corpus' real PDFs: every page cut out with qpdf and converted
+ * alone to XLSX and DOCX, its words checked against the page's reference texts (the best of them
+ * for that page) as bench/pdf-to-office-truth.ts checks whole documents — "every word of every
+ * page". A whole document's measure pools its pages' words, so a word missing on one page can be
+ * made up by an extra copy on another, and one reference text must serve every page; page by page
+ * neither happens. Prints each page that misses a word and the totals.
+ *
+ *   node bench/text-by-page.ts [name-filter]
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { JobError } from "../core/errors.ts";
+import { readDocx, readXlsx } from "../test/helpers/convert-quality.ts";
+import { runOp } from "../test/helpers/runner.ts";
+import { REAL_PDFS } from "../test/helpers/table-truth.ts";
+import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts } from "../test/helpers/text-recall.ts";
+
+/** The number of pages pdfinfo reads, 0 when it cannot read the file. */
+function pageCount(pdf: string): number {
+  try {
+    const info = execFileSync("pdfinfo", [pdf], { stdio: ["ignore", "pipe", "ignore"] }).toString();
+    return Number(/Pages:\s+(\d+)/.exec(info)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** The text of a converted file: the DOCX's, or the workbook's cells row by row. */
+async function textOf(file: string, to: "xlsx" | "docx"): Promise<string> {
+  if (to === "docx") return readDocx(await readFile(file)).text;
+  return (await readXlsx(file))
+    .flatMap((s) => s.grid.map((r) => r.map((c) => (c ? (c.display ?? String(c.value)) : "")).join(" ")))
+    .join("\n");
+}
+
+type Tally = Record<"xlsx" | "docx", [found: number, total: number]>;
+
+/** Converts one page of `pdf` alone both ways and adds its recall to the tally; prints what it misses. */
+async function measurePage(pdf: string, page: number, work: string, sum: Tally): Promise<void> {
+  const refs = await referenceTexts(pdf, page);
+  if (!refs[0]?.trim()) return;
+  const name = path.basename(pdf);
+  const mu = (await mupdfText(pdf, page)) ?? undefined;
+  const one = path.join(work, `${name}-${page}.pdf`);
+  execFileSync("qpdf", ["--empty", "--pages", pdf, String(page), "--", one, "--warning-exit-0"], { stdio: "ignore" });
+  for (const to of ["xlsx", "docx"] as const) {
+    const res = await runOp("convert", { to }, [one], path.join(work, `${name}-${page}-${to}`));
+    if (res instanceof JobError) {
+      console.log(`${name} page ${page} ${to}: ${res.code}`);
+      continue;
+    }
+    const r = bestRecall(refs, await textOf(res.outputs[0]!.path, to), mu, GLUED_ACROSS_CLIP[name]);
+    sum[to] = [sum[to][0] + r.found, sum[to][1] + r.total];
+    if (r.found < r.total) console.log(`${name} page ${page} ${to}: missing ${JSON.stringify([...r.missing])}`);
+  }
+}
+
+const filter = process.argv[2] ?? "";
+const work = await mkdtemp(path.join(os.tmpdir(), "folio-text-by-page-"));
+const sum: Tally = { xlsx: [0, 0], docx: [0, 0] };
+try {
+  for (const sub of ["pdfplumber-tests", "py-pdf-sample-files"]) {
+    const names = (await readdir(path.join(REAL_PDFS, sub))).filter((f) => f.endsWith(".pdf") && f.includes(filter)).sort();
+    for (const name of names) {
+      const pdf = path.join(REAL_PDFS, sub, name);
+      for (let page = 1; page <= pageCount(pdf); page++) await measurePage(pdf, page, work, sum);
+    }
+  }
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
+for (const to of ["xlsx", "docx"] as const) {
+  const [found, total] = sum[to];
+  console.log(`${to}: ${found} of ${total} words (${((100 * found) / Math.max(1, total)).toFixed(3)} %)`);
+}
