@@ -30,15 +30,16 @@ export interface DrawnRun {
 }
 
 /**
- * A run drawn mirrored (its matrix flips the glyphs, as TeX's \reflectbox or a ↦ set reversed in a
- * formula) as the run that covers the same box drawn the usual way: the same direction across,
- * along the other way, from the far end of its advance. Mirrored, the run would read as text turned
- * upside down starting at its right end, and land a word early on its line; poppler, too, reads
- * mirrored glyphs where they stand. `m` is in display space (y down), where upright text has a
- * negative determinant.
+ * A run drawn mirrored left to right (its matrix flips the glyphs, as TeX's \reflectbox or a ↦ set
+ * reversed in a formula) as the run that covers the same box drawn the usual way: the same
+ * direction across, along the other way, from the far end of its advance. Mirrored, the run would
+ * read as text turned upside down starting at its right end, and land a word early on its line;
+ * poppler, too, reads mirrored glyphs where they stand. Only a run that then reads left to right:
+ * one flipped top to bottom (its advance rightwards) is read upright, as before. `m` is in display
+ * space (y down), where upright text has a negative determinant.
  */
 export function unmirrored(m: Matrix, width: number): Matrix {
-  if (m[0] * m[3] - m[1] * m[2] <= 0) return m;
+  if (m[0] * m[3] - m[1] * m[2] <= 0 || -m[0] <= Math.abs(m[1])) return m;
   const len = Math.hypot(m[0], m[1]) || 1;
   return [-m[0], -m[1], m[2], m[3], m[4] + (m[0] / len) * width, m[5] + (m[1] / len) * width];
 }

@@ -22,7 +22,7 @@ const up = (text: string, x: number, y: number, width: number, size = 9): DrawnR
 const upright = (text: string, x: number, y: number, width: number): DrawnRun => ({ ...up(text, x, y, width), m: [9, 0, 0, 9, x, y] });
 
 describe("unmirrored", () => {
-  it("draws a mirrored run the usual way over the same box, and leaves every rotation as it is", () => {
+  it("draws a run mirrored left to right the usual way over the same box, and leaves every rotation as it is", () => {
     // GeoTopo's mirrored ↦: 10.9 pt, origin at 363.2, its advance running back to 352.3 (display space, y down).
     const arrow = unmirrored([-10.9, 0, 0, -10.9, 363.2, 290.8], 10.9);
     [10.9, 0, 0, -10.9, 352.3, 290.8].forEach((v, i) => expect(arrow[i]).toBeCloseTo(v, 6));
@@ -34,9 +34,12 @@ describe("unmirrored", () => {
       [0, 10.9, 10.9, 0, 100, 200],
     ] as Matrix[])
       expect(unmirrored(m, 20)).toBe(m);
-    // Mirrored upwards: the run's far end, 20 pt up, is where it starts.
-    const turned = unmirrored([0, -10.9, 10.9, 0, 100, 200], 20);
-    expect([turned[4], turned[5]]).toEqual([100, 180]);
+    // Flipped top to bottom, or mirrored while turned: left as drawn.
+    for (const m of [
+      [10.9, 0, 0, 10.9, 100, 200],
+      [0, -10.9, 10.9, 0, 100, 200],
+    ] as Matrix[])
+      expect(unmirrored(m, 20)).toBe(m);
   });
 });
 
