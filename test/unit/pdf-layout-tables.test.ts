@@ -996,7 +996,10 @@ describe("a table ruled by its columns only, row by row", () => {
   });
 
   it("leaves a line under the rows that no rule runs beside to the text", () => {
-    const found = streamTables([...cells, last], rules.filter((r) => r.y0 < 110 || r.x0 !== 235.3));
+    const found = streamTables(
+      [...cells, last],
+      rules.filter((r) => r.y0 < 110 || r.x0 !== 235.3),
+    );
     expect(found.map((f) => rowTexts(f.table))).toEqual([words]);
   });
 });
