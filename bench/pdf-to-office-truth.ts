@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { readDocx, readXlsx } from "../test/helpers/convert-quality.ts";
+import { readDocx, readXlsx, workbookText } from "../test/helpers/convert-quality.ts";
 import {
   byClass,
   loadRealTruth,
@@ -231,7 +231,7 @@ interface TextTally {
 }
 
 /** Every real PDF of the corpus, in a stable order. */
-async function realPdfFiles(): Promise<string[]> {
+export async function realPdfFiles(): Promise<string[]> {
   const files: string[] = [];
   for (const sub of ["pdfplumber-tests", "py-pdf-sample-files"]) {
     for (const f of (await readdir(path.join(REAL_PDFS, sub))).filter((x) => x.endsWith(".pdf")).sort())
@@ -255,9 +255,7 @@ async function measureText(pdf: string, venv: string, work: string, peer: boolea
   const pd = peer ? await timed(path.join(venv, "bin/pdf2docx"), ["convert", pdf, path.join(dir, "pdf2docx.docx")]) : null;
   if (fx.error || fd.error) return;
   tally.docs++;
-  const xlsxText = (await sheets(path.join(dir, `${base}.xlsx`)))
-    .flatMap((g) => g.map((r) => r.map((c) => c?.display ?? "").join(" ")))
-    .join("\n");
+  const xlsxText = workbookText((await sheets(path.join(dir, `${base}.xlsx`))).map((grid) => ({ grid })));
   const docxText = readDocx(await readFile(path.join(dir, `${base}.docx`))).text;
   const add = (k: TextTool, r: { found: number; total: number }): void => {
     tally.sum[k][0] += r.found;

@@ -9,14 +9,14 @@
  *   node bench/text-by-page.ts [name-filter]
  */
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { JobError } from "../core/errors.ts";
-import { readDocx, readXlsx } from "../test/helpers/convert-quality.ts";
+import { readDocx, readXlsx, workbookText } from "../test/helpers/convert-quality.ts";
 import { runOp } from "../test/helpers/runner.ts";
-import { REAL_PDFS } from "../test/helpers/table-truth.ts";
 import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts } from "../test/helpers/text-recall.ts";
+import { realPdfFiles } from "./pdf-to-office-truth.ts";
 
 /** The number of pages pdfinfo reads, 0 when it cannot read the file. */
 function pageCount(pdf: string): number {
@@ -31,9 +31,7 @@ function pageCount(pdf: string): number {
 /** The text of a converted file: the DOCX's, or the workbook's cells row by row. */
 async function textOf(file: string, to: "xlsx" | "docx"): Promise<string> {
   if (to === "docx") return readDocx(await readFile(file)).text;
-  return (await readXlsx(file))
-    .flatMap((s) => s.grid.map((r) => r.map((c) => (c ? (c.display ?? String(c.value)) : "")).join(" ")))
-    .join("\n");
+  return workbookText(await readXlsx(file));
 }
 
 type Tally = Record<"xlsx" | "docx", [found: number, total: number]>;
@@ -62,12 +60,8 @@ const filter = process.argv[2] ?? "";
 const work = await mkdtemp(path.join(os.tmpdir(), "folio-text-by-page-"));
 const sum: Tally = { xlsx: [0, 0], docx: [0, 0] };
 try {
-  for (const sub of ["pdfplumber-tests", "py-pdf-sample-files"]) {
-    const names = (await readdir(path.join(REAL_PDFS, sub))).filter((f) => f.endsWith(".pdf") && f.includes(filter)).sort();
-    for (const name of names) {
-      const pdf = path.join(REAL_PDFS, sub, name);
-      for (let page = 1; page <= pageCount(pdf); page++) await measurePage(pdf, page, work, sum);
-    }
+  for (const pdf of (await realPdfFiles()).filter((f) => path.basename(f).includes(filter))) {
+    for (let page = 1; page <= pageCount(pdf); page++) await measurePage(pdf, page, work, sum);
   }
 } finally {
   await rm(work, { recursive: true, force: true });

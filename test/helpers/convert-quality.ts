@@ -698,6 +698,14 @@ export function xlsxQuality(sheets: { grid: (GotCell | undefined)[][] }[], truth
   };
 }
 
+/**
+ * A workbook's text as a reader sees it: every sheet's rows in order, each row's cells as they show
+ * (readXlsx's display) joined by one space, rows by newlines. What word recall reads a workbook as.
+ */
+export function workbookText(sheets: readonly { grid: readonly (readonly ({ display?: string } | undefined)[])[] }[]): string {
+  return sheets.flatMap((s) => s.grid.map((r) => r.map((c) => c?.display ?? "").join(" "))).join("\n");
+}
+
 /** The non-empty rows of every sheet as text, cells joined by one space. */
 export function sheetRows(sheets: { grid: (GotCell | undefined)[][] }[]): string[] {
   return sheets.flatMap((s) => s.grid.map((r) => norm(r.map((c) => (c ? String(c.value) : "")).join(" ")))).filter(Boolean);

@@ -22,7 +22,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobError } from "../../core/errors.ts";
-import { readDocx, readXlsx } from "../helpers/convert-quality.ts";
+import { readDocx, readXlsx, workbookText } from "../helpers/convert-quality.ts";
 import { runOp } from "../helpers/runner.ts";
 import { byClass, loadRealTruth, REAL_PDFS, scoreTable, type OutCell, type TableScore, type TruthTable } from "../helpers/table-truth.ts";
 import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts, type Recall } from "../helpers/text-recall.ts";
@@ -90,9 +90,6 @@ async function convert(file: string, to: "xlsx" | "docx"): Promise<string | JobE
   return res instanceof JobError ? res : res.outputs[0]!.path;
 }
 
-const sheetText = (sheets: { grid: (OutCell | undefined)[][] }[]): string =>
-  sheets.flatMap((s) => s.grid.map((r) => r.map((c) => c?.display ?? "").join(" "))).join("\n");
-
 beforeAll(async () => {
   ({ dir, cleanup } = await tmpDir("folio-pdf-office-real-"));
   for (const file of await pdfs()) {
@@ -111,7 +108,7 @@ beforeAll(async () => {
       references: await referenceTexts(file),
       mupdf: (await mupdfText(file)) ?? undefined,
       xlsx: sheets,
-      xlsxText: sheetText(sheets),
+      xlsxText: workbookText(sheets),
       docxText: docx ? readDocx(await readFile(docx)).text : "",
     });
   }

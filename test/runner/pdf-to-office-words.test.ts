@@ -9,7 +9,7 @@ import { access, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobError } from "../../core/errors.ts";
-import { readDocx, readXlsx } from "../helpers/convert-quality.ts";
+import { readDocx, readXlsx, workbookText } from "../helpers/convert-quality.ts";
 import { runOp } from "../helpers/runner.ts";
 import { bestRecall, mupdfText, referenceTexts } from "../helpers/text-recall.ts";
 import { REAL_PDFS } from "../helpers/table-truth.ts";
@@ -84,12 +84,7 @@ async function converted(file: string): Promise<{ docx: string; xlsx: string }> 
     if (res instanceof JobError) throw res;
     const out = res.outputs[0]!.path;
     if (to === "docx") texts.push(readDocx(await readFile(out)).text);
-    else
-      texts.push(
-        (await readXlsx(out))
-          .flatMap((s) => s.grid.map((r) => r.map((c) => (c ? (c.display ?? String(c.value)) : "")).join(" ")))
-          .join("\n"),
-      );
+    else texts.push(workbookText(await readXlsx(out)));
   }
   return { docx: texts[0]!, xlsx: texts[1]! };
 }
