@@ -184,7 +184,7 @@ function ruledRow(run: readonly Line[], rules: readonly Rule[]): boolean {
   if (!prev || !ref || last.pieces.length !== 1) return false;
   const piece = last.pieces[0]!;
   const [first, second] = [ref.pieces[0]!, ref.pieces[1]!];
-  const pitch = (last.base - prev.base) / Math.max(last.size, prev.size);
+  const pitch = pitchOf(prev, last);
   if (pitch > MAX_ROW_PITCH || Math.abs(piece.x0 - first.x0) > ALIGN) return false;
   const beside = (l: Line): boolean =>
     rules.some(
@@ -202,7 +202,7 @@ function wraps(run: readonly Line[]): boolean {
   const [prev, last] = [run.at(-2), run.at(-1)!];
   const ref = run.findLast(multi);
   if (!prev || !ref) return false;
-  const pitch = (last.base - prev.base) / Math.max(last.size, prev.size);
+  const pitch = pitchOf(prev, last);
   const piece = last.pieces[0]!;
   if (pitch <= LINE_SPACING && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2) return true;
   // A cell's detail line in smaller type, flush under it (textgrid.ts detailLine).
@@ -242,7 +242,7 @@ function wrappedUnder(line: Line, before: Line | undefined, row: Line | undefine
   const piece = line.pieces[0]!;
   const k = row.pieces.findIndex((p) => Math.abs(p.x0 - piece.x0) <= ALIGN);
   const next = row.pieces[k + 1];
-  return k >= 0 && (line.base - before.base) / Math.max(line.size, before.size) <= LINE_SPACING && (!next || piece.x1 < next.x0);
+  return k >= 0 && pitchOf(before, line) <= LINE_SPACING && (!next || piece.x1 < next.x0);
 }
 
 /**
@@ -252,7 +252,7 @@ function wrappedUnder(line: Line, before: Line | undefined, row: Line | undefine
  */
 function wrapsOn(line: Line, above: Line): boolean {
   if (line.pieces.length !== 1 || above.pieces.length !== 1) return false;
-  const pitch = (line.base - above.base) / Math.max(line.size, above.size);
+  const pitch = pitchOf(above, line);
   return (
     pitch <= LINE_SPACING && Math.abs(line.pieces[0]!.x0 - above.pieces[0]!.x0) <= ALIGN && /^\p{Ll}/u.test(pieceText(line.pieces[0]!))
   );
@@ -344,7 +344,7 @@ function joins(line: Line, run: readonly Line[], rules: readonly Rule[]): boolea
   const prev = run.at(-1);
   if (!prev) return false;
   const lastMulti = run.findLast(multi);
-  const pitch = (line.base - prev.base) / Math.max(line.size, prev.size);
+  const pitch = pitchOf(prev, line);
   // Tall rows (a neighbour cell wrapped over lines) leave wide gaps: a line that repeats the run's
   // columns still belongs to it.
   const close = pitch <= MAX_ROW_PITCH || (pitch <= MAX_ALIGNED_PITCH && lastMulti !== undefined && sameColumns(line, lastMulti));
@@ -382,6 +382,32 @@ function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
 const HEAD_LINES = 3;
 
 /**
+ * How far up from lines[first] the lines over a table's first row go on with it: the index of the
+ * topmost of up to HEAD_LINES lines, each taken by no other table and accepted (`takes`, given the
+ * line, the one under it, and whether that one is lines[first]); `first` when none is.
+ */
+function climb(
+  lines: readonly Line[],
+  first: number,
+  taken: ReadonlySet<Line>,
+  takes: (above: Line, below: Line, last: boolean) => boolean,
+): number {
+  let k = first;
+  while (k > 0 && first - k < HEAD_LINES && !taken.has(lines[k - 1]!) && takes(lines[k - 1]!, lines[k]!, k === first)) k--;
+  return k;
+}
+
+/** Whether a line lies within a span, ALIGN of slack on either side. */
+const within = (line: Line, span: Span): boolean => line.pieces[0]!.x0 >= span.x0 - ALIGN && line.pieces.at(-1)!.x1 <= span.x1 + ALIGN;
+
+/** Baseline to baseline from one line to the next, in the larger one's font sizes. */
+const pitchOf = (above: Line, below: Line): number => (below.base - above.base) / Math.max(above.size, below.size);
+
+/** Whether a rule across `width` is drawn just over a line: a head rule, under one font size to two above its baseline. */
+const ruledOver = (top: Line, rules: readonly Rule[], width: Span): boolean =>
+  rules.some((r) => ruleAcross(r, width) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
+
+/**
  * The lines of one piece between a table's head rule and the first line of cells of its run
  * (lines[first]): a group's label over its columns, a label centred on the header's two lines
  * (LaTeX's \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the
@@ -392,17 +418,19 @@ const HEAD_LINES = 3;
  */
 function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
   const width = rowsWidth(run);
-  let k = first;
-  while (k > 0 && first - k < HEAD_LINES) {
-    const [above, below] = [lines[k - 1]!, lines[k]!];
-    const inside = above.pieces[0]!.x0 >= width.x0 - ALIGN && above.pieces.at(-1)!.x1 <= width.x1 + ALIGN;
-    const close = (below.base - above.base) / Math.max(above.size, below.size) <= LINE_SPACING;
-    if (taken.has(above) || multi(above) || above.paragraph || !inside || !close || rulesBetween(above, below, rules, width).length) break;
-    k--;
-  }
+  const k = climb(
+    lines,
+    first,
+    taken,
+    (above, below) =>
+      !multi(above) &&
+      !above.paragraph &&
+      within(above, width) &&
+      pitchOf(above, below) <= LINE_SPACING &&
+      !rulesBetween(above, below, rules, width).length,
+  );
   if (k === first) return leadLines(lines, first, width, rules, taken);
-  const top = lines[k]!;
-  const headRule = rules.some((r) => ruleAcross(r, width) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
+  const headRule = ruledOver(lines[k]!, rules, width);
   // Or labels over the columns right of the row labels (right of where the shortest of them
   // ends): a group's heading over the amounts ("Year ended 31 December").
   const labelsEnd = minOf(run.filter(multi), (l) => l.pieces[0]!.x1);
@@ -434,21 +462,14 @@ function ruledHead(lines: readonly Line[], first: number, run: readonly Line[], 
   if (!under) return [];
   // The rules' width: a header centred over the last column may run past its values.
   const width = { x0: Math.min(rows.x0, under.x0), x1: Math.max(rows.x1, under.x1) };
-  let k = first;
-  while (k > 0 && first - k < HEAD_LINES) {
-    const [above, below] = [lines[k - 1]!, lines[k]!];
-    const inside = above.pieces[0]!.x0 >= width.x0 - ALIGN && above.pieces.at(-1)!.x1 <= width.x1 + ALIGN;
-    const pitch = (below.base - above.base) / Math.max(above.size, below.size);
+  const k = climb(lines, first, taken, (above, below, last) => {
     const ruled = rulesBetween(above, below, rules, rows).length > 0;
-    if (taken.has(above) || !inside || pitch > (k === first ? RULED_SPACING : LINE_SPACING) || ruled !== (k === first)) break;
-    k--;
-  }
+    return within(above, width) && pitchOf(above, below) <= (last ? RULED_SPACING : LINE_SPACING) && ruled === last;
+  });
   const band = lines.slice(k, first);
   // Labels over columns, not a caption boxed over the table: its last line parts into cells.
   if (!band.length || !multi(band.at(-1)!)) return [];
-  const top = band[0]!;
-  const headRule = rules.some((r) => ruleAcross(r, rows) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
-  return headRule ? band : [];
+  return ruledOver(band[0]!, rules, rows) ? band : [];
 }
 
 /** A header's last line and the first row under the rule between them stand this far apart at most (font sizes, baseline to baseline). */
@@ -462,16 +483,16 @@ const RULED_SPACING = 2.5;
  * (leadsInto); textgrid.ts withLeadLines decides whether they are the cell's.
  */
 function leadLines(lines: readonly Line[], first: number, width: Span, rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
-  let k = first;
-  while (k > 0 && first - k < HEAD_LINES) {
-    const [above, below] = [lines[k - 1]!, lines[k]!];
-    const inside = above.pieces[0]!.x0 >= width.x0 - ALIGN && above.pieces.at(-1)!.x1 <= width.x1 + ALIGN;
-    const close = (below.base - above.base) / Math.max(above.size, below.size) <= LINE_SPACING;
-    const flush = k === first ? leadsInto(above, below) : Math.abs(above.pieces[0]!.x0 - below.pieces[0]!.x0) <= ALIGN;
-    if (taken.has(above) || above.pieces.length !== 1 || !inside || !close || !flush || rulesBetween(above, below, rules, width).length)
-      break;
-    k--;
-  }
+  const k = climb(lines, first, taken, (above, below, last) => {
+    const flush = last ? leadsInto(above, below) : Math.abs(above.pieces[0]!.x0 - below.pieces[0]!.x0) <= ALIGN;
+    return (
+      above.pieces.length === 1 &&
+      within(above, width) &&
+      pitchOf(above, below) <= LINE_SPACING &&
+      flush &&
+      !rulesBetween(above, below, rules, width).length
+    );
+  });
   return lines.slice(k, first);
 }
 
@@ -584,7 +605,7 @@ function gapApart(run: readonly Line[], gaps: readonly number[]): Line[][] {
 
 /** Where a run's wide gaps are (see gapApart): the indexes of the lines under them. */
 function wideGaps(run: readonly Line[]): number[] {
-  const pitch = (k: number): number => (run[k]!.base - run[k - 1]!.base) / Math.max(run[k]!.size, run[k - 1]!.size);
+  const pitch = (k: number): number => pitchOf(run[k - 1]!, run[k]!);
   const pitches = run
     .slice(1)
     .map((_, k) => pitch(k + 1))
