@@ -447,6 +447,9 @@ function boxedRow(grid: Grid, drafts: readonly CellDraft[]): boolean {
   );
 }
 
+/** A line's run in its largest type, the first of them, glyphs before opaque runs: where the line stands. */
+const mainItem = (line: readonly TextItem[]): TextItem => line.reduce((a, b) => (!b.opaque && (a.opaque || b.size > a.size) ? b : a));
+
 /** Figures beside a grid's line, this near its box (font sizes), are cells of the line's row. */
 const BESIDE = 4;
 
@@ -463,8 +466,7 @@ function boxedInRows(box: Box, items: readonly TextItem[], others: readonly Box[
   if (lines.length < 2) return false;
   const outside = items.filter((i) => !i.opaque && (i.x1 <= box.x0 || i.x0 >= box.x1) && !others.some((o) => inside(i, o)));
   return lines.every((line) => {
-    const size = Math.max(...line.map((i) => i.size));
-    const base = line.find((i) => i.size === size)!.base;
+    const { size, base } = mainItem(line);
     const beside = outside.filter(
       (i) =>
         Math.abs(i.base - base) <= 0.2 * size &&
@@ -507,7 +509,7 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
     // Each line's items in the row of its text's middle: a subscript or superscript stays in the
     // row of the run it belongs to ("e₂" whose "₂" reaches under a grid line).
     for (const line of groupLines(items.filter((i) => inside(i, box)))) {
-      const main = line.reduce((a, b) => (!b.opaque && (a.opaque || b.size > a.size) ? b : a));
+      const main = mainItem(line);
       const cy = main.base - 0.3 * main.size;
       const row = Math.max(1, firstAtLeast(grid.ys, cy)) - 1;
       for (const item of line) {
@@ -516,21 +518,12 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
         owner[row]?.[col]?.items.push(item);
       }
     }
+    const others = boxes.filter((b) => b !== box);
     if (
       drafts.filter((d) => d.items.length > 0).length < 2 ||
       boxedRow(grid, drafts) ||
-      boxedInRows(
-        box,
-        items,
-        boxes.filter((b) => b !== box),
-      ) ||
-      boxedHeader(
-        grid,
-        drafts,
-        box,
-        items,
-        boxes.filter((b) => b !== box),
-      )
+      boxedInRows(box, items, others) ||
+      boxedHeader(grid, drafts, box, items, others)
     )
       continue;
     const lattice = buildTable("lattice", splitBands(drafts, grid.ys.length - 1).drafts, grid.xs, box);
