@@ -8,25 +8,15 @@
  *
  *   node bench/text-by-page.ts [name-filter]
  */
-import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { JobError } from "../core/errors.ts";
 import { readDocx, readXlsx, workbookText } from "../test/helpers/convert-quality.ts";
 import { runOp } from "../test/helpers/runner.ts";
+import { pdfinfo, run } from "../test/helpers/tools.ts";
 import { bestRecall, GLUED_ACROSS_CLIP, mupdfText, referenceTexts } from "../test/helpers/text-recall.ts";
 import { realPdfFiles } from "./pdf-to-office-truth.ts";
-
-/** The number of pages pdfinfo reads, 0 when it cannot read the file. */
-function pageCount(pdf: string): number {
-  try {
-    const info = execFileSync("pdfinfo", [pdf], { stdio: ["ignore", "pipe", "ignore"] }).toString();
-    return Number(/Pages:\s+(\d+)/.exec(info)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
 
 /** The text of a converted file: the DOCX's, or the workbook's cells row by row. */
 async function textOf(file: string, to: "xlsx" | "docx"): Promise<string> {
@@ -43,7 +33,7 @@ async function measurePage(pdf: string, page: number, work: string, sum: Tally):
   const name = path.basename(pdf);
   const mu = (await mupdfText(pdf, page)) ?? undefined;
   const one = path.join(work, `${name}-${page}.pdf`);
-  execFileSync("qpdf", ["--empty", "--pages", pdf, String(page), "--", one, "--warning-exit-0"], { stdio: "ignore" });
+  await run("qpdf", ["--empty", "--pages", pdf, String(page), "--", one, "--warning-exit-0"]);
   for (const to of ["xlsx", "docx"] as const) {
     const res = await runOp("convert", { to }, [one], path.join(work, `${name}-${page}-${to}`));
     if (res instanceof JobError) {
@@ -61,7 +51,9 @@ const work = await mkdtemp(path.join(os.tmpdir(), "folio-text-by-page-"));
 const sum: Tally = { xlsx: [0, 0], docx: [0, 0] };
 try {
   for (const pdf of (await realPdfFiles()).filter((f) => path.basename(f).includes(filter))) {
-    for (let page = 1; page <= pageCount(pdf); page++) await measurePage(pdf, page, work, sum);
+    const info = await pdfinfo(pdf);
+    const pages = info.ok ? Number(info.Pages) : 0;
+    for (let page = 1; page <= pages; page++) await measurePage(pdf, page, work, sum);
   }
 } finally {
   await rm(work, { recursive: true, force: true });
