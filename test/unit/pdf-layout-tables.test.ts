@@ -46,6 +46,8 @@ const h = (y: number, x0 = 0, x1 = 300): Rule => ({ x0, x1, y0: y, y1: y });
 const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
 const lines = (items: TextItem[]): { base: number; size: number; pieces: ReturnType<typeof linePieces> }[] =>
   groupLines(items).map((l) => ({ base: l[0]!.base, size: 10, pieces: linePieces(l) }));
+/** The text of each line the items group into, its first segment's (what a reader reads on a line of a formula). */
+const lineTexts = (items: TextItem[]): string[] => groupLines(items).map((l) => segmentText(splitLine(l)[0]!));
 const rowTexts = (t: Table): string[][] =>
   Array.from({ length: t.rows }, (_, r) =>
     t.cells
@@ -1513,7 +1515,7 @@ describe("text as a reader sees it", () => {
       item("S", 301.21, 67.09, { size: 10.91, x1: 307.9 }),
     ];
     // (The italic correction before the "1" is wider than a word space of its size.)
-    expect(groupLines(ts).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["T 1 s S"]);
+    expect(lineTexts(ts)).toEqual(["T 1 s S"]);
     // κ^{−n}_{Nor}(s): "−" and "n" above in two fonts, "Nor" below from the same x; not "κ−Norn".
     const kappa = [
       item("κ", 139.07, 67.09, { size: 10.91, x1: 145.36 }),
@@ -1522,7 +1524,7 @@ describe("text as a reader sees it", () => {
       item("Nor", 145.36, 69.82, { size: 7.97, x1: 159.24 }),
       item("(s)", 159.74, 67.09, { size: 10.91, x1: 172.5 }),
     ];
-    expect(groupLines(kappa).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["κ−n Nor (s)"]);
+    expect(lineTexts(kappa)).toEqual(["κ−n Nor (s)"]);
   });
 
   it("puts an accent drawn over the first letter of a run on that letter", () => {
@@ -1532,7 +1534,7 @@ describe("text as a reader sees it", () => {
       item("˜", 482.24, 342.12, { x1: 487.7 }),
       item("z, γ", 481.59, 342.12, { x1: 497.64 }),
     ];
-    expect(groupLines(line).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["(0) = z̃, γ"]);
+    expect(lineTexts(line)).toEqual(["(0) = z̃, γ"]);
     // "X̃, y₀" (GeoTopo page 61): a capital before a comma and a space takes most of its run's
     // width, so the tilde over it, 3 pt in, is on the X and not left to fall after the y.
     const capital = [
@@ -1541,7 +1543,7 @@ describe("text as a reader sees it", () => {
       item("X, y", 199.6, 393.6, { size: 10.9, x1: 219.7 }),
       item("0", 219.7, 395.3, { size: 8, x1: 223.9 }),
     ];
-    expect(groupLines(capital).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["∈ X̃, y0"]);
+    expect(lineTexts(capital)).toEqual(["∈ X̃, y0"]);
   });
 
   it("joins a subscript of a subscript set in the same smallest size to it", () => {
@@ -1553,7 +1555,7 @@ describe("text as a reader sees it", () => {
       item("i", 231.6, 585.4, { size: 6, x1: 234.3 }),
       item("j", 234.3, 587.3, { size: 6, x1: 237.3 }),
     ];
-    expect(groupLines(label).map((l) => segmentText(splitLine(l)[0]!))).toEqual(["=Vij"]);
+    expect(lineTexts(label)).toEqual(["=Vij"]);
     // A run in the size of the line's largest type is no script, however it is shifted.
     const small = [item("note", 100, 500, { size: 6, x1: 112 }), item("two", 112, 502.8, { size: 6, x1: 121 })];
     expect(groupLines(small)).toHaveLength(2);
