@@ -476,6 +476,50 @@ function boxedInRows(box: Box, items: readonly TextItem[], others: readonly Box[
   });
 }
 
+/** Runs nearer than this (share of their size) with no space drawn between are one word's. */
+const WORD_GAP = 0.15;
+/** A grid line this near (points) the gap between two runs parts them: two cells' texts set against their border. */
+const PARTS = 1;
+
+/**
+ * A line's runs (left to right) in words: runs that touch with no space between them, unless a
+ * grid line runs in the gap. A grid line that passes through a glyph does not part the word: a
+ * drawing's label set across one of its lines ("(x₁, y₁)" over a line through its "x") is one
+ * word, placed whole. `xs` are the grid's column lines.
+ */
+function gridWords(line: readonly TextItem[], xs: readonly number[]): TextItem[][] {
+  const words: TextItem[][] = [];
+  for (const item of line) {
+    const word = words.at(-1);
+    const prev = word?.at(-1);
+    const gap = prev ? item.x0 - prev.x1 : Infinity;
+    const joins =
+      prev !== undefined &&
+      !item.spaceBefore &&
+      gap < WORD_GAP * Math.min(prev.size, item.size) &&
+      gap > -0.25 * Math.min(prev.size, item.size) &&
+      !xs.some((x) => x >= prev.x1 - PARTS && x <= item.x0 + PARTS);
+    if (joins) word!.push(item);
+    else words.push([item]);
+  }
+  return words;
+}
+
+/**
+ * Whether a word of the text runs across the grid's left or right edge, in part inside it and in
+ * part outside: a label drawn over a diagram's frame ("(x₂, y₂)" across the side of a drawn
+ * square). No table's cell text crosses the table's border.
+ */
+function crossesFrame(box: Box, xs: readonly number[], items: readonly TextItem[]): boolean {
+  const band = items.filter((i) => {
+    const cy = i.base - 0.3 * i.size;
+    return !i.opaque && cy >= box.top && cy <= box.bottom && i.x1 >= box.x0 - i.size && i.x0 <= box.x1 + i.size;
+  });
+  return groupLines(band).some((line) =>
+    gridWords(line, xs).some((word) => word.some((i) => inside(i, box)) && word.some((i) => !inside(i, box))),
+  );
+}
+
 /** A vertical rule shorter than this (share of the text's usual size) is no border: a glyph's stem. */
 const MIN_BORDER = 0.9;
 
@@ -512,15 +556,16 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
       const main = mainItem(line);
       const cy = main.base - 0.3 * main.size;
       const row = Math.max(1, firstAtLeast(grid.ys, cy)) - 1;
-      for (const item of line) {
-        // The first grid line at or after the centre (never the first line) closes the item's cell.
-        const col = Math.max(1, firstAtLeast(grid.xs, (item.x0 + item.x1) / 2)) - 1;
-        owner[row]?.[col]?.items.push(item);
+      for (const word of gridWords(line, grid.xs)) {
+        // The first grid line at or after the word's centre (never the first line) closes its cell.
+        const col = Math.max(1, firstAtLeast(grid.xs, (word[0]!.x0 + word.at(-1)!.x1) / 2)) - 1;
+        owner[row]?.[col]?.items.push(...word);
       }
     }
     const others = boxes.filter((b) => b !== box);
     if (
       drafts.filter((d) => d.items.length > 0).length < 2 ||
+      crossesFrame(box, grid.xs, items) ||
       boxedRow(grid, drafts) ||
       boxedInRows(box, items, others) ||
       boxedHeader(grid, drafts, box, items, others)

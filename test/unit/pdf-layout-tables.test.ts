@@ -536,6 +536,43 @@ describe("a ruled grid and scripts", () => {
   });
 });
 
+describe("a drawing's labels set across its lines", () => {
+  // A label "(x₁, y₁)" as TeX sets it, in five runs: the letter, its subscript in smaller type and
+  // lower, and so on (GeoTopo's figure of a product space, its grid drawn with lines).
+  const label = (x: number, base: number, n: string): TextItem[] => [
+    item("(", x, base, { x1: x + 4.2 }),
+    item("x", x + 4.2, base, { x1: x + 10.4 }),
+    item(n, x + 10.4, base + 1.6, { size: 8, x1: x + 14.7 }),
+    item(", y", x + 15.2, base, { x1: x + 25.4 }),
+    item(n, x + 25.4, base + 1.6, { size: 8, x1: x + 29.6 }),
+    item(")", x + 30.1, base, { x1: x + 34.3 }),
+  ];
+  const square = [h(0, 0, 200), h(60, 0, 200), v(0, 0, 60), v(200, 0, 60)];
+
+  it("keeps a label that a line crosses through a glyph in one cell", () => {
+    // The inner line passes through the "x" (94.2–100.4 wide), not between two runs.
+    const items = [item("A", 20, 30), ...label(90, 30, "1")];
+    const tables = latticeTables([...square, v(98, 0, 60)], items);
+    expect(tables).toHaveLength(1);
+    expect(rowTexts(tables[0]!)).toEqual([["A", "(x1, y1)"]]);
+  });
+
+  it("still parts two cells' figures set against the border between them", () => {
+    const items = [item("A", 20, 30), item("12.5", 78, 30), item("13.4", 100, 30)];
+    const tables = latticeTables([...square, v(50, 0, 60), v(99.5, 0, 60)], items);
+    expect(rowTexts(tables[0]!)).toEqual([["A", "12.5", "13.4"]]);
+  });
+
+  it("leaves a drawing whose label runs across its frame to the text", () => {
+    // The frame passes through the ", y" (195.2–205.4).
+    const items = [item("A", 20, 30), item("B", 120, 30), ...label(180, 45, "2")];
+    expect(latticeTables([...square, v(100, 0, 60)], items)).toEqual([]);
+    // The same label set apart from the frame, beside it: a table.
+    const beside = [item("A", 20, 30), item("B", 120, 30), ...label(205, 45, "2")];
+    expect(latticeTables([...square, v(100, 0, 60)], beside)).toHaveLength(1);
+  });
+});
+
 describe("a grid ruled between its columns but not around them", () => {
   // LaTeX's {l|r|r} with \hline, or a report drawing inner separators only: the row rules reach
   // past the outermost vertical rules, over the row labels and the last column.
