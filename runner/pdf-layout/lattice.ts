@@ -536,6 +536,28 @@ function borders(rules: readonly Rule[], items: readonly TextItem[]): Rule[] {
   return rules.filter((r) => isHorizontal(r) || r.y1 - r.y0 >= min);
 }
 
+/**
+ * The grid's cells, each with the text items in it. Each line's items go to the row of its text's
+ * middle: a subscript or superscript stays in the row of the run it belongs to ("e₂" whose "₂"
+ * reaches under a grid line); each word to the column of its centre (gridWords).
+ */
+function placeText(grid: Grid, box: Box, items: readonly TextItem[]): CellDraft[] {
+  const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
+  // The draft covering each grid cell, so that placing an item is a lookup, not a search.
+  const owner = Array.from({ length: grid.ys.length - 1 }, () => new Array<CellDraft | undefined>(grid.xs.length - 1));
+  for (const d of drafts) for (let r = d.row; r < d.row + d.rowSpan; r++) for (let c = d.col; c < d.col + d.colSpan; c++) owner[r]![c] = d;
+  for (const line of groupLines(items.filter((i) => inside(i, box)))) {
+    const main = mainItem(line);
+    const row = Math.max(1, firstAtLeast(grid.ys, main.base - 0.3 * main.size)) - 1;
+    for (const word of gridWords(line, grid.xs)) {
+      // The first grid line at or after the word's centre (never the first line) closes its cell.
+      const col = Math.max(1, firstAtLeast(grid.xs, (word[0]!.x0 + word.at(-1)!.x1) / 2)) - 1;
+      owner[row]?.[col]?.items.push(...word);
+    }
+  }
+  return drafts;
+}
+
 /** Lattice tables of a page; `items` are the page's text items not yet placed elsewhere. */
 export function latticeTables(allRules: readonly Rule[], items: readonly TextItem[]): Table[] {
   if (allRules.length > MAX_RULES) return [];
@@ -545,23 +567,7 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
   const boxes = grids.map((g) => ({ x0: g.xs[0]!, x1: g.xs.at(-1)!, top: g.ys[0]!, bottom: g.ys.at(-1)! }));
   for (const [k, grid] of grids.entries()) {
     const box = boxes[k]!;
-    const drafts: CellDraft[] = gridCells(grid).map((c) => ({ ...c, items: [] }));
-    // The draft covering each grid cell, so that placing an item is a lookup, not a search.
-    const owner = Array.from({ length: grid.ys.length - 1 }, () => new Array<CellDraft | undefined>(grid.xs.length - 1));
-    for (const d of drafts)
-      for (let r = d.row; r < d.row + d.rowSpan; r++) for (let c = d.col; c < d.col + d.colSpan; c++) owner[r]![c] = d;
-    // Each line's items in the row of its text's middle: a subscript or superscript stays in the
-    // row of the run it belongs to ("e₂" whose "₂" reaches under a grid line).
-    for (const line of groupLines(items.filter((i) => inside(i, box)))) {
-      const main = mainItem(line);
-      const cy = main.base - 0.3 * main.size;
-      const row = Math.max(1, firstAtLeast(grid.ys, cy)) - 1;
-      for (const word of gridWords(line, grid.xs)) {
-        // The first grid line at or after the word's centre (never the first line) closes its cell.
-        const col = Math.max(1, firstAtLeast(grid.xs, (word[0]!.x0 + word.at(-1)!.x1) / 2)) - 1;
-        owner[row]?.[col]?.items.push(...word);
-      }
-    }
+    const drafts = placeText(grid, box, items);
     const others = boxes.filter((b) => b !== box);
     if (
       drafts.filter((d) => d.items.length > 0).length < 2 ||
