@@ -266,6 +266,29 @@ function besideLabel(lines: readonly PieceLine[], k: number, g: Gap): Piece | nu
   return null;
 }
 
+/**
+ * Whether the label on line k, alone left of the gap, is centred between the two lines around it,
+ * each of which has text right of the gap and none left of it (a \multirow label on two rows): it
+ * stands beside both, and counts as two lines with text on both sides of the gap.
+ */
+function centredOnTwo(lines: readonly PieceLine[], k: number, g: Gap): boolean {
+  const [above, below] = [lines[k - 1], lines[k + 1]];
+  const line = lines[k]!;
+  if (
+    !around(line, g)[0] ||
+    line.pieces.some((p) => p.x1 > g.x0 + 0.01) ||
+    !above ||
+    !below ||
+    !besideLine(line, above) ||
+    !besideLine(line, below)
+  )
+    return false;
+  return [above, below].every((o) => {
+    const [l, r] = around(o, g);
+    return !l && r !== null;
+  });
+}
+
 /** The pieces either side of a gap on line k (around), the right one beside a centred label (besideLabel). */
 function besideGap(lines: readonly PieceLine[], k: number, g: Gap): [Piece | null, Piece | null] {
   const [l, r] = around(lines[k]!, g);
@@ -312,7 +335,8 @@ function isColumnGap(lines: readonly PieceLine[], g: Gap): boolean {
     if (readAsOne(l, r, line.size)) joined++;
   }
   // A column gap has text on both sides on two lines at least (one, in a table of two lines).
-  if (widths.length < Math.min(2, lines.length)) return false;
+  const centred = lines.filter((_, k) => centredOnTwo(lines, k, g)).length;
+  if (widths.length + centred < Math.min(2, lines.length)) return false;
   if (phraseSpace(phrases, wide, widths.length)) return false;
   if (joined >= 0.8 * widths.length) return false;
   if (values * 2 >= widths.length) return true;

@@ -602,6 +602,20 @@ function centredSpan(
 }
 
 /**
+ * Whether a label left of a river stands on a line of its own, centred between two lines that both
+ * have text right of it and none left (LaTeX's \multirow: "Actual Class" half a line under the
+ * first of its rows, over the second): the river parts the label's column from theirs.
+ */
+function centredBeside(lines: readonly PieceLine[], left: (l: PieceLine) => boolean, right: (l: PieceLine) => boolean): boolean {
+  return lines.some((line, k) => {
+    const [above, below] = [lines[k - 1], lines[k + 1]];
+    if (!above || !below || !left(line) || right(line)) return false;
+    const near = (o: PieceLine): boolean => Math.abs(o.base - line.base) < Math.max(o.size, line.size) && right(o) && !left(o);
+    return near(above) && near(below);
+  });
+}
+
+/**
  * The separators: text rivers and drawn rules, a river within SAME_X of a rule being that rule.
  * A river between two columns that no line uses both of is dropped: those are one column whose
  * cells align differently (a left-aligned header over right-aligned numbers). A header set over
@@ -620,8 +634,9 @@ function separators(lines: readonly PieceLine[], drawn: readonly number[]): numb
     for (const x of text) {
       const k = seps.indexOf(x);
       const [lo, hi] = [seps[k - 1] ?? Number.NEGATIVE_INFINITY, seps[k + 1] ?? Number.POSITIVE_INFINITY];
-      const both = rows.some((l) => l.pieces.some((p) => mid(p) > lo && mid(p) < x) && l.pieces.some((p) => mid(p) > x && mid(p) < hi));
-      if (!both) {
+      const left = (l: PieceLine): boolean => l.pieces.some((p) => mid(p) > lo && mid(p) < x);
+      const right = (l: PieceLine): boolean => l.pieces.some((p) => mid(p) > x && mid(p) < hi);
+      if (!rows.some((l) => left(l) && right(l)) && !centredBeside(rows, left, right)) {
         text = text.filter((t) => t !== x);
         changed = true;
         break;

@@ -2215,6 +2215,30 @@ describe("row labels centred on two rows (LaTeX's \\multirow)", () => {
   });
 });
 
+describe("a column holding one label only, centred on its two rows (LaTeX's \\multirow)", () => {
+  // A confusion matrix: "Actual Class" centred between the rows "Official" and "Unofficial", the
+  // only text of its column; a rule parts the labels from the counts, one under the header.
+  const s = { size: 9.6 };
+  const at = (text: string, x0: number, x1: number, base: number): TextItem => item(text, x0, base, { ...s, x1 });
+  const header = [at("Official", 425, 454, 233), at("Unofficial", 466.5, 505, 233)];
+  const upper = [at("Official", 378.7, 407.5, 247.8), at("92 (TP)", 424.2, 455, 247.8), at("8 (FN)", 472.7, 498.6, 247.8)];
+  const label = at("Actual Class", 310.9, 362.4, 255);
+  const lower = [at("Unofficial", 374, 412, 262.2), at("7 (FP)", 427, 452, 262.2), at("93 (TN)", 470, 502, 262.2)];
+  const box = { x0: 305, x1: 511, top: 223, bottom: 267 };
+
+  it("parts the label's column from the rows' labels", () => {
+    const grid = textGrid({ items: [...header, ...upper, label, ...lower], drawnXs: [418.3], drawnYs: [237.5], kind: "lattice", box })!;
+    const col = (text: string): number | undefined => grid.table.cells.find((c) => c.lines.some((l) => segmentText(l) === text))?.col;
+    expect([col("Actual Class"), col("92 (TP)"), col("8 (FN)")]).toEqual([0, 2, 3]);
+    expect(grid.table.cells.filter((c) => c.col === 1).flatMap((c) => c.lines.map(segmentText))).toEqual(["Official", "Unofficial"]);
+  });
+
+  it("does not part a label beside one row only", () => {
+    const gaps = columnGaps(lines([...header, ...upper, label]));
+    expect(gaps.filter((x) => x > 362.4 && x < 378.7)).toEqual([]);
+  });
+});
+
 describe("header labels centred on a header's two rows", () => {
   // A header whose cells are one or two lines tall, each centred in the header's height: "BigCity"
   // over "Street" and over "Aerial", the one-line labels halfway between those two lines.
