@@ -408,6 +408,25 @@ const ruledOver = (top: Line, rules: readonly Rule[], width: Span): boolean =>
   rules.some((r) => ruleAcross(r, width) && r.y0 < top.base - 0.8 * top.size && r.y0 > top.base - 2 * top.size);
 
 /**
+ * The width of the table's rows widened to the rules drawn across it over its first line of cells
+ * (`first`), up to HEAD_LINES lines of header above it: its head rule's, a booktabs \toprule's.
+ */
+function headRuleSpan(first: Line, rules: readonly Rule[], width: Span): Span {
+  const reach = (HEAD_LINES + 1) * LINE_SPACING * first.size;
+  const over = rules.filter((r) => ruleAcross(r, width) && r.y0 < first.base && r.y0 > first.base - reach);
+  return {
+    x0: Math.min(
+      width.x0,
+      minOf(over, (r) => r.x0),
+    ),
+    x1: Math.max(
+      width.x1,
+      maxOf(over, (r) => r.x1),
+    ),
+  };
+}
+
+/**
  * The lines of one piece between a table's head rule and the first line of cells of its run
  * (lines[first]): a group's label over its columns, a label centred on the header's two lines
  * (LaTeX's \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the
@@ -418,17 +437,24 @@ const ruledOver = (top: Line, rules: readonly Rule[], width: Span): boolean =>
  */
 function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
   const width = rowsWidth(run);
-  const k = climb(
-    lines,
-    first,
-    taken,
-    (above, below) =>
-      !multi(above) &&
-      !above.paragraph &&
-      within(above, width) &&
-      pitchOf(above, below) <= LINE_SPACING &&
-      !rulesBetween(above, below, rules, width).length,
-  );
+  const labelsWithin = (span: Span): number =>
+    climb(
+      lines,
+      first,
+      taken,
+      (above, below) =>
+        !multi(above) &&
+        !above.paragraph &&
+        within(above, span) &&
+        pitchOf(above, below) <= LINE_SPACING &&
+        !rulesBetween(above, below, rules, width).length,
+    );
+  // Under a head rule the rule's width is the table's: a label centred over the row labels may
+  // reach past their column ("Houses" centred beside a header's two lines, wider than the digits
+  // under it).
+  const ruled = labelsWithin(headRuleSpan(lines[first]!, rules, width));
+  if (ruled < first && ruledOver(lines[ruled]!, rules, width)) return lines.slice(ruled, first);
+  const k = labelsWithin(width);
   if (k === first) return leadLines(lines, first, width, rules, taken);
   const headRule = ruledOver(lines[k]!, rules, width);
   // Or labels over the columns right of the row labels (right of where the shortest of them

@@ -2146,6 +2146,38 @@ describe("booktabs tables among justified text (LaTeX pages)", () => {
     expect(plain[0]!.items.has(near[0]!)).toBe(true);
   });
 
+  it("takes a header label wider than the row labels under it when a head rule spans it", () => {
+    // \multirow{2}{*}{Houses} beside \multicolumn{5}{c}{Number of Features} over the header's
+    // digits, all under a \toprule; "Houses" reaches 17 pt past the row labels' column ("2", "3").
+    const s = { size: 12 };
+    const cols = [401.8, 433.1, 464.4, 495.6, 526.9];
+    const row = (base: number, label: string, values: string[]): TextItem[] => [
+      item(label, 360, base, { ...s, x1: 366.2 }),
+      ...values.map((v, k) => item(v, cols[k]! - 5, base, { ...s, x1: cols[k]! + 13 })),
+    ];
+    const items = [
+      item("Number of Features", 413.7, 61.7, { ...s, x1: 521.1 }),
+      item("Houses", 343.3, 70.6, { ...s, x1: 382.9 }),
+      ...cols.map((x, k) => item(String(k + 2), x, 79.6, { ...s, x1: x + 6.2 })),
+      ...row(103.5, "2", ["100", "100", "100", "97.5", "97.5"]),
+      ...row(121.4, "3", ["92.5", "90.0", "90.0", "77.5", "65.0"]),
+      ...row(139.4, "4", ["97.5", "80.0", "72.5", "70.0", "0"]),
+    ];
+    const rules = [h(45.3, 337.4, 545.6), h(87.3, 337.4, 545.6), h(150, 337.4, 545.6)];
+    const found = streamTables(items, rules);
+    expect(found.map((f) => rowTexts(f.table).slice(0, 3))).toEqual([
+      [
+        ["Houses", "Number of Features"],
+        ["2", "3", "4", "5", "6"],
+        ["2", "100", "100", "100", "97.5", "97.5"],
+      ],
+    ]);
+    // Without the head rule the labels over the table are text before it.
+    expect(
+      streamTables(items, rules.slice(1)).map((f) => f.table.cells.some((c) => c.lines.some((l) => segmentText(l) === "Houses"))),
+    ).toEqual([false]);
+  });
+
   it("takes the labels between a table's head rule and its first line of cells, a label centred on two lines in its own column", () => {
     // \multicolumn{3}{c}{MME} over a \cmidrule, \multirow{2}{*}{Choice of Loss} beside it.
     const s = { size: 7.8 };
