@@ -8,7 +8,8 @@
  * all of them when the band is text only: those are rows. Each row starts at a key line; a cell's
  * lines between two key lines (a description wrapped over three lines beside one date) belong to
  * the row above. A band whose cells stack their lines differently (a header "Total / Segment /
- * Score" beside "Rank") stays one row. Pure.
+ * Score" beside "Rank") stays one row. A cell alone in its columns within a band of rows, centred
+ * on them (a \multirow label), is one cell over the band (spanCentred). Pure.
  */
 import { typeCell } from "./cells.ts";
 import { groupLines } from "./lines.ts";
@@ -102,4 +103,49 @@ export function splitBands(drafts: readonly CellDraft[], rows: number): { drafts
     parts.forEach((items, k) => out.push({ ...d, row: offset[d.row]! + k, rowSpan: 1, items }));
   }
   return { drafts: out, rows: count.reduce((a, b) => a + b, 0) };
+}
+
+/** A cell centred on its band stands this near the middle of the band's other lines (font sizes). */
+const BAND_MIDDLE = 0.3;
+
+/**
+ * Cells set centred on the rows they stand for, made one cell over those rows: a label or a value
+ * alone in its columns within a band of several rows between rules drawn all across, in the middle
+ * of the band's other lines (LaTeX's \multirow between two \hline: "Left" beside its three topics,
+ * on the middle one's line; a value beside two rows, between them). It then spans the band from
+ * its first row, as the rules draw it, and the empty cells it covers go; a cell off the middle (a
+ * remark beside one row of a boxed body) stays in its row. `bandOf`: the band a text item is in.
+ */
+export function spanCentred(drafts: readonly CellDraft[], bandOf: (item: TextItem) => number): CellDraft[] {
+  const text = (d: CellDraft): TextItem[] => d.items.filter((i) => !i.opaque);
+  const rowBand = new Map<number, number>();
+  for (const d of drafts) {
+    const first = text(d)[0];
+    if (d.rowSpan === 1 && first && !rowBand.has(d.row)) rowBand.set(d.row, bandOf(first));
+  }
+  const lastCol = (d: CellDraft): number => d.col + d.colSpan - 1;
+  const gone = new Set<CellDraft>();
+  const spans = new Map<CellDraft, CellDraft>();
+  for (const d of drafts) {
+    if (d.rowSpan !== 1 || !text(d).length || gone.has(d)) continue;
+    const rows = [...rowBand].filter(([, b]) => b === rowBand.get(d.row)).map(([r]) => r);
+    const [first, last] = [Math.min(...rows), Math.max(...rows)];
+    if (rows.length < 2 || last - first + 1 !== rows.length) continue;
+    const inBand = drafts.filter((o) => o !== d && o.row >= first && o.row + o.rowSpan - 1 <= last);
+    const covered = inBand.filter((o) => o.col <= lastCol(d) && lastCol(o) >= d.col);
+    if (covered.some((o) => text(o).length || o.col < d.col || lastCol(o) > lastCol(d))) continue;
+    const bases = inBand.filter((o) => !covered.includes(o)).flatMap((o) => text(o).map((i) => i.base));
+    if (!centredOnBand(text(d), bases)) continue;
+    for (const o of covered) gone.add(o);
+    spans.set(d, { ...d, row: first, rowSpan: rows.length });
+  }
+  return drafts.filter((d) => !gone.has(d)).map((d) => spans.get(d) ?? d);
+}
+
+/** Whether a cell's text stands in the middle of its band's other lines (`bases`, their baselines), BAND_MIDDLE near. */
+function centredOnBand(items: readonly TextItem[], bases: readonly number[]): boolean {
+  if (!items.length || !bases.length) return false;
+  const size = Math.max(...items.map((i) => i.size));
+  const middle = (Math.min(...items.map((i) => i.base)) + Math.max(...items.map((i) => i.base))) / 2;
+  return Math.abs(middle - (Math.min(...bases) + Math.max(...bases)) / 2) <= BAND_MIDDLE * size;
 }

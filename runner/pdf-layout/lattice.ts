@@ -15,7 +15,7 @@
  * a whitespace table boxed row by row (figures beside every line of the grid), are left to the
  * stream finder. Text items go to the cell under their centre. Pure.
  */
-import { splitBands } from "./bands.ts";
+import { spanCentred, splitBands } from "./bands.ts";
 import { labelPiece, linePieces, VALUES_APART } from "./columns.ts";
 import { coverage } from "./intervals.ts";
 import { groupLines } from "./lines.ts";
@@ -577,7 +577,10 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
       boxedHeader(grid, drafts, box, items, others)
     )
       continue;
-    const lattice = buildTable("lattice", splitBands(drafts, grid.ys.length - 1).drafts, grid.xs, box);
+    // Bands of rows between rules drawn all across (not where column rules merely end).
+    const ruled = grid.ys.filter((_, k) => grid.ruledRows[k]);
+    const cells = spanCentred(splitBands(drafts, grid.ys.length - 1).drafts, (i) => ruled.filter((y) => y < i.base - 0.3 * i.size).length);
+    const lattice = buildTable("lattice", cells, grid.xs, box);
     tables.push(textColumns(lattice, grid, box, items, hiddenRows(grid, drafts)) ?? lattice);
   }
   return tables;

@@ -37,6 +37,7 @@ import {
 } from "./columns.ts";
 import { groupLines } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
+import { spanCentred } from "./bands.ts";
 import { buildTable, type CellDraft } from "./tables.ts";
 import type { Table, TextItem } from "./types.ts";
 
@@ -743,7 +744,10 @@ export function textGrid(input: TextGridInput): TextGrid | null {
   const x0 = minOf(all, (p) => p.x0);
   const x1 = maxOf(all, (p) => p.x1);
   const box = input.box ?? { x0, x1, top: minOf(lines, (l) => l.base - l.size), bottom: maxOf(lines, (l) => l.base + 0.25 * l.size) };
-  return { table: buildTable(input.kind, drafts, [Math.min(x0, box.x0), ...seps, Math.max(x1, box.x1)], box), lines, separators: seps };
+  // The bands that rules drawn all across part: a cell centred on one of them spans its rows.
+  const cross = input.crossYs ?? ys;
+  const cells = ys.length ? spanCentred(drafts, (i) => cross.filter((y) => y < i.base - 0.3 * i.size).length) : drafts;
+  return { table: buildTable(input.kind, cells, [Math.min(x0, box.x0), ...seps, Math.max(x1, box.x1)], box), lines, separators: seps };
 }
 
 export { pieceText };

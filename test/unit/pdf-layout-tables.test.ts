@@ -2271,6 +2271,53 @@ describe("a column holding one label only, centred on its two rows (LaTeX's \\mu
   });
 });
 
+describe("a label centred on its group of rows between two rules (LaTeX's \\multirow between \\hline)", () => {
+  // Two groups of three rows, a rule across under the header and between the groups; the column
+  // rules drawn row by row (as LaTeX draws them), so every row has a grid line. "Left" stands on
+  // its group's middle line, "Right" on its group's first.
+  const xs = [0, 50, 150, 200];
+  const bands = [0, 12, 48, 84];
+  const rowLines = [0, 12, 24, 36, 48, 60, 72, 84];
+  const rules = [...bands.map((y) => h(y, 0, 200)), ...xs.flatMap((x) => rowLines.slice(1).map((y, k) => v(x, rowLines[k]!, y)))];
+  const group = (label: string, base: number, at: number, themes: string[], values: string[]): TextItem[] => [
+    item(label, 2, at),
+    ...themes.map((t, k) => item(t, 52, base + 12 * k)),
+    ...values.map((n, k) => right(n, 190, base + 12 * k)),
+  ];
+  const items = [
+    item("Orient.", 2, 9),
+    item("Theme", 52, 9),
+    item("Value", 160, 9),
+    ...group("Left", 21, 33, ["War", "Army", "Union"], ["41", "152", "307"]),
+    ...group("Right", 57, 57, ["Farm", "Vote", "Land"], ["12", "82", "16"]),
+  ];
+  const cellOf = (t: Table, text: string): Cell => t.cells.find((c) => c.lines.some((l) => segmentText(l) === text))!;
+
+  it("reads the centred label as one cell over its group's rows, from the first", () => {
+    const [table] = latticeTables(rules, items);
+    const left = cellOf(table!, "Left");
+    expect([left.row, left.rowSpan]).toEqual([1, 3]);
+    expect(table!.cells.filter((c) => c.col === 0 && c.row >= 1 && c.row <= 3)).toEqual([left]);
+    expect(rowTexts(table!).slice(1, 3)).toEqual([
+      ["Left", "War", "41"],
+      ["Army", "152"],
+    ]);
+    // A label on its group's first line stays a cell of that row.
+    const rightCell = cellOf(table!, "Right");
+    expect([rightCell.row, rightCell.rowSpan]).toEqual([4, 1]);
+  });
+
+  it("reads it so where the rows come from the text between the rules", () => {
+    const box = { x0: 0, x1: 200, top: 0, bottom: 84 };
+    const grid = textGrid({ items, drawnXs: [50, 150], drawnYs: rowLines.slice(1, -1), crossYs: [12, 48], kind: "lattice", box })!;
+    const left = cellOf(grid.table, "Left");
+    expect([left.row, left.rowSpan]).toEqual([1, 3]);
+    // Without a rule across between the groups, "Left" is in the middle of no band: it stays.
+    const open = textGrid({ items, drawnXs: [50, 150], drawnYs: rowLines.slice(1, -1), crossYs: [12], kind: "lattice", box })!;
+    expect(cellOf(open.table, "Left").rowSpan).toBe(1);
+  });
+});
+
 describe("header labels centred on a header's two rows", () => {
   // A header whose cells are one or two lines tall, each centred in the header's height: "BigCity"
   // over "Street" and over "Aerial", the one-line labels halfway between those two lines.
