@@ -155,10 +155,21 @@ function tableLike(table: Table): boolean {
   return true;
 }
 
-/** One candidate run of lines (each its items) as a table, or null when it does not hold one. */
-export function streamTable(lines: readonly (readonly TextItem[])[]): Table | null {
+/** The heights of the rules drawn across a run's rows between its first line and its last (booktabs' \midrule under the header, between groups of rows). */
+function bandRules(run: readonly Line[], rules: readonly Rule[]): number[] {
+  if (!run.some(multi)) return [];
+  const width = rowsWidth(run);
+  const [top, bottom] = [run[0]!.base, run.at(-1)!.base];
+  return rules.filter((r) => ruleAcross(r, width) && r.y0 > top && r.y0 < bottom).map((r) => r.y0);
+}
+
+/**
+ * One candidate run of lines (each its items) as a table, or null when it does not hold one;
+ * `bandYs`, the rules drawn across it (textgrid.ts).
+ */
+export function streamTable(lines: readonly (readonly TextItem[])[], bandYs: readonly number[] = []): Table | null {
   if (lines.length < MIN_ROWS) return null;
-  const grid = textGrid({ items: lines.flat(), kind: "stream" });
+  const grid = textGrid({ items: lines.flat(), kind: "stream", bandYs });
   return grid && grid.table.cols >= 2 && tableLike(grid.table) ? grid.table : null;
 }
 
@@ -677,7 +688,10 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     if (foot) return [...read(run.slice(0, -foot)), ...read(run.slice(-foot))];
     const split = apart(run);
     const parts = split.parts.flatMap(read);
-    const table = streamTable(run.map((l) => l.items));
+    const table = streamTable(
+      run.map((l) => l.items),
+      bandRules(run, rules),
+    );
     if (parts.length && (!table || other(split.heading, parts, table))) return parts;
     // Blocks one margin apart, in other columns, whose lines the run as one reads across (an
     // invoice's addresses over its items): each part a table of its own, every line of cells in one.

@@ -63,6 +63,12 @@ export interface TextGridInput {
   drawnYs?: readonly number[];
   /** Those of drawnYs where a rule is drawn all across the region's columns, not under some only nor where column rules end (default: all). */
   crossYs?: readonly number[];
+  /**
+   * y of rules drawn across a table set by whitespace, among its lines (booktabs' \midrule under
+   * the header and between groups of rows): they part no rows, but a cell centred between two of
+   * them is one cell over the rows between (bands.ts spanCentred). With drawnYs, crossYs serve.
+   */
+  bandYs?: readonly number[];
   kind: Table["kind"];
   box?: { x0: number; x1: number; top: number; bottom: number };
 }
@@ -745,8 +751,8 @@ export function textGrid(input: TextGridInput): TextGrid | null {
   const x1 = maxOf(all, (p) => p.x1);
   const box = input.box ?? { x0, x1, top: minOf(lines, (l) => l.base - l.size), bottom: maxOf(lines, (l) => l.base + 0.25 * l.size) };
   // The bands that rules drawn all across part: a cell centred on one of them spans its rows.
-  const cross = input.crossYs ?? ys;
-  const cells = ys.length ? spanCentred(drafts, (i) => cross.filter((y) => y < i.base - 0.3 * i.size).length) : drafts;
+  const bandYs = ys.length ? (input.crossYs ?? ys) : (input.bandYs ?? []);
+  const cells = bandYs.length ? spanCentred(drafts, (i) => bandYs.filter((y) => y < i.base - 0.3 * i.size).length) : drafts;
   return { table: buildTable(input.kind, cells, [Math.min(x0, box.x0), ...seps, Math.max(x1, box.x1)], box), lines, separators: seps };
 }
 

@@ -2318,6 +2318,36 @@ describe("a label centred on its group of rows between two rules (LaTeX's \\mult
   });
 });
 
+describe("a label centred on its group of rows between booktabs rules", () => {
+  // "SkipCat" centred on its four rows (between the second and the third), \midrule over them.
+  const row = (base: number, cells: string[]): TextItem[] => cells.map((c, k) => item(c, [70, 130, 190][k]!, base));
+  const items = [
+    ...row(10, ["Rate", "TTFT", "Speedup"]),
+    item("Method", 2, 10),
+    item("Dense", 2, 26),
+    ...row(26, ["-", "1.14", "-"]),
+    ...row(42, ["20%", "0.99", "1.15x"]),
+    ...row(54, ["40%", "0.79", "1.44x"]),
+    item("SkipCat", 2, 60),
+    ...row(66, ["60%", "0.57", "2.00x"]),
+    ...row(78, ["80%", "0.35", "3.26x"]),
+  ];
+  const rules = [h(-2, 0, 240), h(14, 0, 240), h(30, 0, 240), h(82, 0, 240)];
+  const skipCat = (rs: Rule[]): Cell => {
+    const [found] = streamTables(items, rs);
+    return found!.table.cells.find((c) => c.lines.some((l) => segmentText(l) === "SkipCat"))!;
+  };
+
+  it("reads it as one cell over its group's rows, from the first", () => {
+    const cell = skipCat(rules);
+    expect([cell.row, cell.rowSpan]).toEqual([2, 4]);
+  });
+
+  it("leaves it in its row when no rule parts its group from the row above", () => {
+    expect(skipCat(rules.filter((r) => r.y0 !== 30)).rowSpan).toBe(1);
+  });
+});
+
 describe("header labels centred on a header's two rows", () => {
   // A header whose cells are one or two lines tall, each centred in the header's height: "BigCity"
   // over "Street" and over "Aerial", the one-line labels halfway between those two lines.
