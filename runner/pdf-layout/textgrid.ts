@@ -580,6 +580,34 @@ function withinRules(free: [number, number], covers: [number, number], ruled: re
 }
 
 /**
+ * The columns a row's cell (its pieces, `group`, covering `covers`) spans, within the free ones
+ * around it. A header cell of one piece, or of pieces stacked on lines of their own (a header
+ * wrapped over two lines), may be centred over a group of columns (centredSpan); a label set flush
+ * with its own column's values (`flushWith`) is that column's, however centred it looks. A label
+ * across columns, first in a row of figures, the columns before it empty, spans those too: a
+ * total's label set across them (\multicolumn{4}{r}{Overall accuracy} beside its 0.881).
+ */
+function cellSpan(
+  group: readonly Placed[],
+  covers: [number, number],
+  free: [number, number],
+  row: {
+    header: boolean;
+    figures: boolean;
+    first: boolean;
+    flushWith: (col: number, extent: { x0: number; x1: number }) => boolean;
+    edges: readonly number[];
+  },
+): [number, number] {
+  const [c, reach] = covers;
+  const stacked = new Set(group.map((p) => p.line)).size === group.length;
+  const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1), size: maxOf(group, (p) => p.piece.size) };
+  if (row.header && stacked && !(c === reach && row.flushWith(c, extent))) return centredSpan(extent, covers, free, row.edges);
+  const leading = row.first && reach > c && free[0] < c && row.figures && group.every((p) => !p.piece.value);
+  return leading ? [free[0], reach] : covers;
+}
+
+/**
  * The columns a header piece spans when it is centred over several (a group header: "Berth 2016"
  * over Revenue, Tonnage and Net change, printed in the middle one): among the runs of free columns
  * around it whose middle is the piece's, within CENTRED of their width, the best centred — and of
@@ -710,6 +738,7 @@ export function textGrid(input: TextGridInput): TextGrid | null {
     const starts = [...byCol.keys()].sort((a, b) => a - b);
     // A header row: labels only, years and columns' numbers among them ("2011" over its three columns).
     const header = row.every((li) => placed[li]!.every((p) => labelPiece(p.piece)));
+    const figures = row.some((li) => placed[li]!.some((p) => p.piece.value));
     // The row's cells never overlap: a group header centred over its columns leaves the next one
     // only the columns after them ("Handgun" over 1–3, "Long gun" over 4–6, not 3–7).
     let taken = -1;
@@ -730,14 +759,7 @@ export function textGrid(input: TextGridInput): TextGrid | null {
         [c, reach],
         [...ruled, ...(spannedDown.get(r) ?? []).flatMap((j) => [j - 1, j])],
       );
-      // A header cell of one piece, or of pieces stacked on lines of their own (a header wrapped
-      // over two lines), may be centred over a group of columns.
-      // A label set flush with its own column's values (flushWith) is that column's, however
-      // centred it looks.
-      const stacked = new Set(group.map((p) => p.line)).size === group.length;
-      const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1), size: maxOf(group, (p) => p.piece.size) };
-      const flush = c === reach && flushWith(c, extent);
-      const span: [number, number] = header && stacked && !flush ? centredSpan(extent, [c, reach], free, edges) : [c, reach];
+      const span = cellSpan(group, [c, reach], free, { header, figures, first: k === 0, flushWith, edges });
       taken = span[1];
       const down = group.every((p) => tall.has(p.line)) && r + 1 < rows.length;
       const spanned = Array.from({ length: span[1] - span[0] + 1 }, (_, j) => span[0] + j);

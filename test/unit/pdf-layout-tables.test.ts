@@ -105,6 +105,13 @@ describe("columns from whitespace", () => {
       ["DREB", "0.89", "0.87", "0.88", "500"],
       ["OREB", "0.87", "0.89", "0.88", "500"],
     ]);
+    // The label spans the empty columns before it too, from the first, as \multicolumn{4} sets it.
+    const total = grid.table.cells.find((c) => c.row === 3 && c.lines.some((l) => segmentText(l) === "Overall accuracy"))!;
+    expect([total.col, total.colSpan]).toEqual([0, 4]);
+    // A label in one column stays there, however empty the columns before it ("", "Military", …).
+    const one = textGrid({ items: [...items.slice(0, -2), item("Army", 170, 46), item("0.881", 320, 46)], kind: "stream" })!;
+    const army = one.table.cells.find((c) => c.lines.some((l) => segmentText(l) === "Army"))!;
+    expect([army.col, army.colSpan]).toEqual([2, 1]);
     // A value across the river is no label spanning two columns: they stay one.
     const figure = [...items.slice(0, -2), item("1,234.56", 170, 46, { x1: 250 }), item("0.881", 320, 46)];
     expect(columnGaps(lines(figure))).toHaveLength(3);
