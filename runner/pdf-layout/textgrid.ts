@@ -597,12 +597,13 @@ function cellSpan(
     first: boolean;
     flushWith: (col: number, extent: { x0: number; x1: number }) => boolean;
     edges: readonly number[];
+    texts: readonly ({ x0: number; x1: number } | undefined)[];
   },
 ): [number, number] {
   const [c, reach] = covers;
   const stacked = new Set(group.map((p) => p.line)).size === group.length;
   const extent = { x0: minOf(group, (p) => p.piece.x0), x1: maxOf(group, (p) => p.piece.x1), size: maxOf(group, (p) => p.piece.size) };
-  if (row.header && stacked && !(c === reach && row.flushWith(c, extent))) return centredSpan(extent, covers, free, row.edges);
+  if (row.header && stacked && !(c === reach && row.flushWith(c, extent))) return centredSpan(extent, covers, free, row.edges, row.texts);
   const leading = row.first && reach > c && free[0] < c && row.figures && group.every((p) => !p.piece.value);
   return leading ? [free[0], reach] : covers;
 }
@@ -613,23 +614,32 @@ function cellSpan(
  * around it whose middle is the piece's, within CENTRED of their width, the best centred — and of
  * those centred as well within CLOSE of its size, the widest (equal columns make every symmetric
  * run centred; the text is closest to the middle of the one it was set over). Else the columns
- * it covers.
+ * it covers. `texts`: each column's text extent.
  */
 function centredSpan(
   piece: { x0: number; x1: number; size: number },
   covers: [number, number],
   free: [number, number],
   edges: readonly number[],
+  texts: readonly ({ x0: number; x1: number } | undefined)[],
 ): [number, number] {
   const mid = (piece.x0 + piece.x1) / 2;
-  const centred: { span: [number, number]; off: number }[] = [];
-  for (let a = free[0]; a <= covers[0]; a++) {
-    for (let b = Math.max(covers[1], a + 1); b <= free[1]; b++) {
-      const [left, right] = [edges[a]!, edges[b + 1]!];
-      const off = Math.abs((left + right) / 2 - mid);
-      if (off <= CENTRED * (right - left)) centred.push({ span: [a, b], off });
+  // Centred between the columns' edges, or, when over none so, over their text (a river's
+  // separator may lie at one bank of its gap: "ILIAS" over mAP | LocScore, set just right of the
+  // separator between them).
+  const over = (extent: (a: number, b: number) => [number, number] | null): { span: [number, number]; off: number }[] => {
+    const out: { span: [number, number]; off: number }[] = [];
+    for (let a = free[0]; a <= covers[0]; a++) {
+      for (let b = Math.max(covers[1], a + 1); b <= free[1]; b++) {
+        const [left, right] = extent(a, b) ?? [0, 0];
+        const off = Math.abs((left + right) / 2 - mid);
+        if (right > left && off <= CENTRED * (right - left)) out.push({ span: [a, b], off });
+      }
     }
-  }
+    return out;
+  };
+  const byEdges = over((a, b) => [edges[a]!, edges[b + 1]!]);
+  const centred = byEdges.length ? byEdges : over((a, b) => (texts[a] && texts[b] ? [texts[a].x0, texts[b].x1] : null));
   const best = minOf(centred, (c) => c.off);
   return centred
     .filter((c) => c.off <= best + CLOSE * piece.size)
@@ -720,6 +730,11 @@ export function textGrid(input: TextGridInput): TextGrid | null {
       (p) => p.x1,
     ),
   ];
+  // The extent of each column's text that stands in it alone (none: the column holds no such text).
+  const texts = Array.from({ length: cols }, (_, c) => {
+    const own = placed.flat().filter((p) => p.col === c && p.last === c);
+    return own.length ? { x0: minOf(own, (p) => p.piece.x0), x1: maxOf(own, (p) => p.piece.x1) } : undefined;
+  });
   const drafts: CellDraft[] = [];
   // Each column's values that stand in it alone.
   const values = Array.from({ length: cols }, (): Piece[] => []);
@@ -759,7 +774,7 @@ export function textGrid(input: TextGridInput): TextGrid | null {
         [c, reach],
         [...ruled, ...(spannedDown.get(r) ?? []).flatMap((j) => [j - 1, j])],
       );
-      const span = cellSpan(group, [c, reach], free, { header, figures, first: k === 0, flushWith, edges });
+      const span = cellSpan(group, [c, reach], free, { header, figures, first: k === 0, flushWith, edges, texts });
       taken = span[1];
       const down = group.every((p) => tall.has(p.line)) && r + 1 < rows.length;
       const spanned = Array.from({ length: span[1] - span[0] + 1 }, (_, j) => span[0] + j);

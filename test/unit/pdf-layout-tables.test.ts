@@ -2355,6 +2355,45 @@ describe("a label centred on its group of rows between booktabs rules", () => {
   });
 });
 
+describe("a group header centred over its columns' text", () => {
+  // An arXiv table's header (pdf-parse-bench's tables-098): "ILIAS" centred over mAP | LocScore,
+  // its left end just right of the river between the two, so that the separator there lies at
+  // the river's left bank; over the separators "ILIAS" is off the two columns' middle, over their
+  // text it is on it.
+  const at = (text: string, x0: number, x1: number, base: number): TextItem => item(text, x0, base, { x1, size: 8.6 });
+  const row = (base: number, label: string | null, type: string, values: string[]): TextItem[] => [
+    ...(label ? [at(label, 319.6, 319.6 + 5 * label.length, base + 6.7)] : []),
+    at(type, 361.4, 361.4 + 4 * type.length, base),
+    ...values.map((v, k) => at(v, [393.5, 431.3, 469.2, 507.1][k]!, [415.1, 453, 490.8, 528.7][k]!, base)),
+  ];
+  const items = [
+    at("Encoder", 319.6, 352.4, 208.8),
+    at("Type", 361.4, 379.9, 208.8),
+    at("INSTRE", 411.6, 442, 199.8),
+    at("ILIAS", 491.9, 513.3, 199.8),
+    at("mAP", 395.1, 413.5, 217.9),
+    at("LocScore", 424.1, 460.2, 217.9),
+    at("mAP", 470.8, 489.2, 217.9),
+    at("LocScore", 499.8, 536, 217.9),
+    ...row(236.2, "DINOv2", "global", ["57.70", "15.07", "40.56", "12.18"]),
+    ...row(249.7, null, "local", ["72.54", "22.22", "57.52", "18.49"]),
+    ...row(267.8, "CLIP", "global", ["73.84", "18.10", "31.60", "17.30"]),
+    ...row(281.3, null, "local", ["87.57", "30.37", "53.35", "17.95"]),
+  ];
+
+  it("spans the columns it is centred over", () => {
+    const grid = textGrid({ items, kind: "stream" })!;
+    const span = (text: string): number[] => {
+      const cell = grid.table.cells.find((c) => c.lines.some((l) => segmentText(l) === text))!;
+      return [cell.col, cell.colSpan];
+    };
+    expect([span("INSTRE"), span("ILIAS")]).toEqual([
+      [2, 2],
+      [4, 2],
+    ]);
+  });
+});
+
 describe("header labels centred on a header's two rows", () => {
   // A header whose cells are one or two lines tall, each centred in the header's height: "BigCity"
   // over "Street" and over "Aerial", the one-line labels halfway between those two lines.
