@@ -425,16 +425,7 @@ const ruledOver = (top: Line, rules: readonly Rule[], width: Span): boolean =>
 function headRuleSpan(first: Line, rules: readonly Rule[], width: Span): Span {
   const reach = (HEAD_LINES + 1) * LINE_SPACING * first.size;
   const over = rules.filter((r) => ruleAcross(r, width) && r.y0 < first.base && r.y0 > first.base - reach);
-  return {
-    x0: Math.min(
-      width.x0,
-      minOf(over, (r) => r.x0),
-    ),
-    x1: Math.max(
-      width.x1,
-      maxOf(over, (r) => r.x1),
-    ),
-  };
+  return over.reduce((span, r) => ({ x0: Math.min(span.x0, r.x0), x1: Math.max(span.x1, r.x1) }), width);
 }
 
 /**
