@@ -114,10 +114,12 @@ const BAND_MIDDLE = 0.3;
  * of the band's other lines (LaTeX's \multirow between two \hline: "Left" beside its three topics,
  * on the middle one's line; a value beside two rows, between them). It then spans the band from
  * its first row, as the rules draw it, and the empty cells it covers go; a cell off the middle (a
- * remark beside one row of a boxed body) stays in its row. `bandOf`: the band a text item is in.
+ * remark beside one row of a boxed body) stays in its row. `rules`: the heights of the rules drawn
+ * all across, which part the bands.
  */
-export function spanCentred(drafts: readonly CellDraft[], bandOf: (item: TextItem) => number): CellDraft[] {
+export function spanCentred(drafts: readonly CellDraft[], rules: readonly number[]): CellDraft[] {
   const text = (d: CellDraft): TextItem[] => d.items.filter((i) => !i.opaque);
+  const bandOf = (i: TextItem): number => rules.filter((y) => y < i.base - 0.3 * i.size).length;
   const rowBand = new Map<number, number>();
   for (const d of drafts) {
     const first = text(d)[0];

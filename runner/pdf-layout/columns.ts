@@ -247,7 +247,7 @@ function phraseSpace(phrases: readonly Piece[], wide: readonly Piece[], lines: n
 const BESIDE = 1;
 
 /** Whether two lines stand under a line apart (BESIDE). */
-const besideLine = (a: PieceLine, b: PieceLine): boolean => Math.abs(a.base - b.base) < BESIDE * Math.max(a.size, b.size);
+export const besideLine = (a: PieceLine, b: PieceLine): boolean => Math.abs(a.base - b.base) < BESIDE * Math.max(a.size, b.size);
 
 /**
  * The piece right of a gap beside the label on line k, when the label stands alone left of it,

@@ -579,7 +579,7 @@ export function latticeTables(allRules: readonly Rule[], items: readonly TextIte
       continue;
     // Bands of rows between rules drawn all across (not where column rules merely end).
     const ruled = grid.ys.filter((_, k) => grid.ruledRows[k]);
-    const cells = spanCentred(splitBands(drafts, grid.ys.length - 1).drafts, (i) => ruled.filter((y) => y < i.base - 0.3 * i.size).length);
+    const cells = spanCentred(splitBands(drafts, grid.ys.length - 1).drafts, ruled);
     const lattice = buildTable("lattice", cells, grid.xs, box);
     tables.push(textColumns(lattice, grid, box, items, hiddenRows(grid, drafts)) ?? lattice);
   }

@@ -25,7 +25,9 @@
  * across (a group header centred over its columns starts at the first of them) when the row has
  * nothing else there, never across a drawn vertical rule. Pure.
  */
+import { spanCentred } from "./bands.ts";
 import {
+  besideLine,
   columnSeparators,
   headerAsOne,
   labelPiece,
@@ -37,7 +39,6 @@ import {
 } from "./columns.ts";
 import { groupLines } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
-import { spanCentred } from "./bands.ts";
 import { buildTable, type CellDraft } from "./tables.ts";
 import type { Table, TextItem } from "./types.ts";
 
@@ -655,7 +656,7 @@ function centredBeside(lines: readonly PieceLine[], left: (l: PieceLine) => bool
   return lines.some((line, k) => {
     const [above, below] = [lines[k - 1], lines[k + 1]];
     if (!above || !below || !left(line) || right(line)) return false;
-    const near = (o: PieceLine): boolean => Math.abs(o.base - line.base) < Math.max(o.size, line.size) && right(o) && !left(o);
+    const near = (o: PieceLine): boolean => besideLine(line, o) && right(o) && !left(o);
     return near(above) && near(below);
   });
 }
@@ -689,6 +690,17 @@ function separators(lines: readonly PieceLine[], drawn: readonly number[]): numb
     }
   }
   return [...kept, ...text].sort((a, b) => a - b);
+}
+
+/** The extent of each column's text that stands in it alone (undefined: the column holds no such text), in one pass. */
+function columnTexts(placed: readonly Placed[][], cols: number): ({ x0: number; x1: number } | undefined)[] {
+  const texts = new Array<{ x0: number; x1: number } | undefined>(cols);
+  for (const { piece, col, last } of placed.flat()) {
+    if (col !== last) continue;
+    const t = texts[col];
+    texts[col] = t ? { x0: Math.min(t.x0, piece.x0), x1: Math.max(t.x1, piece.x1) } : { x0: piece.x0, x1: piece.x1 };
+  }
+  return texts;
 }
 
 /** The table a region's text makes (see the header), or null when it has fewer than two columns. */
@@ -730,11 +742,7 @@ export function textGrid(input: TextGridInput): TextGrid | null {
       (p) => p.x1,
     ),
   ];
-  // The extent of each column's text that stands in it alone (none: the column holds no such text).
-  const texts = Array.from({ length: cols }, (_, c) => {
-    const own = placed.flat().filter((p) => p.col === c && p.last === c);
-    return own.length ? { x0: minOf(own, (p) => p.piece.x0), x1: maxOf(own, (p) => p.piece.x1) } : undefined;
-  });
+  const texts = columnTexts(placed, cols);
   const drafts: CellDraft[] = [];
   // Each column's values that stand in it alone.
   const values = Array.from({ length: cols }, (): Piece[] => []);
@@ -789,7 +797,7 @@ export function textGrid(input: TextGridInput): TextGrid | null {
   const box = input.box ?? { x0, x1, top: minOf(lines, (l) => l.base - l.size), bottom: maxOf(lines, (l) => l.base + 0.25 * l.size) };
   // The bands that rules drawn all across part: a cell centred on one of them spans its rows.
   const bandYs = ys.length ? (input.crossYs ?? ys) : (input.bandYs ?? []);
-  const cells = bandYs.length ? spanCentred(drafts, (i) => bandYs.filter((y) => y < i.base - 0.3 * i.size).length) : drafts;
+  const cells = bandYs.length ? spanCentred(drafts, bandYs) : drafts;
   return { table: buildTable(input.kind, cells, [Math.min(x0, box.x0), ...seps, Math.max(x1, box.x1)], box), lines, separators: seps };
 }
 
