@@ -12,7 +12,7 @@
  * on them (a \multirow label), is one cell over the band (spanCentred). Pure.
  */
 import { typeCell } from "./cells.ts";
-import { groupLines } from "./lines.ts";
+import { groupLines, textMiddle } from "./lines.ts";
 import type { CellDraft } from "./tables.ts";
 import type { TextItem } from "./types.ts";
 
@@ -119,7 +119,7 @@ const BAND_MIDDLE = 0.3;
  */
 export function spanCentred(drafts: readonly CellDraft[], rules: readonly number[]): CellDraft[] {
   const text = (d: CellDraft): TextItem[] => d.items.filter((i) => !i.opaque);
-  const bandOf = (i: TextItem): number => rules.filter((y) => y < i.base - 0.3 * i.size).length;
+  const bandOf = (i: TextItem): number => rules.filter((y) => y < textMiddle(i)).length;
   const rowBand = new Map<number, number>();
   for (const d of drafts) {
     const first = text(d)[0];

@@ -18,7 +18,7 @@
 import { spanCentred, splitBands } from "./bands.ts";
 import { labelPiece, linePieces, VALUES_APART } from "./columns.ts";
 import { coverage } from "./intervals.ts";
-import { groupLines } from "./lines.ts";
+import { groupLines, textMiddle } from "./lines.ts";
 import { buildTable, inside, type CellDraft } from "./tables.ts";
 import { textGrid } from "./textgrid.ts";
 import type { Rule, Table, TextItem } from "./types.ts";
@@ -175,7 +175,7 @@ function outerRows(drawn: readonly Rule[], vs: readonly Rule[], items: readonly 
   const open = (reach: readonly Rule[], from: number, to: number): boolean =>
     reach.length > 0 &&
     (distinct(reach.map((v) => v.x0)).length >= 2 || to - from <= LONE_RULE_ROW * tallest) &&
-    items.some((i) => i.x0 >= x0 - TOL && i.x1 <= x1 + TOL && i.base - 0.3 * i.size > from && i.base - 0.3 * i.size < to);
+    items.some((i) => i.x0 >= x0 - TOL && i.x1 <= x1 + TOL && textMiddle(i) > from && textMiddle(i) < to);
   const above = vs.filter((v) => v.y0 < first - OPEN_ROW);
   const below = vs.filter((v) => v.y1 > last + OPEN_ROW);
   const top = Math.min(...above.map((v) => v.y0));
@@ -228,7 +228,7 @@ export function buildGrid(region: readonly Rule[], items: readonly TextItem[] = 
   const within = items.filter((i) => i.x0 < right && i.x1 > left && i.base > top && i.base - i.size < bottom);
   const rowsAt = closeNarrow(
     distinct(hs.map((r) => r.y0)),
-    within.map((i) => i.base - 0.3 * i.size).sort((a, b) => a - b),
+    within.map(textMiddle).sort((a, b) => a - b),
     NARROW_ROW,
   );
   const colsAt = closeNarrow(
@@ -512,7 +512,7 @@ function gridWords(line: readonly TextItem[], xs: readonly number[]): TextItem[]
  */
 function crossesFrame(box: Box, xs: readonly number[], items: readonly TextItem[]): boolean {
   const band = items.filter((i) => {
-    const cy = i.base - 0.3 * i.size;
+    const cy = textMiddle(i);
     return !i.opaque && cy >= box.top && cy <= box.bottom && i.x1 >= box.x0 - i.size && i.x0 <= box.x1 + i.size;
   });
   return groupLines(band).some((line) =>
@@ -548,7 +548,7 @@ function placeText(grid: Grid, box: Box, items: readonly TextItem[]): CellDraft[
   for (const d of drafts) for (let r = d.row; r < d.row + d.rowSpan; r++) for (let c = d.col; c < d.col + d.colSpan; c++) owner[r]![c] = d;
   for (const line of groupLines(items.filter((i) => inside(i, box)))) {
     const main = mainItem(line);
-    const row = Math.max(1, firstAtLeast(grid.ys, main.base - 0.3 * main.size)) - 1;
+    const row = Math.max(1, firstAtLeast(grid.ys, textMiddle(main))) - 1;
     for (const word of gridWords(line, grid.xs)) {
       // The first grid line at or after the word's centre (never the first line) closes its cell.
       const col = Math.max(1, firstAtLeast(grid.xs, (word[0]!.x0 + word.at(-1)!.x1) / 2)) - 1;

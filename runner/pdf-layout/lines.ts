@@ -6,6 +6,9 @@
 import type { Segment, TextItem } from "./types.ts";
 import { maxOf, minOf } from "./minmax.ts";
 
+/** Where an item (or a line) stands, up and down: the middle of its letters (y grows downwards). */
+export const textMiddle = (i: { base: number; size: number }): number => i.base - 0.3 * i.size;
+
 /** Baselines closer than this share a line (fraction of the font size; absorbs small sub/superscripts). */
 const SAME_LINE = 0.35;
 /** A gap wider than this (fraction of the font size) ends a segment: more than a justified word space. */

@@ -9,7 +9,7 @@
  * them (a paragraph between two tables of a column's width) or at a tall band holding no text. Pure.
  */
 import { pieceLine, pieceText, running } from "./columns.ts";
-import { groupLines } from "./lines.ts";
+import { groupLines, textMiddle } from "./lines.ts";
 import { streamTable } from "./stream.ts";
 import type { Rule, Table, TextItem } from "./types.ts";
 
@@ -26,16 +26,13 @@ const MAX_RULES = 3000;
 
 const horizontal = (r: Rule): boolean => r.y1 - r.y0 < TOL && r.x1 - r.x0 >= MIN_WIDTH;
 
-/** Where an item stands, up and down: the middle of its letters. */
-const middle = (i: TextItem): number => i.base - 0.3 * i.size;
-
 /** Index of the first item (sorted by middle) whose middle is below y (y grows downwards). */
 function firstBelow(sorted: readonly TextItem[], y: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (middle(sorted[mid]!) <= y) lo = mid + 1;
+    if (textMiddle(sorted[mid]!) <= y) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -44,7 +41,7 @@ function firstBelow(sorted: readonly TextItem[], y: number): number {
 /** The items (sorted by middle) between two rules' ends, from one rule's height to the other's. */
 function within(sorted: readonly TextItem[], x0: number, x1: number, top: number, bottom: number): TextItem[] {
   const out: TextItem[] = [];
-  for (let k = firstBelow(sorted, top); k < sorted.length && middle(sorted[k]!) < bottom; k++) {
+  for (let k = firstBelow(sorted, top); k < sorted.length && textMiddle(sorted[k]!) < bottom; k++) {
     const i = sorted[k]!;
     if (i.x0 >= x0 - TOL && i.x1 <= x1 + TOL) out.push(i);
   }
@@ -88,7 +85,7 @@ export function rowRuledTables(rules: readonly Rule[], items: readonly TextItem[
   }
   const found: { table: Table; items: Set<TextItem> }[] = [];
   const taken = new Set<TextItem>();
-  const sorted = [...items].sort((a, b) => middle(a) - middle(b));
+  const sorted = [...items].sort((a, b) => textMiddle(a) - textMiddle(b));
   for (const group of groups.filter((g) => g.length >= 2)) {
     const ys = [...new Set(group.map((r) => r.y0))].sort((a, b) => a - b);
     const [x0, x1] = [Math.min(...group.map((r) => r.x0)), Math.max(...group.map((r) => r.x1))];

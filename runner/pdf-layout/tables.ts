@@ -7,7 +7,7 @@
  * Pure.
  */
 import { logicalValue } from "./bidi.ts";
-import { groupLines, runsText, splitLine } from "./lines.ts";
+import { groupLines, runsText, splitLine, textMiddle } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { Cell, Segment, StructTable, Table, TextItem } from "./types.ts";
 
@@ -253,6 +253,6 @@ export function rightToLeft(table: Table): Table {
 /** Whether a text item's centre lies in a box. */
 export function inside(item: TextItem, box: { x0: number; x1: number; top: number; bottom: number }): boolean {
   const cx = (item.x0 + item.x1) / 2;
-  const cy = item.base - 0.3 * item.size;
+  const cy = textMiddle(item);
   return cx >= box.x0 && cx <= box.x1 && cy >= box.top && cy <= box.bottom;
 }

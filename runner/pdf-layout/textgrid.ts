@@ -37,7 +37,7 @@ import {
   type Piece,
   type PieceLine,
 } from "./columns.ts";
-import { groupLines } from "./lines.ts";
+import { groupLines, textMiddle } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { buildTable, type CellDraft } from "./tables.ts";
 import type { Table, TextItem } from "./types.ts";
@@ -713,7 +713,7 @@ export function textGrid(input: TextGridInput): TextGrid | null {
   const placed = place(lines, seps);
   const key = keyColumn(placed, cols);
   const ys = [...(input.drawnYs ?? [])].sort((a, b) => a - b);
-  const bandOf = (li: number): number => ys.filter((y) => y < lines[li]!.base - 0.3 * lines[li]!.size).length;
+  const bandOf = (li: number): number => ys.filter((y) => y < textMiddle(lines[li]!)).length;
   const bands = new Map<number, number[]>();
   lines.forEach((_, li) => bands.set(bandOf(li), [...(bands.get(bandOf(li)) ?? []), li]));
   const keyRight = maxOf(
