@@ -1,8 +1,9 @@
 /**
  * The thin layer that performs decide()'s actions (controller/decide.ts) against the API server
- * and the object store, in order, stopping at the first error. It holds no state and makes no
- * decisions of its own beyond "409 AlreadyExists on create is success" and "404 on delete is
- * success"; everything else is recomputed by the next reconcile.
+ * and the object store, in order, stopping at the first error. It holds no state (the memory of
+ * delivered webhook attempts is handed in, controller/delivered.ts) and makes no decisions of its
+ * own beyond "409 AlreadyExists on create is success", "404 on delete is success" and "an attempt
+ * delivered already is recorded, not sent again"; everything else is recomputed by the next reconcile.
  *
  * It tells the metrics what it did (ApplyDeps' hooks): every webhook attempt it recorded, and
  * every phase change it wrote (see PhaseChange).
@@ -36,6 +37,7 @@ import {
 import type { ObjectStore } from "../core/storage/store.ts";
 import { rfc3339 } from "../core/time.ts";
 import type { Action, EventType, WebhookDelivery } from "./decide.ts";
+import { attemptName, type DeliveredAttempts } from "./delivered.ts";
 import { deferWebhook, recordWebhookAttempt, type WebhookOutcome } from "./ledger.ts";
 
 /** The API calls the apply layer makes; `kubeClient(kc)` implements them with client-node. */
@@ -77,6 +79,11 @@ export interface ApplyDeps {
   store: ObjectStore;
   /** Without a sender, an attempt is recorded as failed ("no webhook sender configured"). */
   sendWebhook?: WebhookSender;
+  /**
+   * The attempts this controller delivered (controller/delivered.ts): one is recorded, not sent
+   * again, when a reconcile of a stale copy asks for it. Absent: every attempt asked for is sent.
+   */
+  delivered?: DeliveredAttempts;
   /** Told the result of every recorded attempt (the webhook deliveries metric). */
   onWebhookAttempt?: (result: WebhookAttemptResult) => void;
   /** Told every phase change written (the job metrics). */
@@ -173,18 +180,29 @@ async function removeFinalizer(pj: PdfJob, deps: ApplyDeps, now: Date): Promise<
     deps.onPhaseChange?.({ from, pdfJob: { ...pj, status: { ...pj.status, phase: "Canceled", completionTime: rfc3339(now.getTime()) } } });
 }
 
-async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, now: Date, event: EventFn): Promise<void> {
+/** Sends the attempt, or recalls it when this controller delivered it already (controller/delivered.ts). */
+async function attempt(pj: PdfJob, delivery: WebhookDelivery, deps: ApplyDeps, now: Date): Promise<{ outcome: WebhookOutcome; at: Date }> {
+  const name = attemptName(pj);
+  const earlier = name === undefined ? undefined : deps.delivered?.recall(name);
+  if (earlier) return earlier;
   const outcome: WebhookOutcome = deps.sendWebhook
     ? await deps
         .sendWebhook(delivery)
         .catch((err: unknown) => ({ delivered: false as const, error: err instanceof Error ? err.message : "webhook attempt failed" }))
     : { delivered: false, error: "no webhook sender configured" };
+  if (outcome.delivered && name !== undefined) deps.delivered?.remember(name, { outcome, at: now });
+  return { outcome, at: now };
+}
+
+async function deliver(step: Step, delivery: WebhookDelivery, deps: ApplyDeps, now: Date, event: EventFn): Promise<void> {
+  const { outcome, at } = await attempt(step.current, delivery, deps, now);
   // An open circuit sent nothing: no attempt to record or count; a requeue-after, or a give-up past the window.
   const circuitOpen = !outcome.delivered && outcome.circuitOpen === true;
   const record = circuitOpen
     ? deferWebhook(step.current.status ?? {}, outcome.error, now)
-    : recordWebhookAttempt(step.current.status ?? {}, outcome, now);
+    : recordWebhookAttempt(step.current.status ?? {}, outcome, at);
   if ("deferMs" in record) return requeueAfter(step, record.deferMs);
+  // A write from a stale copy fails here (409): the attempt is remembered, not sent again.
   step.current = await deps.kube.replaceStatus(step.current, record.status);
   if (!circuitOpen) deps.onWebhookAttempt?.(outcome.delivered ? "delivered" : outcome.blocked ? "blocked" : "failed");
   if (record.status.webhook?.status === "gave_up") deps.onWebhookAttempt?.("gave_up");

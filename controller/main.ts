@@ -34,6 +34,7 @@ import type { TlsTrust } from "../core/webhooks/http.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { kubeClient, type WebhookSender } from "./apply.ts";
+import { DeliveredAttempts } from "./delivered.ts";
 import { objectKey } from "./informer.ts";
 import { controllerInformers } from "./informers.ts";
 import { LeaderElector, type LeaderElectionOptions } from "./leader-election.ts";
@@ -144,6 +145,7 @@ export function startController(o: ControllerOptions): Controller {
     store: metrics.instrumentStore(o.store),
     kube: kubeClient(o.kubeConfig),
     sendWebhook,
+    delivered: new DeliveredAttempts(),
     onWebhookAttempt: (result) => metrics.webhook(result),
     onPhaseChange: (change) => metrics.phaseChanged(change),
     onReconcile: (result, seconds) => metrics.reconciled(result, seconds),

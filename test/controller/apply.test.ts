@@ -3,6 +3,8 @@ import { ApiException, type V1Job } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { applyActions, type KubeClient, type PhaseChange } from "../../controller/apply.ts";
 import type { Action } from "../../controller/decide.ts";
+import { DeliveredAttempts } from "../../controller/delivered.ts";
+import type { WebhookOutcome } from "../../controller/ledger.ts";
 import { PDFJOB_FINALIZER, type PdfJob, type PdfJobStatus } from "../../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
 import { FakeKube } from "./fake-kube.ts";
@@ -210,6 +212,88 @@ describe("applyActions", () => {
     expect(late.calls).toEqual(["replaceStatus rv=1 Succeeded", "event WebhookGaveUp"]);
     expect(late.statuses[0]!.webhook).toMatchObject({ status: "gave_up", attempts: 3 });
     expect(seen).toEqual(["gave_up"]);
+  });
+});
+
+describe("applyActions' memory of delivered webhook attempts (controller/delivered.ts)", () => {
+  const pending = (attempts = 0): PdfJob =>
+    withRv(
+      pdfJob({ status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts } } }),
+    );
+  /** A sender that counts what it sent and answers `outcomes` in turn (the last one after). */
+  const sender = (...outcomes: WebhookOutcome[]) => {
+    const sent: number[] = [];
+    const send = (): Promise<WebhookOutcome> => Promise.resolve(outcomes[Math.min(sent.push(1), outcomes.length) - 1]!);
+    return { sent, send };
+  };
+
+  it("should record, not send again, an attempt it delivered when a reconcile reads the copy from before the record", async () => {
+    const { kube, store, statuses } = fakes();
+    const delivered = new DeliveredAttempts();
+    const { sent, send } = sender({ delivered: true, statusCode: 204, latencyMs: 12 });
+    const seen: string[] = [];
+    const deps = { kube, store, delivered, sendWebhook: send, onWebhookAttempt: (r: string) => void seen.push(r) };
+    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], { ...deps, now: () => at(30) });
+    // The informer's cache still holds the PdfJob as it was before the write: decide() asks again.
+    const r = await applyActions(pending(), [{ action: "deliverWebhook", delivery }], { ...deps, now: () => at(31) });
+    expect(r.error).toBeUndefined();
+    expect(sent).toHaveLength(1);
+    // The second write says what the first did (the stale copy's write is refused by the API server: 409).
+    expect(statuses).toHaveLength(2);
+    expect(statuses[1]).toEqual(statuses[0]);
+    expect(statuses[1]!.webhook).toMatchObject({ status: "delivered", attempts: 1, deliveredTime: iso(30) });
+    expect(seen).toEqual(["delivered", "delivered"]);
+  });
+
+  it("should record a delivered attempt whose write lost a race (409) on the next reconcile without sending it again, counting it once", async () => {
+    const delivered = new DeliveredAttempts();
+    const { sent, send } = sender({ delivered: true });
+    const seen: string[] = [];
+    const onWebhookAttempt = (r: string): number => seen.push(r);
+    const lost = fakes({ replaceStatus: 409 });
+    const first = await applyActions(pending(), [{ action: "deliverWebhook", delivery }], {
+      kube: lost.kube,
+      store: lost.store,
+      delivered,
+      sendWebhook: send,
+      onWebhookAttempt,
+      now: () => at(30),
+    });
+    expect((first.error as ApiException<string>).code).toBe(409);
+    const retry = fakes();
+    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], {
+      kube: retry.kube,
+      store: retry.store,
+      delivered,
+      sendWebhook: send,
+      onWebhookAttempt,
+      now: () => at(40),
+    });
+    expect(sent).toHaveLength(1);
+    expect(retry.statuses[0]!.webhook).toMatchObject({ status: "delivered", attempts: 1, deliveredTime: iso(30) });
+    expect(seen).toEqual(["delivered"]);
+  });
+
+  it("should send again an attempt that failed, and a redelivery asked for after a delivered one", async () => {
+    const { kube, store } = fakes();
+    const delivered = new DeliveredAttempts();
+    const { sent, send } = sender({ delivered: false, error: "HTTP 500" }, { delivered: true });
+    const deps = { kube, store, delivered, sendWebhook: send };
+    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], deps);
+    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], deps);
+    expect(sent).toHaveLength(2);
+    // A redelivery: the same message, pending again, its attempts counting on from the recorded one.
+    await applyActions(pending(1), [{ action: "deliverWebhook", delivery }], deps);
+    expect(sent).toHaveLength(3);
+  });
+
+  it("should remember a bounded number of attempts, the oldest forgotten first", () => {
+    const memory = new DeliveredAttempts(2);
+    const attempt = { outcome: { delivered: true as const }, at: at(1) };
+    for (const name of ["a", "b", "c"]) memory.remember(name, attempt);
+    expect(memory.size).toBe(2);
+    expect(memory.recall("a")).toBeUndefined();
+    expect(memory.recall("c")).toEqual(attempt);
   });
 });
 
