@@ -6,14 +6,14 @@
  * with a number format that prints them as the PDF did; spanning cells are merged; a table read
  * from right-to-left script is laid out from column A and shown right to left, as its page reads.
  *
- * No text of the PDF is left out (issue #13). The text outside the tables goes, in reading order, to
- * a last sheet "Text": one row per line (column A its page, the line's stretches in the next
- * columns), and where a table stood, a link to its sheet. A PDF without any table still converts
+ * No text of the PDF is left out (issue #13), only leader dots (cells.ts withoutLeaders). The text
+ * outside the tables goes, in reading order, to a last sheet "Text": one row per line (column A its
+ * page, the line's stretches in the next columns), and where a table stood, a link to its sheet. A PDF without any table still converts
  * (decision for issue #6): one sheet per page with the page's text lines, cells split where a line
  * has wide gaps; the figures then say `tables: 0` so a client can tell.
  */
 import ExcelJS from "exceljs";
-import { typeCell } from "../pdf-layout/cells.ts";
+import { typeCell, withoutLeaders } from "../pdf-layout/cells.ts";
 import type { DocumentLayout } from "../pdf-layout/index.ts";
 import { joinLines, segmentText, splitLine } from "../pdf-layout/lines.ts";
 import { disjointCells } from "../pdf-layout/tables.ts";
@@ -24,7 +24,9 @@ const PT_PER_CHAR = 5.5;
 /** The sheet holding the text outside tables. */
 const TEXT_SHEET = "Text";
 
-function setCell(ws: ExcelJS.Worksheet, row: number, col: number, text: string): void {
+/** Writes a cell's text, typed, without its leader dots (a value, not the dots leading to it). */
+function setCell(ws: ExcelJS.Worksheet, row: number, col: number, printed: string): void {
+  const text = withoutLeaders(printed);
   if (!text) return;
   const cell = ws.getCell(row, col);
   const typed = typeCell(text);

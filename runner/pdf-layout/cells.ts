@@ -208,3 +208,27 @@ export function typeCell(text: string): CellValue {
   if (/^(true|false)$/i.test(s)) return { value: s.toLowerCase() === "true" };
   return typedDate(s) ?? typedNumber(s) ?? { value: s };
 }
+
+/**
+ * Leader dots: a run of dots (or ellipses), spaced or not, leading the eye from a label to its value
+ * ("AFM revisions ........ $85", "Total . . . . 12"). A run after a space, or of four dots or more,
+ * is a leader; three dots ending a word ("chicagodetours...") are an ellipsis, and a cell of three
+ * dots or fewer ("..", "…") is a value not given, as statistics tables print it.
+ */
+const LEADER = /(?:\s+(?:[.…]\s?){2,}|(?:\.\s?){4,}|…{2,}|(?<=\S)\s*(?:…\s?){2,})/gu;
+const LEADER_CELL = /^(?:[.…]\s?)+$/u;
+const MAX_VALUE_DOTS = 3;
+
+/**
+ * A cell's text without its leader dots (LEADER): those it ends or starts with are dropped, one
+ * between its words becomes a space. A cell holding only a leader (a leader cut off by a column's
+ * edge) is empty; one of three dots or fewer stays (a value not given).
+ */
+export function withoutLeaders(text: string): string {
+  const s = text.trim();
+  if (LEADER_CELL.test(s)) return s.replace(/\s/g, "").length <= MAX_VALUE_DOTS ? s : "";
+  return s
+    .replace(LEADER, " ")
+    .replace(/\s{2,}/g, " ")
+    .trim();
+}

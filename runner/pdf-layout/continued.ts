@@ -9,8 +9,9 @@
  * the table's columns (a sparse column leaves no river over a few rows); a part that repeats the
  * table's header row over as many columns is its rest, however its edges moved; a right-to-left table's
  * part is read right to left. Page numbers — a single short line with a number in the top or bottom
- * margin band ("12", "Page 3 of 10") — and running heads and feet (a line in that band that the
- * page before or after repeats there, numbers aside) do not count as the page's first or last block.
+ * margin band ("12", "Page 3 of 10") — running heads and feet (a line in that band that the
+ * page before or after repeats there, numbers aside) and a line saying the table goes on ("Table
+ * 3—Continued", "(continued)") do not count as the page's first or last block.
  *
  * A table cut with only a row or two left for the next page (ReportLab keeps no widow rows; one
  * row alone is no table) has that rest read as text: when the previous page's table reaches down
@@ -48,11 +49,29 @@ function bandSkeletons(page: PageLayout): Set<string> {
 }
 
 /**
+ * A line saying a table goes on ("ESTIMATED COSTS—Continued", "Table 3 (cont'd)", "(Fortsetzung)",
+ * "Continued on next page"): the table's caption repeated over its rest, or a note under its part.
+ */
+const CONTINUATION =
+  /(?:^|[\s—–-])(?:\((?:continued|cont(?:'|’)?d\.?|cont\.|fortsetzung|suite|continuación|segue)\)|continued(?: on (?:the )?next page| overleaf)?|cont(?:'|’)?d\.?)[.:]?$/iu;
+/** A continuation line is short: a caption, not a sentence that ends on the word. */
+const CONTINUATION_WORDS = 12;
+
+/** Whether a block is a one-line continuation caption (CONTINUATION). */
+function continuation(b: Block): boolean {
+  if (b.type !== "paragraph" || b.lines.length !== 1) return false;
+  const text = segmentText(b.lines[0]!).trim();
+  return CONTINUATION.test(text) && text.split(/\s+/u).length <= CONTINUATION_WORDS;
+}
+
+/**
  * The page's content blocks: page numbers and running heads and feet (a band line that a
- * neighbouring page's band repeats, numbers aside) left out.
+ * neighbouring page's band repeats, numbers aside) and continuation captions (they stay on the page,
+ * as text) left out.
  */
 function content(page: PageLayout, neighbours: readonly Set<string>[]): Block[] {
   return page.blocks.filter((b) => {
+    if (continuation(b)) return false;
     const text = bandText(b, page);
     return text === null || !(isPageNumber(text) || neighbours.some((n) => n.has(skeleton(text))));
   });

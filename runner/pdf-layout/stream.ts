@@ -11,10 +11,12 @@
  * rule whose ends the column's text above runs past, and takes the labels between a head rule and
  * its first line of cells (a group's label, a \multirow label).
  * On a page set in two columns each column is read apart (pageStreamTables, gutter.ts).
- * Lookalikes are refused: prose set in two columns (cells hold sentences), a list (its first column
- * is list markers), fewer than two rows of two cells, two rows of a justified paragraph (word spaces
- * between the cells, the lines ending together), and (from three rows up) columns of three cells
- * or more that share no edge (row labels may stand at a few indents). Pure.
+ * Lookalikes are refused: prose set in two columns (cells hold sentences) or line beside line in
+ * several (two columns or more of running text), a list (its first column is list markers), fewer
+ * than two rows of two cells, two rows of a justified paragraph (word spaces between the cells, the
+ * lines ending together) or among more lines reaching across the columns (a letterhead), and (from
+ * three rows up) columns of three cells or more that share no edge (row labels may stand at a few
+ * indents). Pure.
  */
 import type { Piece } from "./columns.ts";
 import { bodyFigure, linePieces, paragraphLine, pieceText } from "./columns.ts";
@@ -130,6 +132,37 @@ function justified(rows: readonly Cell[][]): boolean {
   return words && spans.every((s) => s.narrow && Math.abs(s.x0 - first.x0) <= ALIGN && Math.abs(s.x1 - first.x1) <= ALIGN);
 }
 
+/** A cell of running text holds this many words or more, none of them a value. */
+const PROSE_WORDS = 4;
+/** Prose set in columns: this share of a column's cells or more are running text, in two columns or more. */
+const PROSE_SHARE = 0.75;
+
+/**
+ * Whether a grid is prose set in columns, line beside line (a journal's or the Federal Register's
+ * three columns, where their baselines meet): two columns or more whose cells are nearly all
+ * running text. A table holds one column of descriptions at most; its other columns are labels and
+ * values.
+ */
+function proseColumns(filled: readonly Cell[], cols: number): boolean {
+  let prose = 0;
+  for (let col = 0; col < cols; col++) {
+    const cells = filled.filter((c) => c.col === col && c.colSpan === 1);
+    const running = cells.filter((c) => words(c) >= PROSE_WORDS && !bodyFigure(cellText(c))).length;
+    if (cells.length >= MIN_ALIGN_ROWS && running >= PROSE_SHARE * cells.length) prose++;
+  }
+  return prose >= 2;
+}
+
+/**
+ * Whether rows too few to judge their columns by alignment stand among more lines of text reaching
+ * across their columns (a letterhead: its top line and a phone number apart, the address lines
+ * between them across the gap): lines of text, not a table's rows.
+ */
+function amongText(byRow: ReadonlyMap<number, readonly Cell[]>, full: number): boolean {
+  const across = [...byRow.values()].filter((r) => r.length === 1 && r[0]!.colSpan >= 2).length;
+  return across > full;
+}
+
 /** Whether a grid reads as a table rather than prose or a list (see the header). */
 function tableLike(table: Table): boolean {
   const filled = table.cells.filter((c) => c.lines.length > 0);
@@ -138,6 +171,7 @@ function tableLike(table: Table): boolean {
   const full = [...byRow.values()].filter((r) => r.length >= 2);
   if (full.length < MIN_ROWS) return false;
   if (filled.reduce((n, c) => n + words(c), 0) / filled.length > MAX_WORDS_PER_CELL) return false;
+  if (proseColumns(filled, table.cols)) return false;
   // The body starts at the first row with a figure in it (a year heads a column).
   const body = minOf(
     filled.filter((c) => c.col > 0 && bodyFigure(cellText(c))),
@@ -146,7 +180,7 @@ function tableLike(table: Table): boolean {
   );
   const firsts = full.map((r) => r.reduce((a, b) => (b.col < a.col ? b : a)));
   if (firsts.every((c) => c.col === 0 && c.lines.length === 1 && isMarker(c.lines[0]!.items))) return false;
-  if (full.length < MIN_ALIGN_ROWS) return !justified(full);
+  if (full.length < MIN_ALIGN_ROWS) return !justified(full) && !amongText(byRow, full.length);
   for (let col = 0; col < table.cols; col++) {
     // The row labels' indents show in every row under the header: a section's label alone on its row among them.
     const cells = (col === 0 ? filled.filter((c) => c.row >= body) : full.flat()).filter((c) => c.col === col && c.colSpan === 1);

@@ -9,7 +9,7 @@ import { splitBands } from "../../runner/pdf-layout/bands.ts";
 import { columnGaps, headerAsOne, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
 import { logicalValue } from "../../runner/pdf-layout/bidi.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
-import { typeCell } from "../../runner/pdf-layout/cells.ts";
+import { typeCell, withoutLeaders } from "../../runner/pdf-layout/cells.ts";
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
 import { boxEdges, joinedBits, type FilledBox } from "../../runner/pdf-layout/graphics.ts";
 import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
@@ -939,6 +939,68 @@ describe("a paragraph between two whitespace tables", () => {
   });
 });
 
+describe("lookalikes of a whitespace table", () => {
+  it("refuses prose set in three columns whose lines share their baselines (the Federal Register's pages)", () => {
+    const columns = [
+      ["on those procedures, see this", "information at the docket by", "searching for and locating the", "number of the docket itself."],
+      [
+        "The agency, through an operational",
+        "evaluation, will assess the impact",
+        "of the proposed design changes",
+        "on pilot training this year.",
+      ],
+      [
+        "In addition, the service bulletin",
+        "specifies reporting and coordinating",
+        "any deviations from the instructions",
+        "with the manufacturer directly.",
+      ],
+    ];
+    const items = columns.flatMap((col, c) => col.map((text, r) => item(text, 20 + 190 * c, 100 + 12 * r, { x1: 20 + 190 * c + 170 })));
+    expect(streamTables(items)).toHaveLength(0);
+    // A table with one column of descriptions beside its values is still one.
+    const table = [
+      ["Install the new flight software", "1 hour", "$85"],
+      ["Revise the existing flight manual", "2 hours", "$170"],
+      ["Test the angle of attack sensors", "40 hours", "$3,400"],
+      ["Fly an operational readiness flight", "8 hours", "$680"],
+    ].flatMap((row, r) => [item(row[0]!, 20, 100 + 12 * r), item(row[1]!, 220, 100 + 12 * r), right(row[2]!, 400, 100 + 12 * r)]);
+    expect(streamTables(table).map((f) => [f.table.rows, f.table.cols])).toEqual([[4, 3]]);
+  });
+
+  it("refuses a letterhead: a top line and a phone number apart, the address lines across between them", () => {
+    const items = [
+      item("Page 1092", 20, 50),
+      item("Gazette 2008", 220, 50),
+      item("PUBLISHER:", 20, 70),
+      item("Federal Ministry of the Interior", 20, 78),
+      item("11014 Berlin (postal address)", 20, 86),
+      item("Alt-Moabit 101 D, 10559 Berlin", 20, 94),
+      item("Fax: 0 18 88/6 81-29", 20, 102),
+      item("26", 124, 102),
+    ];
+    expect(streamTables(items)).toHaveLength(0);
+    // Two rows of cells on their own are a (small) table.
+    const pair = [item("Width", 20, 50), item("Height", 220, 50), item("120 mm", 20, 62), item("80 mm", 220, 62)];
+    expect(streamTables(pair).map((f) => [f.table.rows, f.table.cols])).toEqual([[2, 2]]);
+  });
+});
+
+describe("leader dots", () => {
+  it("drops the dots leading from a label to its value, keeping an ellipsis and dots that stand for a value", () => {
+    expect(withoutLeaders("FCC OPS installation and verification ..")).toBe("FCC OPS installation and verification");
+    expect(withoutLeaders("AFM revisions.......")).toBe("AFM revisions");
+    expect(withoutLeaders("$85 ......")).toBe("$85");
+    expect(typeCell(withoutLeaders("$85 ......")).value).toBe(85);
+    expect(withoutLeaders("Total . . . . . 12")).toBe("Total 12");
+    expect(withoutLeaders("Total …… 5")).toBe("Total 5");
+    expect(withoutLeaders("..........................")).toBe("");
+    // An ellipsis ending a word, a value not given, numbering and abbreviations stay.
+    for (const kept of ["chicagodetours...", "...", "..", "…", "1.2.3 Scope", "U.S.A.", "$6,205.", "e.g. the"])
+      expect(withoutLeaders(kept)).toBe(kept);
+  });
+});
+
 describe("an invoice's boxes set by whitespace, their rules an image", () => {
   // One item with its quantity, unit price and amount; adjustments with an amount only.
   const adjustments = ["Street lighting", "Tariff rebate", "Red flag", "Yellow flag", "Consumption", "Amber", "Red", "Green"];
@@ -1808,6 +1870,59 @@ describe("tables continued over pages", () => {
     (other[1]!.blocks[0] as { table: Table }).table.colEdges = [0, 40, 200];
     joinContinuedTables(other);
     expect(other[1]!.continued).toBe(false);
+  });
+});
+
+describe("a table continued over pages under a caption saying so", () => {
+  const at = (n: number, rows: string[][], caption?: string): PageLayout => {
+    const drafts = rows.flatMap((r, ri) =>
+      r.map((text, col): CellDraft => ({ row: ri, col, rowSpan: 1, colSpan: 1, items: [item(text, col * 100 + 4, 200 + 14 * ri)] })),
+    );
+    const table = buildTable("lattice", drafts, [0, 100, 200], { x0: 0, x1: 200, top: 190, bottom: 200 + 14 * rows.length });
+    const blocks: Block[] = [{ type: "table", table, top: 190, bottom: 200 + 14 * rows.length }];
+    if (caption) blocks.unshift(paragraphOf([segmentOf([item(caption, 40, 170)])]));
+    return { number: n, width: 600, height: 800, blocks, frame: { x0: 0, x1: 200, top: 170, bottom: 300 }, segments: [], continued: false };
+  };
+
+  it("joins the part under 'ESTIMATED COSTS—Continued' or '(continued)', and keeps the caption as text", () => {
+    for (const caption of ["ESTIMATED COSTS—Continued", "Table 3 (continued)", "Table 3 (cont'd)", "Tabelle 2 (Fortsetzung)"]) {
+      const pages = [
+        at(1, [
+          ["Action", "Cost"],
+          ["Revision", "$85"],
+        ]),
+        at(
+          2,
+          [
+            ["Action", "Cost"],
+            ["Wiring", "$6,715"],
+          ],
+          caption,
+        ),
+      ];
+      joinContinuedTables(pages);
+      expect(pages[1]!.continued, caption).toBe(true);
+      const table = (pages[0]!.blocks[0] as { table: Table }).table;
+      expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Action|Cost", "Revision|$85", "Wiring|$6,715"]);
+      expect(pages[1]!.blocks.map((b) => b.type)).toEqual(["paragraph"]);
+    }
+    // Any other line before the next page's table starts something else.
+    const pages = [
+      at(1, [
+        ["Action", "Cost"],
+        ["Revision", "$85"],
+      ]),
+      at(
+        2,
+        [
+          ["Action", "Cost"],
+          ["Wiring", "$6,715"],
+        ],
+        "Costs of the second phase",
+      ),
+    ];
+    joinContinuedTables(pages);
+    expect(pages[1]!.continued).toBe(false);
   });
 });
 
