@@ -8,9 +8,10 @@
  *
  * No text of the PDF is left out (issue #13), only leader dots (cells.ts withoutLeaders). The text
  * outside the tables goes, in reading order, to a last sheet "Text": one row per line (column A its
- * page, the line's stretches in the next columns), and where a table stood, a link to its sheet. A PDF without any table still converts
- * (decision for issue #6): one sheet per page with the page's text lines, cells split where a line
- * has wide gaps; the figures then say `tables: 0` so a client can tell.
+ * page, the line's stretches in the next columns), and where a table stood, a link to its sheet. A
+ * PDF without any table still converts (decision for issue #6): one sheet per page with the page's
+ * text lines, cells split where a line has wide gaps; the figures then say `tables: 0` so a client
+ * can tell.
  */
 import ExcelJS from "exceljs";
 import { typeCell, withoutLeaders } from "../pdf-layout/cells.ts";
