@@ -6,9 +6,10 @@
  * with a number format that prints them as the PDF did; spanning cells are merged; a table read
  * from right-to-left script is laid out from column A and shown right to left, as its page reads.
  *
- * No text of the PDF is left out (issue #13), only leader dots (cells.ts withoutLeaders). The text
- * outside the tables goes, in reading order, to a last sheet "Text": one row per line (column A its
- * page, the line's stretches in the next columns), and where a table stood, a link to its sheet. A
+ * No text of the PDF is left out (issue #13), only a table cell's leader dots (cells.ts
+ * withoutLeaders). The text outside the tables goes, in reading order, to a last sheet "Text": one
+ * row per line (column A its page, the line's stretches in the next columns), and where a table
+ * stood, a link to its sheet. A
  * PDF without any table still converts (decision for issue #6): one sheet per page with the page's
  * text lines, cells split where a line has wide gaps; the figures then say `tables: 0` so a client
  * can tell.
@@ -25,9 +26,7 @@ const PT_PER_CHAR = 5.5;
 /** The sheet holding the text outside tables. */
 const TEXT_SHEET = "Text";
 
-/** Writes a cell's text, typed, without its leader dots (a value, not the dots leading to it). */
-function setCell(ws: ExcelJS.Worksheet, row: number, col: number, printed: string): void {
-  const text = withoutLeaders(printed);
+function setCell(ws: ExcelJS.Worksheet, row: number, col: number, text: string): void {
   if (!text) return;
   const cell = ws.getCell(row, col);
   const typed = typeCell(text);
@@ -35,7 +34,8 @@ function setCell(ws: ExcelJS.Worksheet, row: number, col: number, printed: strin
   if ("numFmt" in typed && typed.numFmt) cell.numFmt = typed.numFmt;
 }
 
-const cellText = (lines: readonly Segment[]): string => joinLines(lines.map(segmentText));
+/** A table cell's text, without its leader dots (a value, not the dots leading to it). */
+const cellText = (lines: readonly Segment[]): string => withoutLeaders(joinLines(lines.map(segmentText)));
 
 function writeTable(ws: ExcelJS.Worksheet, table: Table): void {
   // Merged areas never overlap (exceljs throws on an overlapping merge).

@@ -210,12 +210,13 @@ export function typeCell(text: string): CellValue {
 }
 
 /**
- * Leader dots: a run of dots (or ellipses), spaced or not, leading the eye from a label to its value
- * ("AFM revisions ........ $85", "Total . . . . 12"). A run after a space, or of four dots or more,
- * is a leader; three dots ending a word ("chicagodetours...") are an ellipsis, and a cell of three
- * dots or fewer ("..", "…") is a value not given, as statistics tables print it.
+ * Leader dots: a run of four dots or more (or of ellipses), spaced or not, leading the eye from a
+ * label to its value ("AFM revisions ........ $85", "Total . . . . 12"), or two dots ending a cell
+ * after a space (the rest of a leader a column's edge cut). Three dots are an ellipsis
+ * ("chicagodetours...", "y1, . . . , yn"), and a cell of three dots or fewer ("..", "…") is a value
+ * not given, as statistics tables print it.
  */
-const LEADER = /(?:\s+(?:[.…]\s?){2,}|(?:\.\s?){4,}|…{2,}|(?<=\S)\s*(?:…\s?){2,})/gu;
+const LEADER = /(?:\s*(?:\.\s?){4,}|\s*(?:…\s?){2,}|\s+\.\.$)/gu;
 const LEADER_CELL = /^(?:[.…]\s?)+$/u;
 const MAX_VALUE_DOTS = 3;
 

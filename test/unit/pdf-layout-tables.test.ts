@@ -996,7 +996,7 @@ describe("leader dots", () => {
     expect(withoutLeaders("Total …… 5")).toBe("Total 5");
     expect(withoutLeaders("..........................")).toBe("");
     // An ellipsis ending a word, a value not given, numbering and abbreviations stay.
-    for (const kept of ["chicagodetours...", "...", "..", "…", "1.2.3 Scope", "U.S.A.", "$6,205.", "e.g. the"])
+    for (const kept of ["chicagodetours...", "y1, . . . , yn", "...", "..", "…", "1.2.3 Scope", "U.S.A.", "$6,205.", "e.g. the"])
       expect(withoutLeaders(kept)).toBe(kept);
   });
 });
