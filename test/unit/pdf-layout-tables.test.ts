@@ -1808,19 +1808,22 @@ describe("text as a reader sees it, accents, scripts and codes", () => {
 });
 
 describe("tables continued over pages", () => {
-  function page(n: number, rows: string[][]): PageLayout {
+  /** A page holding one table of `rows`, under a line of `caption` when given. */
+  function page(n: number, rows: string[][], caption?: string): PageLayout {
     const drafts = rows.flatMap((r, ri) =>
       r.flatMap((text, col): CellDraft[] =>
         text ? [{ row: ri, col, rowSpan: 1, colSpan: 1, items: [item(text, col * 100 + 4, 100 + 14 * ri)] }] : [],
       ),
     );
     const table = buildTable("stream", drafts, [0, 100, 200], { x0: 0, x1: 200, top: 90, bottom: 100 + 14 * rows.length });
+    const blocks: Block[] = [{ type: "table", table, top: 90, bottom: 300 }];
+    if (caption) blocks.unshift(paragraphOf([segmentOf([item(caption, 40, 70)])]));
     return {
       number: n,
       width: 600,
       height: 800,
-      blocks: [{ type: "table", table, top: 90, bottom: 300 }],
-      frame: { x0: 0, x1: 200, top: 90, bottom: 300 },
+      blocks,
+      frame: { x0: 0, x1: 200, top: caption ? 70 : 90, bottom: 300 },
       segments: [],
       continued: false,
     };
@@ -1871,27 +1874,15 @@ describe("tables continued over pages", () => {
     joinContinuedTables(other);
     expect(other[1]!.continued).toBe(false);
   });
-});
-
-describe("a table continued over pages under a caption saying so", () => {
-  const at = (n: number, rows: string[][], caption?: string): PageLayout => {
-    const drafts = rows.flatMap((r, ri) =>
-      r.map((text, col): CellDraft => ({ row: ri, col, rowSpan: 1, colSpan: 1, items: [item(text, col * 100 + 4, 200 + 14 * ri)] })),
-    );
-    const table = buildTable("lattice", drafts, [0, 100, 200], { x0: 0, x1: 200, top: 190, bottom: 200 + 14 * rows.length });
-    const blocks: Block[] = [{ type: "table", table, top: 190, bottom: 200 + 14 * rows.length }];
-    if (caption) blocks.unshift(paragraphOf([segmentOf([item(caption, 40, 170)])]));
-    return { number: n, width: 600, height: 800, blocks, frame: { x0: 0, x1: 200, top: 170, bottom: 300 }, segments: [], continued: false };
-  };
 
   it("joins the part under 'ESTIMATED COSTS—Continued' or '(continued)', and keeps the caption as text", () => {
     for (const caption of ["ESTIMATED COSTS—Continued", "Table 3 (continued)", "Table 3 (cont'd)", "Tabelle 2 (Fortsetzung)"]) {
       const pages = [
-        at(1, [
+        page(1, [
           ["Action", "Cost"],
           ["Revision", "$85"],
         ]),
-        at(
+        page(
           2,
           [
             ["Action", "Cost"],
@@ -1908,11 +1899,11 @@ describe("a table continued over pages under a caption saying so", () => {
     }
     // Any other line before the next page's table starts something else.
     const pages = [
-      at(1, [
+      page(1, [
         ["Action", "Cost"],
         ["Revision", "$85"],
       ]),
-      at(
+      page(
         2,
         [
           ["Action", "Cost"],
