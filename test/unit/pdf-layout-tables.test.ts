@@ -1876,29 +1876,7 @@ describe("tables continued over pages", () => {
   });
 
   it("joins the part under 'ESTIMATED COSTS—Continued' or '(continued)', and keeps the caption as text", () => {
-    for (const caption of ["ESTIMATED COSTS—Continued", "Table 3 (continued)", "Table 3 (cont'd)", "Tabelle 2 (Fortsetzung)"]) {
-      const pages = [
-        page(1, [
-          ["Action", "Cost"],
-          ["Revision", "$85"],
-        ]),
-        page(
-          2,
-          [
-            ["Action", "Cost"],
-            ["Wiring", "$6,715"],
-          ],
-          caption,
-        ),
-      ];
-      joinContinuedTables(pages);
-      expect(pages[1]!.continued, caption).toBe(true);
-      const table = (pages[0]!.blocks[0] as { table: Table }).table;
-      expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Action|Cost", "Revision|$85", "Wiring|$6,715"]);
-      expect(pages[1]!.blocks.map((b) => b.type)).toEqual(["paragraph"]);
-    }
-    // Any other line before the next page's table starts something else.
-    const pages = [
+    const costs = (caption: string): PageLayout[] => [
       page(1, [
         ["Action", "Cost"],
         ["Revision", "$85"],
@@ -1909,9 +1887,19 @@ describe("tables continued over pages", () => {
           ["Action", "Cost"],
           ["Wiring", "$6,715"],
         ],
-        "Costs of the second phase",
+        caption,
       ),
     ];
+    for (const caption of ["ESTIMATED COSTS—Continued", "Table 3 (continued)", "Table 3 (cont'd)", "Tabelle 2 (Fortsetzung)"]) {
+      const pages = costs(caption);
+      joinContinuedTables(pages);
+      expect(pages[1]!.continued, caption).toBe(true);
+      const table = (pages[0]!.blocks[0] as { table: Table }).table;
+      expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Action|Cost", "Revision|$85", "Wiring|$6,715"]);
+      expect(pages[1]!.blocks.map((b) => b.type)).toEqual(["paragraph"]);
+    }
+    // Any other line before the next page's table starts something else.
+    const pages = costs("Costs of the second phase");
     joinContinuedTables(pages);
     expect(pages[1]!.continued).toBe(false);
   });
