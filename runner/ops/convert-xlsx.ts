@@ -55,17 +55,30 @@ function writeLines(ws: ExcelJS.Worksheet, lines: readonly Segment[][]): void {
   lines.forEach((segments, r) => segments.forEach((seg, c) => setCell(ws, r + 1, c + 1, segmentText(seg))));
 }
 
-/** The "Text" sheet's rows of one page: its text lines in reading order, and links to its tables. */
-function textRows(page: PageLayout, sheetOf: Map<Table, string>): { cells: Segment[]; link?: string }[] {
-  const rows: { cells: Segment[]; link?: string }[] = [];
-  for (const block of page.blocks) {
-    if (block.type === "paragraph") {
-      for (const line of block.lines) rows.push({ cells: splitLine(line.items) });
-    } else if (block.type === "table") {
-      const sheet = sheetOf.get(block.table);
-      if (sheet) rows.push({ cells: [], link: sheet });
-    }
-  }
+type TextRow = { cells: string[]; link?: string };
+
+/**
+ * The "Text" sheet's rows of one page: its text lines in reading order, and links to its tables;
+ * where the rest of an earlier page's table stood, a link to that table's sheet and the header
+ * rows the rest repeated (the table holds its header once).
+ */
+function textRows(page: PageLayout, sheetOf: Map<Table, string>): TextRow[] {
+  const rows: TextRow[] = [];
+  const link = (table: Table): void => {
+    const sheet = sheetOf.get(table);
+    if (sheet) rows.push({ cells: [], link: sheet });
+  };
+  const rest = (): void => {
+    if (!page.rest) return;
+    link(page.rest.table);
+    for (const cells of page.rest.header) rows.push({ cells });
+  };
+  page.blocks.forEach((block, i) => {
+    if (i === page.rest?.at) rest();
+    if (block.type === "paragraph") for (const line of block.lines) rows.push({ cells: splitLine(line.items).map(segmentText) });
+    else if (block.type === "table") link(block.table);
+  });
+  if (page.rest && page.rest.at >= page.blocks.length) rest();
   return rows;
 }
 
@@ -82,7 +95,7 @@ function writeTextSheet(ws: ExcelJS.Worksheet, pages: readonly PageLayout[], she
         // A pointer to where the table went, so the sheet reads as the document does.
         ws.getCell(r, 2).value = { text: `→ ${row.link}`, hyperlink: `#'${row.link}'!A1` };
         ws.getCell(r, 2).font = { italic: true, color: { argb: "FF0563C1" }, underline: true };
-      } else row.cells.forEach((seg, c) => setCell(ws, r, c + 2, segmentText(seg)));
+      } else row.cells.forEach((text, c) => setCell(ws, r, c + 2, text));
     }
   }
 }

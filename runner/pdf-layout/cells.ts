@@ -115,10 +115,22 @@ function stripDecorations(text: string): Stripped {
   return { digits: s, negative, parens, percent, currency };
 }
 
+/**
+ * The number of a cell's digits; an amount (with a currency sign, or grouped) may end with the
+ * period of a sentence, as US Government tables end their last column ("$6,205."): punctuation,
+ * not a decimal point. A plain "12." stays text (an item's number).
+ */
+function parseAmount(digits: string, currency: Currency | undefined): ParsedNumber | null {
+  const n = parseNumber(digits);
+  if (n || !/\d\.$/.test(digits)) return n;
+  const before = parseNumber(digits.slice(0, -1));
+  return before && (before.grouped || currency) ? before : null;
+}
+
 /** The numeric value of a printed number with sign, parentheses, percent and currency, or null. */
 function typedNumber(text: string): { value: number; numFmt?: string } | null {
   const { digits, negative, parens, percent, currency } = stripDecorations(text);
-  const n = parseNumber(digits);
+  const n = parseAmount(digits, currency);
   // A number cell always holds a number: what Number() cannot read stays text.
   if (!n || !Number.isFinite(n.value)) return null;
   let value = n.value * (negative || parens ? -1 : 1);

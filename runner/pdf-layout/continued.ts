@@ -18,7 +18,7 @@
  * its page's lower part and the page's topmost lines keep every word in the table's columns, at
  * least one of them across two columns, they are its last rows (textRows). Pure.
  */
-import { groupLines, segmentOf, segmentText } from "./lines.ts";
+import { groupLines, joinLines, segmentOf, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { rightToLeft } from "./tables.ts";
 import type { Block, Cell, PageLayout, Segment, Table, TextItem } from "./types.ts";
@@ -193,13 +193,20 @@ const MAX_HEADER_ROWS = 3;
 /**
  * Appends the rows of `rest` to `table`, dropping the first rows that repeat the table's first rows
  * (`header`: the texts of the table's first rows, kept so that a growing table is not rescanned).
+ * Returns the dropped rows' cell texts, column by column.
  */
-function appendRows(table: Table, header: readonly string[], rest: Table): void {
+function appendRows(table: Table, header: readonly string[], rest: Table): string[][] {
   let skip = 0;
   while (skip < header.length && skip < rest.rows - 1 && repeats(rest, skip, header[skip]!)) skip++;
   if (skip) for (const c of table.cells) if (c.row < skip) c.header = true;
   for (const c of rest.cells) if (c.row >= skip) table.cells.push({ ...c, row: c.row - skip + table.rows });
   table.rows += rest.rows - skip;
+  const dropped = (row: number): string[] =>
+    rest.cells
+      .filter((c) => c.row === row)
+      .sort((a, b) => a.col - b.col)
+      .map((c) => joinLines(c.lines.map(segmentText)));
+  return Array.from({ length: skip }, (_, r) => dropped(r));
 }
 
 /** Whether a table's first row repeats `header`'s first row, a row with text. */
@@ -309,18 +316,18 @@ function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: 
 /**
  * Appends a page's start to `open` when it is the table's rest: its first table (restOf), or,
  * when the table was `cut` low on its page, its top lines read as text (textRows). Returns the
- * page's blocks that went into the table, none when the page starts with something else.
+ * page's blocks that went into the table, none when the page starts with something else, and the
+ * text of the header rows the rest repeated (appendRows).
  */
-function joinRest(open: Table, header: readonly string[], cut: boolean, blocks: readonly Block[]): Block[] {
+function joinRest(open: Table, header: readonly string[], cut: boolean, blocks: readonly Block[]): { taken: Block[]; repeated: string[][] } {
   const first = blocks[0];
   if (first?.type === "table") {
     const rest = restOf(open, first.table, header);
-    if (rest) appendRows(open, header, rest);
-    return rest ? [first] : [];
+    return rest ? { taken: [first], repeated: appendRows(open, header, rest) } : { taken: [], repeated: [] };
   }
   const asText = first && cut ? textRows(open, blocks) : null;
   if (asText) appendRows(open, [], asText.rest);
-  return asText?.taken ?? [];
+  return { taken: asText?.taken ?? [], repeated: [] };
 }
 
 /** Joins every table continued from one page onto the next (see the header); edits `pages`. */
@@ -336,11 +343,13 @@ export function joinContinuedTables(pages: readonly PageLayout[]): void {
       page,
       [bands[i - 1], bands[i + 1]].filter((b) => b !== undefined),
     );
-    const joined = open ? joinRest(open, header, reach > CUT_LOW, blocks) : [];
-    if (joined.length) {
+    const { taken: joined, repeated } = open ? joinRest(open, header, reach > CUT_LOW, blocks) : { taken: [], repeated: [] };
+    if (open && joined.length) {
+      const at = page.blocks.findIndex((b) => joined.includes(b));
       page.blocks = page.blocks.filter((b) => !joined.includes(b));
       blocks = blocks.filter((b) => !joined.includes(b));
       page.continued = true;
+      page.rest = { table: open, at, header: repeated };
     }
     const last = blocks.at(-1);
     // A page the table fills entirely passes it on to the next.

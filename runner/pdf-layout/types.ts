@@ -169,4 +169,10 @@ export interface PageLayout {
   segments: Segment[][];
   /** The page begins with the rest of the previous page's last table, joined to it (continued.ts). */
   continued: boolean;
+  /**
+   * When `continued`: the table this page goes on with, where its rest stood in reading order (the
+   * index in `blocks` of the block after it), and the text of the header rows the rest repeated,
+   * which the joined table holds once.
+   */
+  rest?: { table: Table; at: number; header: string[][] };
 }

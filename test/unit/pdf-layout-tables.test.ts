@@ -1770,6 +1770,14 @@ describe("text as a reader sees it, accents, scripts and codes", () => {
     expect(typeCell("ABN 48 123 123 124")).toEqual({ value: "ABN 48 123 123 124" });
   });
 
+  it("reads an amount ending a sentence ('$6,205.', US Government tables) as the amount, and an item's number '12.' as text", () => {
+    expect(typeCell("$6,205.")).toEqual({ value: 6205, numFmt: '"$"#,##0' });
+    expect(typeCell("$248,200.")).toEqual({ value: 248200, numFmt: '"$"#,##0' });
+    expect(typeCell("1,250.")).toEqual({ value: 1250, numFmt: "#,##0" });
+    expect(typeCell("$85.")).toEqual({ value: 85, numFmt: '"$"0' });
+    for (const kept of ["12.", "3.1.", "1.234.", "$6,205..", "Up to $766,865."]) expect(typeCell(kept)).toEqual({ value: kept });
+  });
+
   it("keeps a currency sign where it was printed: before or after the digits, against them or a space apart", () => {
     expect(typeCell("1.418,86 €")).toEqual({ value: 1418.86, numFmt: '#,##0.00" €"' });
     expect(typeCell("12,50€")).toEqual({ value: 12.5, numFmt: '0.00"€"' });
@@ -1839,6 +1847,8 @@ describe("tables continued over pages", () => {
     const table = (pages[0]!.blocks[0] as { table: Table }).table;
     expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Quarter 2020", "Item|Units", "Anchor|12", "Beacon|7"]);
     expect(pages[1]!.continued).toBe(true);
+    // What the page repeated is kept beside the table, for the XLSX Text sheet: no word is lost.
+    expect(pages[1]!.rest).toEqual({ table, at: 0, header: [["Quarter 2020"], ["Item", "Units"]] });
   });
 
   it("joins a part that repeats the header row over as many columns, its edges moved by a wide total's label", () => {
