@@ -319,7 +319,12 @@ function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: 
  * page's blocks that went into the table, none when the page starts with something else, and the
  * text of the header rows the rest repeated (appendRows).
  */
-function joinRest(open: Table, header: readonly string[], cut: boolean, blocks: readonly Block[]): { taken: Block[]; repeated: string[][] } {
+function joinRest(
+  open: Table,
+  header: readonly string[],
+  cut: boolean,
+  blocks: readonly Block[],
+): { taken: Block[]; repeated: string[][] } {
   const first = blocks[0];
   if (first?.type === "table") {
     const rest = restOf(open, first.table, header);
