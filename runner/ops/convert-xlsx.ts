@@ -6,16 +6,18 @@
  * with a number format that prints them as the PDF did; spanning cells are merged; a table read
  * from right-to-left script is laid out from column A and shown right to left, as its page reads.
  *
- * No text of the PDF is left out (issue #13), only a table cell's leader dots (cells.ts
- * withoutLeaders). The text outside the tables goes, in reading order, to a last sheet "Text": one
- * row per line (column A its page, the line's stretches in the next columns), and where a table
- * stood, a link to its sheet. A
- * PDF without any table still converts (decision for issue #6): one sheet per page with the page's
- * text lines, cells split where a line has wide gaps; the figures then say `tables: 0` so a client
- * can tell.
+ * No text of the PDF is left out (issue #13), only a table cell's leader dots (tables are found
+ * from the runs without them, pdf-layout/leaders.ts; cells.ts withoutLeaders takes off those
+ * inside a cell's text, and in a column of led labels the two or three a short leader leaves).
+ * The text outside the tables goes, in reading order, to a last sheet "Text": one row per line
+ * (column A its page, the line's stretches in the next columns), and where a table stood, a link
+ * to its sheet; where a table's rest on a later page stood, a link to it and the header rows that
+ * rest repeated. A PDF without any table still converts (decision for issue #6): one sheet per
+ * page with the page's text lines, cells split where a line has wide gaps; the figures then say
+ * `tables: 0` so a client can tell.
  */
 import ExcelJS from "exceljs";
-import { typeCell, withoutLeaders } from "../pdf-layout/cells.ts";
+import { typeCell, withoutLeaders, withoutShortLeader } from "../pdf-layout/cells.ts";
 import type { DocumentLayout } from "../pdf-layout/index.ts";
 import { joinLines, segmentText, splitLine } from "../pdf-layout/lines.ts";
 import { disjointCells } from "../pdf-layout/tables.ts";
@@ -34,13 +36,34 @@ function setCell(ws: ExcelJS.Worksheet, row: number, col: number, text: string):
   if ("numFmt" in typed && typed.numFmt) cell.numFmt = typed.numFmt;
 }
 
-/** A table cell's text, without its leader dots (a value, not the dots leading to it). */
-const cellText = (lines: readonly Segment[]): string => withoutLeaders(joinLines(lines.map(segmentText)));
+/**
+ * A table cell's text, without its leader dots (a value, not the dots leading to it); in a `led`
+ * column, without the two or three dots a leader the room left short ends it with too.
+ */
+function cellText(lines: readonly Segment[], led: boolean): string {
+  const text = withoutLeaders(joinLines(lines.map(segmentText)));
+  return led ? withoutShortLeader(text) : text;
+}
+
+/** The columns most of whose cells with text were led to their values by dots (items' `led`, leaders.ts). */
+function ledColumns(table: Table): Set<number> {
+  const count = new Map<number, { cells: number; led: number }>();
+  for (const c of table.cells) {
+    const items = c.lines.flatMap((l) => l.items);
+    if (!items.length) continue;
+    const n = count.get(c.col) ?? { cells: 0, led: 0 };
+    n.cells++;
+    if (items.some((i) => i.led)) n.led++;
+    count.set(c.col, n);
+  }
+  return new Set([...count].filter(([, n]) => n.led >= 2 && n.led * 2 >= n.cells).map(([col]) => col));
+}
 
 function writeTable(ws: ExcelJS.Worksheet, table: Table): void {
+  const led = ledColumns(table);
   // Merged areas never overlap (exceljs throws on an overlapping merge).
   for (const c of disjointCells(table)) {
-    setCell(ws, c.row + 1, c.col + 1, cellText(c.lines));
+    setCell(ws, c.row + 1, c.col + 1, cellText(c.lines, led.has(c.col)));
     if (c.header) ws.getCell(c.row + 1, c.col + 1).font = { bold: true };
     if (c.rowSpan > 1 || c.colSpan > 1) ws.mergeCells(c.row + 1, c.col + 1, c.row + c.rowSpan, c.col + c.colSpan);
   }

@@ -232,6 +232,12 @@ const LEADER = /(?:\s*(?:\.\s?){4,}|\s*(?:…\s?){2,}|\s+\.\.$)/gu;
 const LEADER_CELL = /^(?:[.…]\s?)+$/u;
 const MAX_VALUE_DOTS = 3;
 
+/** Two or three dots ending a text after a word, spaced or not: a leader the room left short ("sale..", "parties). ."). */
+const SHORT_LEADER = /(?<=[^.\s])\s?(?:\.\s?){2,3}$/u;
+
+/** A text without the short leader it ends with (SHORT_LEADER), for a cell of a column whose cells are led to their values. */
+export const withoutShortLeader = (text: string): string => text.replace(SHORT_LEADER, "").trimEnd();
+
 /**
  * A cell's text without its leader dots (LEADER): those it ends or starts with are dropped, one
  * between its words becomes a space. A cell holding only a leader (a leader cut off by a column's

@@ -37,6 +37,7 @@ import { rowRuledTables } from "./rowrules.ts";
 import { joinStackedTables } from "./stacked.ts";
 import { pageStreamTables } from "./stream.ts";
 import { inside, orientTable, tableFromStructure } from "./tables.ts";
+import { leaderless } from "./leaders.ts";
 import { drawnAcross } from "./turned.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
 
@@ -72,8 +73,9 @@ function columnGutter(raw: RawPage, tables: readonly Table[]): Gutter | null {
 
 /** The tables of a page, most exact finder first; returns them and the items left for the flow. */
 function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
+  const { items, drawn, leaders } = leaderless(raw.items);
   const byMcid = new Map<string, TextItem[]>();
-  for (const item of raw.items) {
+  for (const item of items) {
     if (!item.mcid) continue;
     const group = byMcid.get(item.mcid);
     if (group) group.push(item);
@@ -88,8 +90,8 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     for (const c of table.cells) for (const l of c.lines) for (const i of l.items) used.add(i);
   }
   // Text drawn across other text (a running head turned along the edge, over a table) is no cell's.
-  const across = drawnAcross(raw.items.filter((i) => !used.has(i)));
-  let rest = raw.items.filter((i) => !used.has(i) && !across.has(i));
+  const across = drawnAcross(items.filter((i) => !used.has(i)));
+  let rest = items.filter((i) => !used.has(i) && !across.has(i));
   for (const table of latticeTables(raw.rules, rest)) {
     tables.push(table);
     rest = rest.filter((i) => !inside(i, table));
@@ -111,7 +113,9 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }
-  const lines = pageSegments([...rest.filter((i) => !streamed.has(i)), ...across]);
+  // The text outside the tables as drawn, leaders and all; a leader inside a table is no cell's text.
+  const flow = [...rest.filter((i) => !streamed.has(i)), ...across].map((i) => drawn.get(i) ?? i);
+  const lines = pageSegments([...flow, ...leaders.filter((l) => !tables.some((t) => inside(l, t)))]);
   return { tables: joinStackedTables(tables, lines.flat()).map(orientTable), lines };
 }
 

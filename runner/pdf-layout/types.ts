@@ -28,6 +28,8 @@ export interface TextItem {
    * the producer left for it (the next word may even start back over the space).
    */
   spaceBefore?: boolean;
+  /** Leader dots led from (or to) the run, and were taken off it (leaders.ts). */
+  led?: boolean;
   /**
    * Drawn sideways (a column label turned 90°, a running head along the page's edge): x0–x1 and
    * base then stand for its bounding box (extract-worker.ts), whose top and bottom these are.

@@ -4,7 +4,8 @@
  * indented under them (some two levels deep, some wrapped over two lines), subtotals and a total in
  * bold with rules over their values only, "—" for nil, negatives in parentheses, currency signs on
  * the first row of a section and on totals (next to the number, or flush left in the cell on a tab
- * as accounting layouts set them), footnote markers raised after labels, a note column that is
+ * as accounting layouts set them), footnote markers raised after labels, dot leaders from the
+ * labels to their cells' ends on some (a tab with a dot leader), a note column that is
  * mostly blank, and a header of periods (some under a group heading such as "Year ended 31
  * December", some over a units row "$'000"). Written as DOCX with the `docx` package and exported
  * by LibreOffice Writer, untagged or tagged, the way roundtrip-docx.ts writes Word reports.
@@ -18,6 +19,7 @@ import {
   AlignmentType,
   BorderStyle,
   Document,
+  LeaderType,
   Paragraph,
   TabStopType,
   Table,
@@ -58,6 +60,8 @@ export interface StatementTable {
   bottomAligned: boolean;
   /** Two statements share a page (the second starts on a new page otherwise). */
   samePage: boolean;
+  /** Dot leaders from each item's label to the end of its cell (a right tab with a dot leader, as Word sets them). */
+  leaders: boolean;
 }
 
 export interface StatementSpec {
@@ -356,6 +360,7 @@ function statementTable(rand: Rand, samePage: boolean): StatementTable {
     labelShare: pick(rand, [0.35, 0.45, 0.55]),
     bottomAligned: chance(rand, 0.5),
     samePage,
+    leaders: false,
   };
 }
 
@@ -371,13 +376,18 @@ const change = (rand: Rand): string => (chance(rand, 0.1) ? "n/m" : `${(Math.rou
 /** The statements of the corpus: `count` documents from `seed`; every third is held out. */
 export function statementSpecs(count: number, seed = 41): StatementSpec[] {
   const rand = prng(seed);
+  // Leaders are drawn apart, so that the rest of each statement is what the seed made before them.
+  const leaderRand = prng(seed * 7919 + 1);
   return Array.from({ length: count }, (_, i): StatementSpec => {
     const two = chance(rand, 0.35);
     const samePage = two && chance(rand, 0.5);
     return {
       name: `statement-${String(i + 1).padStart(3, "0")}`,
       split: i % 3 === 2 ? "holdout" : "tune",
-      tables: Array.from({ length: two ? 2 : 1 }, (_, k) => statementTable(rand, k > 0 && samePage)),
+      tables: Array.from({ length: two ? 2 : 1 }, (_, k) => ({
+        ...statementTable(rand, k > 0 && samePage),
+        leaders: chance(leaderRand, 0.3),
+      })),
       font: pick(rand, FONTS),
       fontSize: pick(rand, [8, 9, 10, 10, 11]),
       tagged: chance(rand, 0.35),
@@ -437,6 +447,12 @@ function cellParagraph(
       children: [new TextRun({ text: "$", size: size * 2, bold }), new TextRun({ text: `\t${spec.text.slice(2)}`, size: size * 2, bold })],
     });
   const indent = ci === 0 ? (t.indents[ri] ?? 0) : 0;
+  if (t.leaders && ci === 0 && role === "item")
+    return new Paragraph({
+      ...(indent ? { indent: { left: 240 * indent } } : {}),
+      tabStops: [{ type: TabStopType.RIGHT, position: cellWidth - 216, leader: LeaderType.DOT }],
+      children: [...labelRuns(spec.text, bold, size), new TextRun({ text: "\t", size: size * 2 })],
+    });
   return new Paragraph({
     alignment: ci === 0 ? AlignmentType.LEFT : isValue && span === 1 ? AlignmentType.RIGHT : AlignmentType.CENTER,
     ...(indent ? { indent: { left: 240 * indent } } : {}),
