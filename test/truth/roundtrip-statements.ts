@@ -430,6 +430,27 @@ function labelRuns(text: string, bold: boolean, size: number): TextRun[] {
   return [plain(m[1]!), new TextRun({ text: m[2]!, size: size * 2, bold, superScript: true })];
 }
 
+/** An amount with its currency sign flush left in the cell, the number on a right tab ("$ 1,234"). */
+function flushAmount(text: string, bold: boolean, cellWidth: number, size: number): Paragraph {
+  return new Paragraph({
+    tabStops: [{ type: TabStopType.RIGHT, position: cellWidth - 216 }],
+    children: [new TextRun({ text: "$", size: size * 2, bold }), new TextRun({ text: `\t${text.slice(2)}`, size: size * 2, bold })],
+  });
+}
+
+/** An item's label led by dots to its cell's end: a right tab with a dot leader after it, as Word sets one. */
+function ledLabel(text: string, indent: number, cellWidth: number, size: number): Paragraph {
+  return new Paragraph({
+    ...(indent ? { indent: { left: 240 * indent } } : {}),
+    tabStops: [{ type: TabStopType.RIGHT, position: cellWidth - 216, leader: LeaderType.DOT }],
+    children: [...labelRuns(text, false, size), new TextRun({ text: "\t", size: size * 2 })],
+  });
+}
+
+/** Labels to the left, a value right-aligned, a header over several columns centred. */
+const alignmentOf = (ci: number, isValue: boolean, span: number): (typeof AlignmentType)[keyof typeof AlignmentType] =>
+  ci === 0 ? AlignmentType.LEFT : isValue && span === 1 ? AlignmentType.RIGHT : AlignmentType.CENTER;
+
 /** A cell's paragraph: an amount with a flush sign on a right tab, a label indented, a section's heading spaced. */
 function cellParagraph(
   t: StatementTable,
@@ -441,20 +462,11 @@ function cellParagraph(
   const role = t.roles[ri]!;
   const isValue = t.valueColumns.includes(ci);
   const bold = role !== "item";
-  if (t.currency === "flush" && isValue && spec.text.startsWith("$ "))
-    return new Paragraph({
-      tabStops: [{ type: TabStopType.RIGHT, position: cellWidth - 216 }],
-      children: [new TextRun({ text: "$", size: size * 2, bold }), new TextRun({ text: `\t${spec.text.slice(2)}`, size: size * 2, bold })],
-    });
+  if (t.currency === "flush" && isValue && spec.text.startsWith("$ ")) return flushAmount(spec.text, bold, cellWidth, size);
   const indent = ci === 0 ? (t.indents[ri] ?? 0) : 0;
-  if (t.leaders && ci === 0 && role === "item")
-    return new Paragraph({
-      ...(indent ? { indent: { left: 240 * indent } } : {}),
-      tabStops: [{ type: TabStopType.RIGHT, position: cellWidth - 216, leader: LeaderType.DOT }],
-      children: [...labelRuns(spec.text, bold, size), new TextRun({ text: "\t", size: size * 2 })],
-    });
+  if (t.leaders && ci === 0 && role === "item") return ledLabel(spec.text, indent, cellWidth, size);
   return new Paragraph({
-    alignment: ci === 0 ? AlignmentType.LEFT : isValue && span === 1 ? AlignmentType.RIGHT : AlignmentType.CENTER,
+    alignment: alignmentOf(ci, isValue, span),
     ...(indent ? { indent: { left: 240 * indent } } : {}),
     ...(role === "section" ? { spacing: { before: 120 } } : {}),
     children: ci === 0 && role === "item" ? labelRuns(spec.text, bold, size) : [new TextRun({ text: spec.text, size: size * 2, bold })],
