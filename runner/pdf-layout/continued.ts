@@ -335,6 +335,56 @@ function joinRest(
   return { taken: asText?.taken ?? [], repeated: [] };
 }
 
+/** A section's heading left under a table at its page's foot stands less than this many line heights under it. */
+const ORPHAN_GAP = 2;
+
+/**
+ * A page's last block when it is a table's next row left under it by the page break: one line, in
+ * the table's first column, right under the table (a section's heading, "Cash flows from operating
+ * activities", whose rows begin on the next page). Null otherwise.
+ */
+function orphanRow(blocks: readonly Block[]): { table: Table; line: Segment; block: Block } | null {
+  const [before, last] = [blocks.at(-2), blocks.at(-1)];
+  if (before?.type !== "table" || last?.type !== "paragraph" || last.lines.length !== 1) return null;
+  const line = last.lines[0]!;
+  const [x0, x1] = column(before.table, 0);
+  const inFirst = line.x0 >= x0 - line.size && line.x1 <= x1 + line.size;
+  return inFirst && last.top - before.bottom <= ORPHAN_GAP * line.size ? { table: before.table, line, block: last } : null;
+}
+
+/** Puts `line` into `table` as a row of its own at `row` (the rows from there move down one). */
+function insertRow(table: Table, row: number, line: Segment): void {
+  for (const c of table.cells) if (c.row >= row) c.row++;
+  table.cells.push({ row, col: 0, rowSpan: 1, colSpan: 1, lines: [line], header: false });
+  table.rows++;
+}
+
+/**
+ * Joins the start of `page` to the table `open` when it is its rest (joinRest), the row the page
+ * break left under the table on the page before (`prev`) put back first; returns `blocks` without
+ * those joined.
+ */
+function joinPage(
+  page: PageLayout,
+  prev: PageLayout | undefined,
+  at: { open: Table; header: readonly string[]; cut: boolean; orphan: ReturnType<typeof orphanRow> },
+  blocks: readonly Block[],
+): Block[] {
+  const { open, orphan } = at;
+  const rowsBefore = open.rows;
+  const { taken, repeated } = joinRest(open, at.header, at.cut, blocks);
+  if (!taken.length) return [...blocks];
+  if (orphan && prev) {
+    insertRow(open, rowsBefore, orphan.line);
+    prev.blocks = prev.blocks.filter((b) => b !== orphan.block);
+  }
+  const index = page.blocks.findIndex((b) => taken.includes(b));
+  page.blocks = page.blocks.filter((b) => !taken.includes(b));
+  page.continued = true;
+  page.rest = { table: open, at: index, header: repeated };
+  return blocks.filter((b) => !taken.includes(b));
+}
+
 /** Joins every table continued from one page onto the next (see the header); edits `pages`. */
 export function joinContinuedTables(pages: readonly PageLayout[]): void {
   /** The table the previous page ended with, which this page may continue. */
@@ -342,25 +392,21 @@ export function joinContinuedTables(pages: readonly PageLayout[]): void {
   let header: string[] = [];
   /** How far down its page `open` reaches, as a share of the page's height. */
   let reach = 0;
+  /** The row the page break left under `open` on its page (orphanRow), if any. */
+  let orphan: ReturnType<typeof orphanRow> = null;
   const bands = pages.map(bandSkeletons);
   for (const [i, page] of pages.entries()) {
     let blocks = content(
       page,
       [bands[i - 1], bands[i + 1]].filter((b) => b !== undefined),
     );
-    const { taken: joined, repeated } = open ? joinRest(open, header, reach > CUT_LOW, blocks) : { taken: [], repeated: [] };
-    if (open && joined.length) {
-      const at = page.blocks.findIndex((b) => joined.includes(b));
-      page.blocks = page.blocks.filter((b) => !joined.includes(b));
-      blocks = blocks.filter((b) => !joined.includes(b));
-      page.continued = true;
-      page.rest = { table: open, at, header: repeated };
-    }
+    if (open) blocks = joinPage(page, pages[i - 1], { open, header, cut: reach > CUT_LOW, orphan }, blocks);
     const last = blocks.at(-1);
+    orphan = orphanRow(blocks);
     // A page the table fills entirely passes it on to the next.
-    const next: Table | null = last ? (last.type === "table" ? last.table : null) : page.continued ? open : null;
+    const next: Table | null = last ? (last.type === "table" ? last.table : (orphan?.table ?? null)) : page.continued ? open : null;
     if (next && next !== open) header = Array.from({ length: Math.min(MAX_HEADER_ROWS, next.rows) }, (_, r) => rowText(next, r));
-    if (next) reach = (last?.type === "table" ? last.bottom : page.height) / page.height;
+    if (next) reach = (last ? last.bottom : page.height) / page.height;
     open = next;
   }
 }

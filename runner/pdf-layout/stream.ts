@@ -677,6 +677,26 @@ function wideGaps(run: readonly Line[]): number[] {
   return run.map((_, k) => k).filter((k) => k > 0 && pitch(k) >= GAP_PITCH && pitch(k) >= GAP_SHARE * usual);
 }
 
+/** A line's text, whitespace aside. */
+const lineText = (l: Line): string =>
+  l.items
+    .map((i) => i.text)
+    .join("")
+    .replace(/\s+/gu, "");
+
+/**
+ * Whether a part after a heading starts with a header of the first part's (its first line of
+ * cells repeats one of the first part's first HEAD_LINES): a statement under its own title, its
+ * columns headed as the one above, not a region of that one.
+ */
+function headsAgain(parts: readonly (readonly Line[])[]): boolean {
+  const head = new Set((parts[0] ?? []).filter(multi).slice(0, HEAD_LINES).map(lineText));
+  return parts.slice(1).some((p) => {
+    const first = p.find(multi);
+    return first !== undefined && head.has(lineText(first));
+  });
+}
+
 /**
  * Whether a run's parts read other columns than the run as one (the lines between two tables cross
  * the rivers of both: the run as one may lose columns, or, at a heading, gain the next table's; a
@@ -717,7 +737,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
       run.map((l) => l.items),
       bandRules(run, rules),
     );
-    if (parts.length && (!table || other(split.heading, parts, table))) return parts;
+    if (parts.length && (!table || other(split.heading, parts, table) || (split.heading && headsAgain(split.parts)))) return parts;
     // Blocks one margin apart, in other columns, whose lines the run as one reads across (an
     // invoice's addresses over its items): each part a table of its own, every line of cells in one.
     const gaps = gapApart(run, wide).flatMap(read);

@@ -1838,6 +1838,26 @@ describe("tables continued over pages", () => {
     };
   }
 
+  it("puts back a section's heading the page break left under the table, before the rows of the next page", () => {
+    const head = ["Item", "Units"];
+    const withHeading = (top: number): PageLayout[] => {
+      const first = page(1, [head, ["Anchor", "12"]]);
+      first.blocks.push(paragraphOf([segmentOf([item("Operating activities", 4, top)])]));
+      return [first, page(2, [head, ["Beacon", "7"]])];
+    };
+    const pages = withHeading(312);
+    joinContinuedTables(pages);
+    const table = (pages[0]!.blocks[0] as { table: Table }).table;
+    expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Item|Units", "Anchor|12", "Operating activities", "Beacon|7"]);
+    expect(pages[0]!.blocks.map((b) => b.type)).toEqual(["table"]);
+    expect(pages[1]!.continued).toBe(true);
+    // Text further down the page is the page's: the table ends there, the next page's is its own.
+    const apart = withHeading(400);
+    joinContinuedTables(apart);
+    expect(apart[0]!.blocks.map((b) => b.type)).toEqual(["table", "paragraph"]);
+    expect(apart[1]!.continued).toBe(false);
+  });
+
   it("drops every header row a page repeats (a group header and the column headers)", () => {
     const head = [
       ["", "Quarter 2020"],
@@ -2991,5 +3011,36 @@ describe("leaders drawn as runs of their own (leaders.ts leaderless)", () => {
       "Employee benefits expense ................................................|10,935",
       "Total|98,666",
     ]);
+  });
+});
+
+describe("two statements one over the other, in the same columns", () => {
+  it("parts them at the second's title when its header repeats the first's; a region's heading inside one table parts nothing", () => {
+    const statement = (top: number, labels: string[]): TextItem[] => [
+      item("Note", 250, top),
+      right("2020", 360, top),
+      right("2019", 460, top),
+      ...labels.flatMap((label, k) => [
+        item(label, 20, top + 14 * (k + 1)),
+        right(`${k + 1},204`, 360, top + 14 * (k + 1)),
+        right(`${k + 3},118`, 460, top + 14 * (k + 1)),
+      ]),
+    ];
+    const title = (text: string, base: number): TextItem => item(text, 20, base, { size: 14, bold: true });
+    const first = statement(100, ["Inventories", "Contract assets", "Current tax assets"]);
+    const second = statement(225, ["Receipts from customers", "Interest paid", "Interest received"]);
+    const between = [
+      item("The notes on pages 10 to 40 form part of these statements.", 20, 160, { size: 8 }),
+      title("Statement of cash flows", 185),
+      item("For the year ended 31 December", 20, 202),
+    ];
+    const shapes = (found: ReturnType<typeof streamTables>): number[][] => found.map((f) => [f.table.rows, f.table.cols]);
+    expect(shapes(streamTables([...first, ...between, ...second]))).toEqual([
+      [4, 3],
+      [4, 3],
+    ]);
+    // Without a header of its own under the heading, the rows go on: a region of one table.
+    const region = statement(225, ["Receipts from customers", "Interest paid", "Interest received"]).slice(3);
+    expect(shapes(streamTables([...first, title("Cash flows", 185), ...region]))).toEqual([[8, 3]]);
   });
 });
