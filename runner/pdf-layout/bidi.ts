@@ -10,7 +10,9 @@
  * levels of the drawn text are those of the logical text reversed, and reordering the drawn text
  * once more gives the logical text back. Only text that reads as a value once turned, and not as
  * drawn, is turned: text that reads as a value as drawn is taken as drawn ("1 234" with a plain
- * space, strictly drawn from "234 1", and "1,234 €" stay), and "10 - 20" is no value. Pure.
+ * space, strictly drawn from "234 1", and "1,234 €" stay), and "10 - 20" is no value. A value with
+ * Latin letters ("07-Dec-16", drawn "Dec-16-07") is not symmetric: its words and numbers are put
+ * back in the one order that the algorithm draws as drawn and that reads as a value. Pure.
  */
 import { typeCell } from "./cells.ts";
 
@@ -81,8 +83,91 @@ const isValue = (s: string): boolean => typeof typeCell(s).value !== "string";
  * turned text and its mirror, the one whose brackets nest is taken.
  */
 export function logicalValue(text: string): string {
-  if (/\p{L}/u.test(text) || isValue(text)) return text;
+  if (isValue(text)) return text;
+  if (/\p{L}/u.test(text)) return latinValue(text) ?? text;
   const turned = reordered(text.trim());
   const logical = nested(turned) ? turned : mirrored(turned);
   return nested(logical) && isValue(logical) ? logical : text;
+}
+
+// --- values with Latin letters ------------------------------------------------------------------
+
+type LatinKind = Kind | "L";
+
+/** W4, W5 and W7 of UAX #9 over Latin letters, numbers and neutrals in a right-to-left paragraph. */
+function latinKinds(chars: readonly string[]): LatinKind[] {
+  const kinds: LatinKind[] = chars.map((c) => (/\p{L}/u.test(c) ? "L" : kindOf(c)));
+  const at = (i: number): LatinKind | undefined => kinds[i];
+  for (let i = 1; i + 1 < kinds.length; i++)
+    if (at(i - 1) === "EN" && at(i + 1) === "EN" && (at(i) === "ES" || at(i) === "CS")) kinds[i] = "EN";
+  for (let i = 0; i < kinds.length; i++) if (at(i) === "ET" && (at(i - 1) === "EN" || at(i + 1) === "EN")) kinds[i] = "EN";
+  // W7: a number after a letter (the paragraph starts right to left) is left to right.
+  let strong: "L" | "R" = "R";
+  for (let i = 0; i < kinds.length; i++) {
+    if (at(i) === "L") strong = "L";
+    else if (at(i) === "EN" && strong === "L") kinds[i] = "L";
+  }
+  return kinds;
+}
+
+/** The levels (2 left to right, 1 right to left) of those kinds: N1, N2 (numbers count as right to left) and I2. */
+function latinLevels(kinds: readonly LatinKind[]): number[] {
+  const dir = (k: LatinKind | undefined): "L" | "R" | null => (k === "L" ? "L" : k === "EN" || k === "AN" ? "R" : null);
+  const level = kinds.map((k) => (dir(k) === null ? 1 : 2));
+  for (let i = 0; i < kinds.length; i++) {
+    if (dir(kinds[i]) !== null) continue;
+    let j = i;
+    while (j < kinds.length && dir(kinds[j]) === null) j++;
+    if ((dir(kinds[i - 1]) ?? "R") === "L" && (dir(kinds[j]) ?? "R") === "L") level.fill(2, i, j);
+    i = j - 1;
+  }
+  return level;
+}
+
+/**
+ * The visual order a right-to-left paragraph gives a text of Latin letters, numbers and neutrals
+ * (UAX #9 without right-to-left letters; L2: each run at level 2 reversed, then the whole line).
+ * W7 makes it lopsided: a number after a letter is left to right, one before it is not, so
+ * "07-Dec-16" is drawn "Dec-16-07" and "Dec-16-07" as it is.
+ */
+function visualOrder(text: string): string {
+  const chars = [...text];
+  const level = latinLevels(latinKinds(chars));
+  const out = [...chars];
+  for (let i = 0; i < out.length;) {
+    let j = i;
+    while (j < out.length && level[j] === 2) j++;
+    if (j > i) out.splice(i, j - i, ...out.slice(i, j).reverse());
+    i = Math.max(j, i + 1);
+  }
+  return out.reverse().join("");
+}
+
+/** Every order of `items` (a handful at most). */
+function orders<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((x, k) => orders([...items.slice(0, k), ...items.slice(k + 1)]).map((rest) => [x, ...rest]));
+}
+
+/** At most this many words and numbers in a value read back from its visual order. */
+const MAX_TOKENS = 4;
+
+/**
+ * The logical text of a value of Latin letters and numbers drawn in a right-to-left paragraph
+ * ("Dec-16-07" drawn for "07-Dec-16"): the one order of its words and numbers, separators kept in
+ * place, that the paragraph draws as drawn and that reads as a value; null when there is none, or
+ * more than one, or the text holds right-to-left letters (pdfjs orders those itself).
+ */
+function latinValue(text: string): string | null {
+  const s = text.trim();
+  if (!/^[\p{Script=Latin}\d\s\-/.,:%$€£]+$/u.test(s) || !/\d/u.test(s)) return null;
+  const tokens = s.match(/[\p{L}\d]+/gu) ?? [];
+  const seps = s.split(/[\p{L}\d]+/u);
+  if (tokens.length < 2 || tokens.length > MAX_TOKENS) return null;
+  const found = new Set<string>();
+  for (const order of orders(tokens)) {
+    const candidate = seps.map((sep, k) => sep + (order[k] ?? "")).join("");
+    if (candidate !== s && isValue(candidate) && visualOrder(candidate) === s) found.add(candidate);
+  }
+  return found.size === 1 ? [...found][0]! : null;
 }

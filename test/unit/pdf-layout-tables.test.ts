@@ -2144,7 +2144,11 @@ describe("values of a right-to-left table drawn in visual order", () => {
   it("leaves values that read as they are drawn, and text, alone", () => {
     // A producer mapping each bracket to the glyph drawn: already right.
     expect(logicalValue("(30,329)")).toBe("(30,329)");
-    for (const text of ["1 234", "10 - 20", "2021-05-15", "Dec-16-07", "47.0%", "AB-3841"]) expect(logicalValue(text)).toBe(text);
+    // With Latin letters: a date drawn in a right-to-left paragraph, its day after its year.
+    expect(logicalValue("Dec-16-07")).toBe("07-Dec-16");
+    expect(logicalValue("Mar 2024 12")).toBe("12 Mar 2024");
+    for (const kept of ["Mar 15, 2024", "ABC-123", "kg 3", "Dec-16-07 x"]) expect(logicalValue(kept)).toBe(kept);
+    for (const text of ["1 234", "10 - 20", "2021-05-15", "47.0%", "AB-3841"]) expect(logicalValue(text)).toBe(text);
   });
 });
 
