@@ -338,10 +338,20 @@ function joinRest(
 /** A section's heading left under a table at its page's foot stands less than this many line heights under it. */
 const ORPHAN_GAP = 2;
 
+/** A note under a table, not a row of it: a source, a note, a footnote's mark, or a sentence. */
+const TABLE_NOTE = /^(?:source|sources|note|notes|\*|†|‡|\(?\d+\)|\d+\s)|\.$/iu;
+
+/** The type size of most of a table's lines. */
+function bodySize(t: Table): number {
+  const sizes = t.cells.flatMap((c) => c.lines.map((l) => l.size)).sort((a, b) => a - b);
+  return sizes[sizes.length >> 1] ?? 0;
+}
+
 /**
  * A page's last block when it is a table's next row left under it by the page break: one line, in
- * the table's first column, right under the table (a section's heading, "Cash flows from operating
- * activities", whose rows begin on the next page). Null otherwise.
+ * the table's first column, right under the table, in the table's type (a section's heading, "Cash
+ * flows from operating activities", whose rows begin on the next page) — not a note under the
+ * table (TABLE_NOTE). Null otherwise.
  */
 function orphanRow(blocks: readonly Block[]): { table: Table; line: Segment; block: Block } | null {
   const [before, last] = [blocks.at(-2), blocks.at(-1)];
@@ -349,7 +359,8 @@ function orphanRow(blocks: readonly Block[]): { table: Table; line: Segment; blo
   const line = last.lines[0]!;
   const [x0, x1] = column(before.table, 0);
   const inFirst = line.x0 >= x0 - line.size && line.x1 <= x1 + line.size;
-  return inFirst && last.top - before.bottom <= ORPHAN_GAP * line.size ? { table: before.table, line, block: last } : null;
+  const heading = line.size >= 0.95 * bodySize(before.table) && !TABLE_NOTE.test(segmentText(line).trim());
+  return inFirst && heading && last.top - before.bottom <= ORPHAN_GAP * line.size ? { table: before.table, line, block: last } : null;
 }
 
 /** Puts `line` into `table` as a row of its own at `row` (the rows from there move down one). */

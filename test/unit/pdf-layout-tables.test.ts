@@ -1851,11 +1851,18 @@ describe("tables continued over pages", () => {
     expect(rowTexts(table).map((r) => r.join("|"))).toEqual(["Item|Units", "Anchor|12", "Operating activities", "Beacon|7"]);
     expect(pages[0]!.blocks.map((b) => b.type)).toEqual(["table"]);
     expect(pages[1]!.continued).toBe(true);
-    // Text further down the page is the page's: the table ends there, the next page's is its own.
+    // Text further down the page is the page's, and so is a note right under the table: the
+    // table ends there, the next page's is its own.
     const apart = withHeading(400);
     joinContinuedTables(apart);
     expect(apart[0]!.blocks.map((b) => b.type)).toEqual(["table", "paragraph"]);
     expect(apart[1]!.continued).toBe(false);
+    for (const note of ["Source: Bureau of Statistics", "Note: in thousands", "* Provisional", "Figures are provisional."]) {
+      const pages = [page(1, [head, ["Anchor", "12"]]), page(2, [head, ["Beacon", "7"]])];
+      pages[0]!.blocks.push(paragraphOf([segmentOf([item(note, 4, 312)])]));
+      joinContinuedTables(pages);
+      expect(pages[1]!.continued, note).toBe(false);
+    }
   });
 
   it("drops every header row a page repeats (a group header and the column headers)", () => {
