@@ -1,9 +1,10 @@
 /**
  * The thin layer that performs decide()'s actions (controller/decide.ts) against the API server
  * and the object store, in order, stopping at the first error. It holds no state (the memory of
- * delivered webhook attempts is handed in, controller/delivered.ts) and makes no decisions of its
- * own beyond "409 AlreadyExists on create is success", "404 on delete is success" and "an attempt
- * delivered already is recorded, not sent again"; everything else is recomputed by the next reconcile.
+ * the webhook attempts made is handed in, controller/sent-attempts.ts) and makes no decisions of
+ * its own beyond "409 AlreadyExists on create is success", "404 on delete is success" and "an
+ * attempt made already is recorded, not sent again"; everything else is recomputed by the next
+ * reconcile.
  *
  * It tells the metrics what it did (ApplyDeps' hooks): every webhook attempt it recorded, and
  * every phase change it wrote (see PhaseChange).
@@ -37,7 +38,7 @@ import {
 import type { ObjectStore } from "../core/storage/store.ts";
 import { rfc3339 } from "../core/time.ts";
 import type { Action, EventType, WebhookDelivery } from "./decide.ts";
-import { attemptName, type DeliveredAttempts } from "./delivered.ts";
+import { attemptName, type SentAttempts } from "./sent-attempts.ts";
 import { deferWebhook, recordWebhookAttempt, type WebhookOutcome } from "./ledger.ts";
 
 /** The API calls the apply layer makes; `kubeClient(kc)` implements them with client-node. */
@@ -80,10 +81,10 @@ export interface ApplyDeps {
   /** Without a sender, an attempt is recorded as failed ("no webhook sender configured"). */
   sendWebhook?: WebhookSender;
   /**
-   * The attempts this controller delivered (controller/delivered.ts): one is recorded, not sent
-   * again, when a reconcile of a stale copy asks for it. Absent: every attempt asked for is sent.
+   * The webhook attempts this controller made (controller/sent-attempts.ts): one is recorded, not
+   * sent again, when a reconcile of a stale copy asks for it. Absent: every attempt asked for is sent.
    */
-  delivered?: DeliveredAttempts;
+  sent?: SentAttempts;
   /** Told the result of every recorded attempt (the webhook deliveries metric). */
   onWebhookAttempt?: (result: WebhookAttemptResult) => void;
   /** Told every phase change written (the job metrics). */
@@ -180,17 +181,19 @@ async function removeFinalizer(pj: PdfJob, deps: ApplyDeps, now: Date): Promise<
     deps.onPhaseChange?.({ from, pdfJob: { ...pj, status: { ...pj.status, phase: "Canceled", completionTime: rfc3339(now.getTime()) } } });
 }
 
-/** Sends the attempt, or recalls it when this controller delivered it already (controller/delivered.ts). */
+/** Sends the attempt, or recalls it when this controller made it already (controller/sent-attempts.ts). */
 async function attempt(pj: PdfJob, delivery: WebhookDelivery, deps: ApplyDeps, now: Date): Promise<{ outcome: WebhookOutcome; at: Date }> {
   const name = attemptName(pj);
-  const earlier = name === undefined ? undefined : deps.delivered?.recall(name);
+  const earlier = name === undefined ? undefined : deps.sent?.recall(name);
   if (earlier) return earlier;
   const outcome: WebhookOutcome = deps.sendWebhook
     ? await deps
         .sendWebhook(delivery)
         .catch((err: unknown) => ({ delivered: false as const, error: err instanceof Error ? err.message : "webhook attempt failed" }))
     : { delivered: false, error: "no webhook sender configured" };
-  if (outcome.delivered && name !== undefined) deps.delivered?.remember(name, { outcome, at: now });
+  // An open circuit sent nothing: no attempt to remember.
+  const made = outcome.delivered || outcome.circuitOpen !== true;
+  if (made && name !== undefined) deps.sent?.remember(name, { outcome, at: now });
   return { outcome, at: now };
 }
 

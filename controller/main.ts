@@ -34,7 +34,6 @@ import type { TlsTrust } from "../core/webhooks/http.ts";
 import { S3ObjectStore } from "../core/storage/s3-store.ts";
 import type { ObjectStore } from "../core/storage/store.ts";
 import { kubeClient, type WebhookSender } from "./apply.ts";
-import { DeliveredAttempts } from "./delivered.ts";
 import { objectKey } from "./informer.ts";
 import { controllerInformers } from "./informers.ts";
 import { LeaderElector, type LeaderElectionOptions } from "./leader-election.ts";
@@ -45,6 +44,7 @@ import { FairQueue } from "./fair-queue.ts";
 import { startUploadSweep, unfinishedInputs } from "./upload-sweep.ts";
 import { ControllerMetrics, serveMetrics, type MetricsServer } from "./metrics.ts";
 import { Reconciler, type Caches } from "./reconciler.ts";
+import { SentAttempts } from "./sent-attempts.ts";
 import { kubeSecrets, webhookSender, type SecretData } from "./webhooks.ts";
 
 export interface ControllerOptions {
@@ -145,7 +145,7 @@ export function startController(o: ControllerOptions): Controller {
     store: metrics.instrumentStore(o.store),
     kube: kubeClient(o.kubeConfig),
     sendWebhook,
-    delivered: new DeliveredAttempts(),
+    sent: new SentAttempts(),
     onWebhookAttempt: (result) => metrics.webhook(result),
     onPhaseChange: (change) => metrics.phaseChanged(change),
     onReconcile: (result, seconds) => metrics.reconciled(result, seconds),

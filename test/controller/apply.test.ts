@@ -3,7 +3,7 @@ import { ApiException, type V1Job } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { applyActions, type KubeClient, type PhaseChange } from "../../controller/apply.ts";
 import type { Action } from "../../controller/decide.ts";
-import { DeliveredAttempts } from "../../controller/delivered.ts";
+import { SentAttempts } from "../../controller/sent-attempts.ts";
 import type { WebhookOutcome } from "../../controller/ledger.ts";
 import { PDFJOB_FINALIZER, type PdfJob, type PdfJobStatus } from "../../core/schemas/pdfjob.ts";
 import type { ObjectStore } from "../../core/storage/store.ts";
@@ -215,7 +215,7 @@ describe("applyActions", () => {
   });
 });
 
-describe("applyActions' memory of delivered webhook attempts (controller/delivered.ts)", () => {
+describe("applyActions' memory of the webhook attempts made (controller/sent-attempts.ts)", () => {
   const pending = (attempts = 0): PdfJob =>
     withRv(
       pdfJob({ status: { phase: "Succeeded", webhook: { messageId: "msg_x", eventType: "job.succeeded", status: "pending", attempts } } }),
@@ -229,10 +229,10 @@ describe("applyActions' memory of delivered webhook attempts (controller/deliver
 
   it("should record, not send again, an attempt it delivered when a reconcile reads the copy from before the record", async () => {
     const { kube, store, statuses } = fakes();
-    const delivered = new DeliveredAttempts();
+    const memory = new SentAttempts();
     const { sent, send } = sender({ delivered: true, statusCode: 204, latencyMs: 12 });
     const seen: string[] = [];
-    const deps = { kube, store, delivered, sendWebhook: send, onWebhookAttempt: (r: string) => void seen.push(r) };
+    const deps = { kube, store, sent: memory, sendWebhook: send, onWebhookAttempt: (r: string) => void seen.push(r) };
     await applyActions(pending(), [{ action: "deliverWebhook", delivery }], { ...deps, now: () => at(30) });
     // The informer's cache still holds the PdfJob as it was before the write: decide() asks again.
     const r = await applyActions(pending(), [{ action: "deliverWebhook", delivery }], { ...deps, now: () => at(31) });
@@ -246,7 +246,7 @@ describe("applyActions' memory of delivered webhook attempts (controller/deliver
   });
 
   it("should record a delivered attempt whose write lost a race (409) on the next reconcile without sending it again, counting it once", async () => {
-    const delivered = new DeliveredAttempts();
+    const memory = new SentAttempts();
     const { sent, send } = sender({ delivered: true });
     const seen: string[] = [];
     const onWebhookAttempt = (r: string): number => seen.push(r);
@@ -254,7 +254,7 @@ describe("applyActions' memory of delivered webhook attempts (controller/deliver
     const first = await applyActions(pending(), [{ action: "deliverWebhook", delivery }], {
       kube: lost.kube,
       store: lost.store,
-      delivered,
+      sent: memory,
       sendWebhook: send,
       onWebhookAttempt,
       now: () => at(30),
@@ -264,7 +264,7 @@ describe("applyActions' memory of delivered webhook attempts (controller/deliver
     await applyActions(pending(), [{ action: "deliverWebhook", delivery }], {
       kube: retry.kube,
       store: retry.store,
-      delivered,
+      sent: memory,
       sendWebhook: send,
       onWebhookAttempt,
       now: () => at(40),
@@ -274,21 +274,29 @@ describe("applyActions' memory of delivered webhook attempts (controller/deliver
     expect(seen).toEqual(["delivered"]);
   });
 
-  it("should send again an attempt that failed, and a redelivery asked for after a delivered one", async () => {
-    const { kube, store } = fakes();
-    const delivered = new DeliveredAttempts();
-    const { sent, send } = sender({ delivered: false, error: "HTTP 500" }, { delivered: true });
-    const deps = { kube, store, delivered, sendWebhook: send };
-    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], deps);
-    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], deps);
-    expect(sent).toHaveLength(2);
-    // A redelivery: the same message, pending again, its attempts counting on from the recorded one.
+  it("should record, not send again, an attempt that failed; send the series' next attempt, a redelivery, and what an open circuit deferred", async () => {
+    const { kube, store, statuses } = fakes();
+    const memory = new SentAttempts();
+    const open = { delivered: false as const, error: "circuit open: h:443 kept failing", circuitOpen: true };
+    const { sent, send } = sender({ delivered: false, error: "HTTP 500", statusCode: 500 }, open, { delivered: true });
+    const deps = { kube, store, sent: memory, sendWebhook: send };
+    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], { ...deps, now: () => at(30) });
+    // A stale copy asks for the same attempt: its failure is recorded again, nothing is sent (it would reach the receiver early).
+    await applyActions(pending(), [{ action: "deliverWebhook", delivery }], { ...deps, now: () => at(31) });
+    expect(sent).toHaveLength(1);
+    expect(statuses[1]).toEqual(statuses[0]);
+    expect(statuses[1]!.webhook).toMatchObject({ status: "failing", attempts: 1, lastAttemptTime: iso(30) });
+    // The series' next attempt is sent; an open circuit sent nothing, so the attempt is made when it closes.
+    await applyActions(pending(1), [{ action: "deliverWebhook", delivery }], deps);
     await applyActions(pending(1), [{ action: "deliverWebhook", delivery }], deps);
     expect(sent).toHaveLength(3);
+    // A redelivery: the same message, pending again, its attempts counting on from the recorded ones.
+    await applyActions(pending(2), [{ action: "deliverWebhook", delivery }], deps);
+    expect(sent).toHaveLength(4);
   });
 
   it("should remember a bounded number of attempts, the oldest forgotten first", () => {
-    const memory = new DeliveredAttempts(2);
+    const memory = new SentAttempts(2);
     const attempt = { outcome: { delivered: true as const }, at: at(1) };
     for (const name of ["a", "b", "c"]) memory.remember(name, attempt);
     expect(memory.size).toBe(2);
