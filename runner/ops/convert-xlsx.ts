@@ -6,9 +6,9 @@
  * with a number format that prints them as the PDF did; spanning cells are merged; a table read
  * from right-to-left script is laid out from column A and shown right to left, as its page reads.
  *
- * No text of the PDF is left out (issue #13), only a table cell's leader dots (tables are found
- * from the runs without them, pdf-layout/leaders.ts; cells.ts withoutLeaders takes off those
- * inside a cell's text, and in a column of led labels the two or three a short leader leaves).
+ * No text of the PDF is left out (issue #13), only a table cell's leader dots (pdf-layout/leaders.ts:
+ * tables are found from the runs without them, withoutLeaders takes off those inside a cell's text,
+ * and in a column of led labels withoutShortLeader the two or three a short leader leaves).
  * The text outside the tables goes, in reading order, to a last sheet "Text": one row per line
  * (column A its page, the line's stretches in the next columns), and where a table stood, a link
  * to its sheet; where a table's rest on a later page stood, a link to it and the header rows that
@@ -17,7 +17,8 @@
  * `tables: 0` so a client can tell.
  */
 import ExcelJS from "exceljs";
-import { typeCell, withoutLeaders, withoutShortLeader } from "../pdf-layout/cells.ts";
+import { typeCell } from "../pdf-layout/cells.ts";
+import { withoutLeaders, withoutShortLeader } from "../pdf-layout/leaders.ts";
 import type { DocumentLayout } from "../pdf-layout/index.ts";
 import { joinLines, segmentText, splitLine } from "../pdf-layout/lines.ts";
 import { disjointCells } from "../pdf-layout/tables.ts";

@@ -27,10 +27,12 @@ function kindOf(ch: string): Kind {
   return "ON";
 }
 
-/** The embedding levels of letterless text in a right-to-left paragraph: 2 for numbers, 1 for the rest. */
-function levels(chars: readonly string[]): number[] {
-  const kinds = chars.map(kindOf);
-  const at = (i: number): Kind | undefined => kinds[i];
+/** A character's kind, a Latin letter's among them ("L"). */
+type LatinKind = Kind | "L";
+
+/** W4 and W5 of UAX #9, in place: separators between numbers and terminators beside them are numbers. */
+function weakNumbers(kinds: LatinKind[]): void {
+  const at = (i: number): LatinKind | undefined => kinds[i];
   // W4: one separator between two numbers of its kind is part of them.
   for (let i = 1; i + 1 < kinds.length; i++) {
     if (at(i - 1) === "EN" && at(i + 1) === "EN" && (at(i) === "ES" || at(i) === "CS")) kinds[i] = "EN";
@@ -44,6 +46,12 @@ function levels(chars: readonly string[]): number[] {
     if (at(i - 1) === "EN" || at(j) === "EN") kinds.fill("EN", i, j);
     i = j - 1;
   }
+}
+
+/** The embedding levels of letterless text in a right-to-left paragraph: 2 for numbers, 1 for the rest. */
+function levels(chars: readonly string[]): number[] {
+  const kinds = chars.map(kindOf);
+  weakNumbers(kinds);
   // W6, N1, N2: whatever is left is neutral, and with no letters takes the paragraph's direction.
   return kinds.map((k) => (k === "EN" || k === "AN" ? 2 : 1));
 }
@@ -92,20 +100,15 @@ export function logicalValue(text: string): string {
 
 // --- values with Latin letters ------------------------------------------------------------------
 
-type LatinKind = Kind | "L";
-
 /** W4, W5 and W7 of UAX #9 over Latin letters, numbers and neutrals in a right-to-left paragraph. */
 function latinKinds(chars: readonly string[]): LatinKind[] {
   const kinds: LatinKind[] = chars.map((c) => (/\p{L}/u.test(c) ? "L" : kindOf(c)));
-  const at = (i: number): LatinKind | undefined => kinds[i];
-  for (let i = 1; i + 1 < kinds.length; i++)
-    if (at(i - 1) === "EN" && at(i + 1) === "EN" && (at(i) === "ES" || at(i) === "CS")) kinds[i] = "EN";
-  for (let i = 0; i < kinds.length; i++) if (at(i) === "ET" && (at(i - 1) === "EN" || at(i + 1) === "EN")) kinds[i] = "EN";
+  weakNumbers(kinds);
   // W7: a number after a letter (the paragraph starts right to left) is left to right.
   let strong: "L" | "R" = "R";
   for (let i = 0; i < kinds.length; i++) {
-    if (at(i) === "L") strong = "L";
-    else if (at(i) === "EN" && strong === "L") kinds[i] = "L";
+    if (kinds[i] === "L") strong = "L";
+    else if (kinds[i] === "EN" && strong === "L") kinds[i] = "L";
   }
   return kinds;
 }

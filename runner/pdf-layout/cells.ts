@@ -220,34 +220,3 @@ export function typeCell(text: string): CellValue {
   if (/^(true|false)$/i.test(s)) return { value: s.toLowerCase() === "true" };
   return typedDate(s) ?? typedNumber(s) ?? { value: s };
 }
-
-/**
- * Leader dots: a run of four dots or more (or of ellipses), spaced or not, leading the eye from a
- * label to its value ("AFM revisions ........ $85", "Total . . . . 12"), or two dots ending a cell
- * after a space (the rest of a leader a column's edge cut). Three dots are an ellipsis
- * ("chicagodetours...", "y1, . . . , yn"), and a cell of three dots or fewer ("..", "…") is a value
- * not given, as statistics tables print it.
- */
-const LEADER = /(?:\s*(?:\.\s?){4,}|\s*(?:…\s?){2,}|\s+\.\.$)/gu;
-const LEADER_CELL = /^(?:[.…]\s?)+$/u;
-const MAX_VALUE_DOTS = 3;
-
-/** Two or three dots ending a text after a word, spaced or not: a leader the room left short ("sale..", "parties). ."). */
-const SHORT_LEADER = /(?<=[^.\s])\s?(?:\.\s?){2,3}$/u;
-
-/** A text without the short leader it ends with (SHORT_LEADER), for a cell of a column whose cells are led to their values. */
-export const withoutShortLeader = (text: string): string => text.replace(SHORT_LEADER, "").trimEnd();
-
-/**
- * A cell's text without its leader dots (LEADER): those it ends or starts with are dropped, one
- * between its words becomes a space. A cell holding only a leader (a leader cut off by a column's
- * edge) is empty; one of three dots or fewer stays (a value not given).
- */
-export function withoutLeaders(text: string): string {
-  const s = text.trim();
-  if (LEADER_CELL.test(s)) return s.replace(/\s/g, "").length <= MAX_VALUE_DOTS ? s : "";
-  return s
-    .replace(LEADER, " ")
-    .replace(/\s{2,}/g, " ")
-    .trim();
-}

@@ -177,10 +177,11 @@ function inColumnsOf(open: Table, rest: Table): Table | null {
 /** Whether two tables have the same columns (see the header). */
 const sameColumns = (a: Table, b: Table): boolean => a.cols === b.cols && middlesWithin(a, b) && middlesWithin(b, a);
 
+/** The cells of row `row` of `t`, left to right. */
+const rowCells = (t: Table, row: number): Cell[] => t.cells.filter((c) => c.row === row).sort((a, b) => a.col - b.col);
+
 const rowText = (t: Table, row: number): string =>
-  t.cells
-    .filter((c) => c.row === row)
-    .sort((a, b) => a.col - b.col)
+  rowCells(t, row)
     .map((c) => c.lines.map(segmentText).join(" "))
     .join("\t");
 
@@ -201,12 +202,7 @@ function appendRows(table: Table, header: readonly string[], rest: Table): strin
   if (skip) for (const c of table.cells) if (c.row < skip) c.header = true;
   for (const c of rest.cells) if (c.row >= skip) table.cells.push({ ...c, row: c.row - skip + table.rows });
   table.rows += rest.rows - skip;
-  const dropped = (row: number): string[] =>
-    rest.cells
-      .filter((c) => c.row === row)
-      .sort((a, b) => a.col - b.col)
-      .map((c) => joinLines(c.lines.map(segmentText)));
-  return Array.from({ length: skip }, (_, r) => dropped(r));
+  return Array.from({ length: skip }, (_, r) => rowCells(rest, r).map((c) => joinLines(c.lines.map(segmentText))));
 }
 
 /** Whether a table's first row repeats `header`'s first row, a row with text. */

@@ -7,14 +7,16 @@
  * extent, estimated from the dots' width, the runs marked `led`); a leader drawn as a run of its own
  * is left out, unless it starts its line: then the tab did not fit after a label that filled its
  * line, and the leader, kept as a stub of a few dots, is that label's last line beside its values.
- * The cells' text drops leaders too (cells.ts withoutLeaders), and text outside the tables keeps
- * them as drawn. Pure.
+ * The cells' text drops leaders too (withoutLeaders, withoutShortLeader), and text outside the
+ * tables keeps them as drawn. Pure.
  */
 import type { TextItem } from "./types.ts";
 
-/** Four dots or more (spaced or not), or two ellipses or more, at a run's end or start. */
-const TRAILING = /\s*(?:(?:\.\s?){4,}|(?:…\s?){2,})$/u;
-const LEADING = /^(?:(?:\.\s?){4,}|(?:…\s?){2,})\s*/u;
+/** A leader: four dots or more (spaced or not), or two ellipses or more (three dots are an ellipsis). */
+const RUN = String.raw`(?:(?:\.\s?){4,}|(?:…\s?){2,})`;
+/** A leader at a run's end or start. */
+const TRAILING = new RegExp(String.raw`\s*${RUN}$`, "u");
+const LEADING = new RegExp(String.raw`^${RUN}\s*`, "u");
 
 /** The width of a dot, a space and an ellipsis, in font sizes (the common text faces' periods are 0.25–0.28 em). */
 const DOT = 0.27;
@@ -87,3 +89,36 @@ export function leaderless(page: readonly TextItem[]): { items: TextItem[]; draw
 
 /** Dots a leader that starts its line is kept as, for finding tables. */
 const LEADER_STUB = 4;
+
+// --- in a cell's text ---------------------------------------------------------------------------
+
+/**
+ * Leader dots: a run of four dots or more (or of ellipses), spaced or not, leading the eye from a
+ * label to its value ("AFM revisions ........ $85", "Total . . . . 12"), or two dots ending a cell
+ * after a space (the rest of a leader a column's edge cut). Three dots are an ellipsis
+ * ("chicagodetours...", "y1, . . . , yn"), and a cell of three dots or fewer ("..", "…") is a value
+ * not given, as statistics tables print it.
+ */
+const LEADER = new RegExp(String.raw`\s*${RUN}|\s+\.\.$`, "gu");
+const LEADER_CELL = /^(?:[.…]\s?)+$/u;
+const MAX_VALUE_DOTS = 3;
+
+/** Two or three dots ending a text after a word, spaced or not: a leader the room left short ("sale..", "parties). ."). */
+const SHORT_LEADER = /(?<=[^.\s])\s?(?:\.\s?){2,3}$/u;
+
+/** A text without the short leader it ends with (SHORT_LEADER), for a cell of a column whose cells are led to their values. */
+export const withoutShortLeader = (text: string): string => text.replace(SHORT_LEADER, "").trimEnd();
+
+/**
+ * A cell's text without its leader dots (LEADER): those it ends or starts with are dropped, one
+ * between its words becomes a space. A cell holding only a leader (a leader cut off by a column's
+ * edge) is empty; one of three dots or fewer stays (a value not given).
+ */
+export function withoutLeaders(text: string): string {
+  const s = text.trim();
+  if (LEADER_CELL.test(s)) return s.replace(/\s/g, "").length <= MAX_VALUE_DOTS ? s : "";
+  return s
+    .replace(LEADER, " ")
+    .replace(/\s{2,}/g, " ")
+    .trim();
+}

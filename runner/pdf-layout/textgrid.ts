@@ -180,12 +180,15 @@ function wrapsLabel(li: number, row: readonly number[], ctx: RowContext): boolea
   if (!label) return false;
   const size = Math.max(first.piece.size, label.piece.size);
   const text = pieceText(first.piece);
-  // A leader starting the line is the label's, wrapped because its tab did not fit (leaders.ts).
-  const leader = /^[.…\s]+$/u.test(text);
-  // A label of words: a single word has nothing before it to wrap after.
-  if (!leader && !/\S\s+\S/u.test(pieceText(label.piece))) return false;
-  if (!leader && !wrapsAt(label.piece, first.piece, ctx.keyRight)) return false;
-  if (!leader && (ENUMERATED.test(text) || !goesOn(first.piece, label.piece, size))) return false;
+  // A leader starting the line is the label's, wrapped because its tab did not fit (leaders.ts);
+  // else a label of words (a single word has nothing before it to wrap after) going on here.
+  const wraps =
+    /^[.…\s]+$/u.test(text) ||
+    (/\S\s+\S/u.test(pieceText(label.piece)) &&
+      wrapsAt(label.piece, first.piece, ctx.keyRight) &&
+      !ENUMERATED.test(text) &&
+      goesOn(first.piece, label.piece, size));
+  if (!wraps) return false;
   const taken = new Set(row.flatMap((r) => placed[r]!.filter((p) => p.piece.value).map((p) => p.col)));
   return placed[li]!.every((p) => p === first || !taken.has(p.col));
 }
