@@ -16,6 +16,54 @@
  */
 import { typeCell } from "./cells.ts";
 
+/** Letters of right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko) and of any script. */
+const RTL_LETTER = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/gu;
+const LETTER = /\p{L}/gu;
+
+/** Whether a text is mostly in a right-to-left script: more than half of its letters. */
+export function mostlyRightToLeft(text: string): boolean {
+  return (text.match(RTL_LETTER) ?? []).length * 2 > (text.match(LETTER) ?? []).length;
+}
+
+const HAS_RTL = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+const HAS_LTR = /[[\p{L}\p{Nd}]--[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]]/v;
+
+/**
+ * Runs of one line, each in logical order already (pdfjs reads each run's own text so), put from
+ * left to right into reading order: the Unicode Bidirectional Algorithm (UAX #9) run by run. A run
+ * with right-to-left letters is at an odd level, one with other letters or digits at the even
+ * level above it, a run of neither (a space, a bracket) at its neighbours' level when both sides
+ * agree and else at the line's; the line's direction is that of most of its letters. Then each
+ * stretch at a level or above is turned, from the highest level down (rule L2). A producer that
+ * draws each word of a right-to-left phrase on its own (cairo) gives its words left to right:
+ * "كثبان" "بستان" reads "بستان كثبان". Runs without right-to-left letters stay as they are.
+ */
+export function readingOrder<T extends { text: string }>(runs: readonly T[]): readonly T[] {
+  if (!runs.some((r) => HAS_RTL.test(r.text))) return runs;
+  const base = mostlyRightToLeft(runs.map((r) => r.text).join(" ")) ? 1 : 0;
+  const strong = runs.map((r): number | null => (HAS_RTL.test(r.text) ? 1 : HAS_LTR.test(r.text) ? (base ? 2 : 0) : null));
+  const levels = strong.map((level, k) => {
+    if (level !== null) return level;
+    const before = strong.slice(0, k).findLast((l) => l !== null);
+    const after = strong.slice(k + 1).find((l) => l !== null);
+    return before !== undefined && before === after ? before : base;
+  });
+  const order = runs.map((_, k) => k);
+  for (let level = Math.max(...levels); level >= 1; level--) {
+    for (let k = 0; k < order.length;) {
+      if (levels[order[k]!]! < level) {
+        k++;
+        continue;
+      }
+      let end = k;
+      while (end < order.length && levels[order[end]!]! >= level) end++;
+      order.splice(k, end - k, ...order.slice(k, end).reverse());
+      k = end;
+    }
+  }
+  return order.map((k) => runs[k]!);
+}
+
 type Kind = "EN" | "AN" | "ES" | "ET" | "CS" | "ON";
 
 function kindOf(ch: string): Kind {

@@ -383,11 +383,16 @@ export function paragraphLine(line: PieceLine, minWords = PARAGRAPH_WORDS): bool
  * set above the header (running) holds no value of the table, whatever dates or numbers are in it,
  * nor does a line of years alone (the years a header groups its columns under).
  */
-const headerEnd = (lines: readonly PieceLine[]): number =>
-  Math.max(
+const headerEnd = (lines: readonly PieceLine[]): number => {
+  const left = minOf(lines, (l) => l.pieces[0]?.x0 ?? Number.POSITIVE_INFINITY);
+  const years = (l: PieceLine): boolean =>
+    l.pieces.every((p) => YEAR.test(pieceText(p))) ||
+    (l.pieces[0]!.x0 > left + l.size && l.pieces.every((p) => !p.value || YEAR.test(pieceText(p))));
+  return Math.max(
     0,
-    lines.findIndex((l) => !running(l) && l.pieces.some((p) => p.value) && !l.pieces.every((p) => YEAR.test(pieceText(p)))),
+    lines.findIndex((l) => !running(l) && l.pieces.some((p) => p.value) && !years(l)),
   );
+};
 
 /**
  * The lines with a header set over several lines at their top (the text-only lines before the first
@@ -420,12 +425,16 @@ function withoutGroupHeaders(lines: readonly PieceLine[]): readonly PieceLine[] 
   const head = headerEnd(lines);
   const mid = (p: Gap): number => (p.x0 + p.x1) / 2;
   const groups = new Set<Piece>();
-  // Over labels i..j: across a gap between two of them, its middle on theirs (within CENTRED).
-  const centredOver = (p: Piece, under: readonly Piece[]): boolean =>
+  // Over labels i..j: across a gap between two of them, its middle on theirs (within CENTRED); or,
+  // a line apart over them (`apart`: not a label set between a header's lines), over two labels
+  // side by side, within their span, its middle in the gap between them (a header centred on two
+  // cells whose labels keep to other sides of them: Word's right-to-left tables).
+  const centredOver = (p: Piece, under: readonly Piece[], apart: boolean): boolean =>
     under.some((a, i) =>
       under.slice(i + 1).some((b, n) => {
         const crosses = under.slice(i, i + n + 2).some((l, k, run) => k > 0 && p.x0 < l.x0 && p.x1 > run[k - 1]!.x1);
-        return crosses && Math.abs(mid(p) - (a.x0 + b.x1) / 2) <= CENTRED * (b.x1 - a.x0);
+        const between = apart && n === 0 && p.x0 >= a.x0 && p.x1 <= b.x1 && mid(p) > a.x1 && mid(p) < b.x0;
+        return crosses && (between || Math.abs(mid(p) - (a.x0 + b.x1) / 2) <= CENTRED * (b.x1 - a.x0));
       }),
     );
   const left = minOf(lines, (l) => l.pieces[0]?.x0 ?? Number.POSITIVE_INFINITY);
@@ -444,7 +453,8 @@ function withoutGroupHeaders(lines: readonly PieceLine[]): readonly PieceLine[] 
   const over = (p: Piece, l: PieceLine): boolean => l !== labels || open || overValues(p, l);
   const under = lines.slice(0, head + 1);
   for (let k = 0; k + 1 < under.length; k++) {
-    for (const p of lines[k]!.pieces) if (under.slice(k + 1).some((l) => over(p, l) && centredOver(p, l.pieces))) groups.add(p);
+    for (const p of lines[k]!.pieces)
+      if (under.slice(k + 1).some((l) => over(p, l) && centredOver(p, l.pieces, !besideLine(lines[k]!, l)))) groups.add(p);
   }
   if (!groups.size) return lines;
   return lines.map((l) => ({ ...l, pieces: l.pieces.filter((p) => !groups.has(p)) })).filter((l) => l.pieces.length > 0);
@@ -482,7 +492,8 @@ function headerOnly(g: Gap, next: number, head: readonly PieceLine[]): Gap[] {
   // A label's words are one block: a title's words set over the columns ("STATE OF ARIZONA …")
   // cross the rivers together and head no column of their own.
   const inner = blocks(head.flatMap(phrases)).filter((b) => b.x0 > g.x0 + space && b.x1 < g.x1 - space);
-  return inner.length && head.at(-1)!.pieces.some((b) => b.x1 > g.x1 && b.x0 < next) ? inner : [];
+  const labels = head.findLast((l) => l.pieces.length >= 2) ?? head.at(-1)!;
+  return inner.length && labels.pieces.some((b) => b.x1 > g.x1 && b.x0 < next) ? inner : [];
 }
 
 /** A line's pieces grouped by phrase: no gap wider than a word space inside one. */

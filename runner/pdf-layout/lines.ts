@@ -3,6 +3,7 @@
  * line with no gap wider than a few word spaces, so two columns (or two table cells) on the same
  * baseline become two segments. Pure.
  */
+import { readingOrder } from "./bidi.ts";
 import type { Segment, TextItem } from "./types.ts";
 import { maxOf, minOf } from "./minmax.ts";
 
@@ -415,18 +416,35 @@ export function partsWords(before: string, prev: TextItem, item: TextItem): bool
 /** The text of a segment: runs joined with a space where they are two words (partsWords). */
 export const segmentText = (seg: Segment): string => runsText(seg.items);
 
-/** The text of runs of one line, left to right: joined with a space where they are two words (partsWords). */
+/**
+ * The text of runs of one line, given left to right: the runs that touch made one word, the words
+ * joined with a space (partsWords; none between CJK characters), runs and words in reading order
+ * (bidi.ts readingOrder: a right-to-left phrase drawn word by word reads from its right end).
+ */
 export function runsText(items: readonly TextItem[]): string {
-  let text = "";
-  let prev: TextItem | null = null;
+  const words: TextItem[][] = [];
+  let seen = "";
   for (const item of items) {
     if (item.opaque) continue;
-    const apart = prev !== null && partsWords(text, prev, item);
-    if (text && apart && !text.endsWith(" ") && !item.text.startsWith(" ") && spaceBetween(text, item.text)) text += " ";
-    text += item.text;
-    prev = item;
+    const word = words.at(-1);
+    if (word && !partsWords(seen, word.at(-1)!, item)) word.push(item);
+    else words.push([item]);
+    seen += item.text;
   }
-  return text.replace(/\s+/g, " ").trim();
+  const texts = readingOrder(
+    words.map((w) => ({
+      text: readingOrder(w)
+        .map((i) => i.text)
+        .join(""),
+    })),
+  );
+  return texts
+    .reduce(
+      (out, { text }) => (out && !/\s$/u.test(out) && !/^\s/u.test(text) && spaceBetween(out, text) ? `${out} ${text}` : out + text),
+      "",
+    )
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 /** All segments of a page, line by line (top to bottom). */

@@ -18,6 +18,7 @@
  * three rows up) columns of three cells or more that share no edge (row labels may stand at a few
  * indents). Pure.
  */
+import { mostlyRightToLeft } from "./bidi.ts";
 import type { Piece } from "./columns.ts";
 import { bodyFigure, linePieces, paragraphLine, pieceText } from "./columns.ts";
 import { sides, straddles, type Gutter } from "./gutter.ts";
@@ -240,8 +241,9 @@ function ruledRow(run: readonly Line[], rules: readonly Rule[]): boolean {
 
 /**
  * Whether the last line of a run reads as the wrapped end of a cell of the lines above: set at line
- * spacing below them, within the run's width and right of its first column; or a cell's detail
- * line, in smaller type flush under it.
+ * spacing below them, within the run's width and past its first column (right of it; left of it,
+ * in a right-to-left table, whose first column is the rightmost); or a cell's detail line, in
+ * smaller type flush under it.
  */
 function wraps(run: readonly Line[]): boolean {
   const [prev, last] = [run.at(-2), run.at(-1)!];
@@ -249,7 +251,10 @@ function wraps(run: readonly Line[]): boolean {
   if (!prev || !ref) return false;
   const pitch = pitchOf(prev, last);
   const piece = last.pieces[0]!;
-  if (pitch <= LINE_SPACING && piece.x0 >= ref.pieces[1]!.x0 - 2 && piece.x1 <= ref.pieces.at(-1)!.x1 + 2) return true;
+  const [lo, hi] = mostlyRightToLeft([...ref.pieces, piece].map(pieceText).join(" "))
+    ? [ref.pieces[0]!.x0, ref.pieces.at(-2)!.x1]
+    : [ref.pieces[1]!.x0, ref.pieces.at(-1)!.x1];
+  if (pitch <= LINE_SPACING && piece.x0 >= lo - 2 && piece.x1 <= hi + 2) return true;
   // A cell's detail line in smaller type, flush under it (textgrid.ts detailLine).
   const cell = ref.pieces.find((p) => Math.abs(p.x0 - piece.x0) <= ALIGN && !p.value);
   return (

@@ -6,7 +6,7 @@
  *  - stream.ts: columns of text aligned by whitespace alone.
  * Pure.
  */
-import { logicalValue } from "./bidi.ts";
+import { logicalValue, mostlyRightToLeft } from "./bidi.ts";
 import { groupLines, runsText, splitLine, textMiddle } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { Cell, Segment, StructTable, Table, TextItem } from "./types.ts";
@@ -213,10 +213,6 @@ export function disjointCells(table: Table): Cell[] {
   return out;
 }
 
-/** Letters of right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko) and of any script. */
-const RTL_LETTER = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/gu;
-const LETTER = /\p{L}/gu;
-
 /** A cell's line of a right-to-left table holding a value drawn in visual order (bidi.ts), as one run of its logical text. */
 function logicalLine(seg: Segment): Segment {
   const text = runsText(seg.items);
@@ -235,8 +231,7 @@ function logicalLine(seg: Segment): Segment {
  */
 export function orientTable(table: Table): Table {
   const text = table.cells.flatMap((c) => c.lines.flatMap((l) => l.items.map((i) => i.text))).join("");
-  const rtl = (text.match(RTL_LETTER) ?? []).length;
-  return rtl * 2 <= (text.match(LETTER) ?? []).length ? table : rightToLeft(table);
+  return mostlyRightToLeft(text) ? rightToLeft(table) : table;
 }
 
 /** A table read right to left (see orientTable), whatever its text: a right-to-left table's part on another page. */

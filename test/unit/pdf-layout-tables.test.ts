@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { splitBands } from "../../runner/pdf-layout/bands.ts";
 import { columnGaps, headerAsOne, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
-import { logicalValue } from "../../runner/pdf-layout/bidi.ts";
+import { logicalValue, readingOrder } from "../../runner/pdf-layout/bidi.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { leaderless, withoutLeader, withoutLeaders, withoutShortLeader } from "../../runner/pdf-layout/leaders.ts";
@@ -17,7 +17,7 @@ import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/
 import { groupLines, segmentOf, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { rowRuledTables } from "../../runner/pdf-layout/rowrules.ts";
-import { buildTable, disjointCells, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
+import { buildTable, disjointCells, orientTable, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
 import { pageGutter } from "../../runner/pdf-layout/gutter.ts";
 import { paragraphOf } from "../helpers/layout-blocks.ts";
 import { joinStackedTables } from "../../runner/pdf-layout/stacked.ts";
@@ -3053,5 +3053,110 @@ describe("two statements one over the other, in the same columns", () => {
     // Without a header of its own under the heading, the rows go on: a region of one table.
     const region = statement(225, ["Receipts from customers", "Interest paid", "Interest received"]).slice(3);
     expect(shapes(streamTables([...first, title("Cash flows", 185), ...region]))).toEqual([[8, 3]]);
+  });
+});
+
+describe("a statement's Note column, filled on one row only", () => {
+  it("keeps the Note column apart from the first year's, among many rows crossing its river", () => {
+    // statement-007's geometry: "Note" left of the years over a column that holds one "4"; the
+    // rows are many, so a line or two may cross a river (CROSSING): the Note line and the "4" line
+    // did, the river ran from the labels to the amounts, and "Note 2021" and "4 24,085.0" were read
+    // as one cell each. The header line holds "Note" and years: a header, not the first row.
+    const t = { size: 8 };
+    const at = (text: string, x0: number, x1: number, base: number): TextItem => item(text, x0, base, { ...t, x1 });
+    const header = [at("Note", 241, 256.9, 131.8), at("2021", 310.4, 326.4, 131.8), at("2020", 374.3, 390.3, 131.8)];
+    const units = [at("£'000", 308.2, 326.4, 144.5), at("£'000", 372, 390.2, 144.5)];
+    const labels = Array.from({ length: 18 }, (_, r) => `Line item number ${r + 1}`);
+    const body = labels.flatMap((label, r) => {
+      const base = 170 + 12.6 * r;
+      const note = r === 9 ? [at("4", 247, 251, base)] : [];
+      return [
+        at(label, 89.5, 89.5 + 4 * label.length, base),
+        ...note,
+        at("24,085.0", 298.4, 326.4, base),
+        at("(5,098.3)", 358.3, 390.3, base),
+      ];
+    });
+    const found = streamTables([...header, ...units, ...body]);
+    expect(found).toHaveLength(1);
+    const rows = rowTexts(found[0]!.table);
+    expect(rows[0]).toEqual(["Note", "2021", "2020"]);
+    expect(found[0]!.table.cols).toBe(4);
+    const row = found[0]!.table.cells.filter((c) => c.lines.some((l) => segmentText(l) === "4"));
+    expect(row.map((c) => c.col)).toEqual([1]);
+    expect(rows.find((r) => r[0] === "Line item number 10")).toEqual(["Line item number 10", "4", "24,085.0", "(5,098.3)"]);
+  });
+});
+
+describe("a right-to-left Word table's group header and wrapped cells", () => {
+  const t = { size: 8 };
+  const at = (text: string, x0: number, x1: number, base: number): TextItem => item(text, x0, base, { ...t, x1 });
+
+  it("reads a header centred on two cells whose labels keep to other sides of them as spanning both", () => {
+    // report-024's second table: "منارة كوارتز" centred on the two value columns' cells; under it
+    // "ميناء" sits at the left of its cell (its values at the right), "مرج" over its values. Read as
+    // a header line of its own, the group closed the river between the two columns' labels.
+    const items = [
+      at("منارة كوارتز", 357.5, 404.9, 389),
+      at("مرج", 335.8, 351.4, 401.7),
+      at("ميناء", 393.2, 411.7, 401.7),
+      at("بوصلة", 490.4, 514.3, 401.7),
+      ...[
+        ["5.0%", "20.5%", "مرساة فسيفساء", 459.5],
+        ["99.9%", "31.3%", "زعفران", 489.1],
+        ["98.5%", "31.7%", "شعير", 496.9],
+      ].flatMap(([a, b, label, x], r) => [
+        at(a as string, 359.6 - 4 * (a as string).length, 359.6, 411.4 + 9.2 * r),
+        at(b as string, 413.9, 434.6, 411.4 + 9.2 * r),
+        at(label as string, x as number, 514.2, 411.4 + 9.2 * r),
+      ]),
+    ];
+    const found = streamTables(items);
+    expect(found).toHaveLength(1);
+    const table = orientTable(found[0]!.table);
+    expect(rowTexts(table).slice(1)).toEqual([
+      ["بوصلة", "ميناء", "مرج"],
+      ["مرساة فسيفساء", "20.5%", "5.0%"],
+      ["زعفران", "31.3%", "99.9%"],
+      ["شعير", "31.7%", "98.5%"],
+    ]);
+    expect(table.cells.find((c) => c.row === 0)).toMatchObject({ col: 1, colSpan: 2 });
+  });
+
+  it("takes the last row's wrapped line, set flush right in its cell, into the table", () => {
+    // report-024's first table ends with a row whose text cell wraps: its second line is longer
+    // than the first and ends at the cell's right edge, reaching left past the first line's start.
+    const row = (base: number, text: string, x0: number): TextItem[] => [
+      at("11,466", 262.6, 284.6, base),
+      at(text, x0, 401.1, base),
+      at("1,987,786", 430.2, 462.2, base),
+      at("10,472.57", 500.7, 532.7, base),
+      at("مرساة", 590.4, 612.4, base),
+    ];
+    const items = [
+      ...row(243.5, "منارة فلفل جرانيت", 317.2),
+      ...row(271.1, "بوصلة منارة كوارتز", 298),
+      ...row(289.5, "بستان بوصلة جرانيت فانوس", 308.4),
+      at("مخمل كوبالت كثبان محار كثبان", 300.4, 401, 298.7),
+    ];
+    const found = streamTables(items);
+    expect(found).toHaveLength(1);
+    const last = rowTexts(orientTable(found[0]!.table)).at(-1);
+    expect(last).toEqual(["مرساة", "10,472.57", "1,987,786", "بستان بوصلة جرانيت فانوس مخمل كوبالت كثبان محار كثبان", "11,466"]);
+  });
+});
+
+describe("a line's runs in reading order (bidi.ts readingOrder)", () => {
+  it("reads a right-to-left phrase drawn word by word from its right end, numbers and Latin in it left to right", () => {
+    // cairo draws "بستان كثبان" as two runs, "كثبان" left of "بستان"; pdfjs reads each word right.
+    expect(segmentText(segmentOf([item("كثبان", 503.9, 77.8), item("بستان", 523.2, 77.8)]))).toBe("بستان كثبان");
+    // A number and a Latin word inside a right-to-left line keep their own order.
+    const mixed = [item("ZX-12", 100, 50), item("2024", 140, 50), item("سديم", 170, 50), item("محار", 200, 50)];
+    expect(readingOrder(mixed).map((i) => i.text)).toEqual(["محار", "سديم", "ZX-12", "2024"]);
+    // A right-to-left word inside a left-to-right line is read where it stands; Latin lines stay.
+    const latin = [item("Total assets", 100, 50), item("مرج", 170, 50), item("ميناء", 190, 50), item("2024", 220, 50)];
+    expect(readingOrder(latin).map((i) => i.text)).toEqual(["Total assets", "ميناء", "مرج", "2024"]);
+    const plain = [item("Net", 100, 50), item("assets", 120, 50)];
+    expect(readingOrder(plain)).toBe(plain);
   });
 });
