@@ -25,9 +25,11 @@
  * --dump prints each selected table's workbook rows beside the truth rows that were missed, to see
  * what went wrong.
  */
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { writeXlsx } from "../runner/ops/convert-xlsx.ts";
 import { analyzePdf } from "../runner/pdf-layout/index.ts";
 import { readXlsx } from "../test/helpers/convert-quality.ts";
@@ -54,6 +56,23 @@ const statements = Number(opt("--statements") ?? 0);
 const invoices = Number(opt("--invoices") ?? 0);
 const reportlab = Number(opt("--reportlab") ?? 0);
 const seed = opt("--seed");
+const via = opt("--via") as "cairo" | "gs" | undefined;
+if (via && via !== "cairo" && via !== "gs") throw new Error("--via takes cairo or gs");
+
+const execFileP = promisify(execFile);
+
+/**
+ * A PDF printed again by another producer (--via): poppler's pdftocairo (cairo's PDF surface, as
+ * Inkscape and GTK's print dialog write) or Ghostscript's pdfwrite (as a PostScript printer driver
+ * distilled). Same page, other text drawing: fonts re-subset, spaces dropped or kept, glyphs placed
+ * one by one. The truth of the original stands for it.
+ */
+async function reprint(pdf: string, producer: "cairo" | "gs", dir: string): Promise<string> {
+  const out = path.join(dir, `${path.basename(pdf, ".pdf")}-${producer}.pdf`);
+  if (producer === "cairo") await execFileP("pdftocairo", ["-pdf", pdf, out]);
+  else await execFileP("gs", ["-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=pdfwrite", `-sOutputFile=${out}`, pdf]);
+  return out;
+}
 
 /** Folio's workbook for one PDF, as grids of shown text. */
 async function folioSheets(pdf: string, work: string): Promise<{ name: string; grid: Grid }[]> {
@@ -98,7 +117,7 @@ const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
 const got = new Map<string, { name: string; grid: Grid }[]>();
 const t0 = performance.now();
 try {
-  for (const pdf of new Set(tables.map((t) => t.pdf))) got.set(pdf, await folioSheets(pdf, work));
+  for (const pdf of new Set(tables.map((t) => t.pdf))) got.set(pdf, await folioSheets(via ? await reprint(pdf, via, work) : pdf, work));
 } finally {
   await rm(work, { recursive: true, force: true });
 }

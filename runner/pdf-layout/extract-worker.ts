@@ -14,7 +14,16 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
-import { baseFontName, fontStyle, glyphRuns, rtlClusters, splitAtGaps, type FontMetrics, type GlyphRun } from "./glyphs.ts";
+import {
+  baseFontName,
+  fontStyle,
+  glyphRuns,
+  joinFontSwitches,
+  rtlClusters,
+  splitAtGaps,
+  type FontMetrics,
+  type GlyphRun,
+} from "./glyphs.ts";
 import { WORD_GAP } from "./lines.ts";
 import { multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { pageGraphics, type RawImage } from "./graphics.ts";
@@ -273,16 +282,20 @@ async function readPage(doc: pdfjs.PDFDocumentProxy, n: number, reading: Reading
     }
   };
   if (runs.length > MAX_PAGE_ITEMS) throw new PageLimit(n, runs.length);
-  // pdfjs joins glyphs across gaps of up to 0.6 em: cut its runs where the glyphs jump (glyphs.ts);
-  // then drop the copies of overprinted text (overprint.ts).
+  // pdfjs joins glyphs across gaps of up to 0.6 em: cut its runs where the glyphs jump, and join
+  // those it parted at a font switch only (glyphs.ts); then drop the copies of overprinted text
+  // (overprint.ts).
   // Then add the glyphs pdfjs' text content drops though they are on the page (dropped.ts).
   const glyphs = glyphRuns(ops, pdfjs.OPS, view, metrics);
   const frame = { viewBox: page.view, view, width: viewport.width, height: viewport.height };
   const items = dropOverprints([
-    ...splitAtGaps(
-      runs.map((r) => r.item),
+    ...joinFontSwitches(
+      splitAtGaps(
+        runs.map((r) => r.item),
+        glyphs,
+        rtlClusters(ops, pdfjs.OPS),
+      ),
       glyphs,
-      rtlClusters(ops, pdfjs.OPS),
     ),
     ...annotationItems(glyphs),
     ...droppedGlyphs(ops, pdfjs.OPS, frame, metrics),

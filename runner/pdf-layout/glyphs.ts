@@ -18,6 +18,7 @@
  * splitAtGaps is pure.
  */
 import { IDENTITY, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
+import { readingOrder } from "./bidi.ts";
 import { WORD_GAP } from "./lines.ts";
 import type { TextItem } from "./types.ts";
 
@@ -111,6 +112,11 @@ const RUN_GAP = WORD_GAP;
 const SHOW_GAP = 0.6;
 /** A TJ number moving this far right (ems) in a TJ that draws space glyphs jumps to a new cell (showText). */
 const SPACED_JUMP = 0.2;
+/**
+ * Between two glyphs that are no spaces, a TJ number moving this far right (ems) in such a TJ: no
+ * kerning pair moves so far ("(32,679.33)-199(ZX-5012)", two cells cairo set in one TJ).
+ */
+const KERN_JUMP = 0.15;
 /** Glyphs a number ends with, and glyphs one starts with: a jump between two is a jump between cells. */
 const NUMBER_END = /^[0-9%]$/;
 const NUMBER_START = /^[0-9.+\-\u2212]$/;
@@ -218,16 +224,23 @@ function isUpright(trm: Matrix, hScale: number): boolean {
   return Math.abs(trm[1]) < 1e-6 && Math.abs(trm[2]) < 1e-6 && trm[0] * hScale > 0 && trm[3] < 0;
 }
 
+const isGlyph = (x: Glyph | number | undefined): x is Glyph => typeof x === "object";
+
+/** Whether a TJ number stands between two glyphs that are no spaces. */
+const betweenLetters = (before: Glyph | number | undefined, after: Glyph | number | undefined): boolean =>
+  isGlyph(before) && isGlyph(after) && !before.isSpace && !after.isSpace;
+
 /**
  * Whether the TJ number at `k` jumps to a new cell (see showText): a wide one, in a font the page
- * draws spaces in (`spaced`) or between the end of a number and the start of another; or, from a
- * label to a number, one LABEL_JUMP times as wide as the TJ's narrowest word space (`space`).
+ * draws spaces in (`spaced`; between two glyphs that are no spaces, KERN_JUMP wide already) or
+ * between the end of a number and the start of another; or, from a label to a number, one
+ * LABEL_JUMP times as wide as the TJ's narrowest word space (`space`).
  */
 function cellJump(glyphs: readonly (Glyph | number)[], k: number, spaced: boolean, space: number): boolean {
   const [before, g, after] = [glyphs[k - 1], glyphs[k], glyphs[k + 1]];
-  if (typeof g !== "number" || -g <= SPACED_JUMP * 1000) return false;
-  if (spaced) return true;
-  if (typeof before !== "object" || typeof after !== "object" || !NUMBER_START.test(after.unicode ?? "")) return false;
+  if (typeof g !== "number") return false;
+  if (spaced) return -g > (betweenLetters(before, after) ? KERN_JUMP : SPACED_JUMP) * 1000;
+  if (-g <= SPACED_JUMP * 1000 || !isGlyph(before) || !isGlyph(after) || !NUMBER_START.test(after.unicode ?? "")) return false;
   return NUMBER_END.test(before.unicode ?? "") || (-g >= LABEL_JUMP * space && !SENTENCE_END.test(before.unicode ?? ""));
 }
 
@@ -634,4 +647,34 @@ export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[
     }
   }
   return out;
+}
+
+/**
+ * Runs pdfjs parted at a font switch only, joined again: the same face at the same size drawn on
+ * along one glyph run, without a jump (cairo draws ligatures, "fi" and "ti", from another subset of
+ * the face than the letters around them: "statement of" | "fi" | "nancial posi" | "ti" | "on").
+ * Such runs come one after another; each joins the one before it, with a space where the glyphs
+ * leave a word space between them, in reading order (right-to-left words drawn word by word read
+ * from the right: bidi.ts readingOrder). `items` are in drawing order (splitAtGaps's).
+ */
+export function joinFontSwitches(items: readonly TextItem[], runs: readonly GlyphRun[]): TextItem[] {
+  const out: TextItem[] = [];
+  for (const item of items) {
+    const last = out.at(-1);
+    if (last && switchedOnly(last, item, runs)) {
+      const space = item.x0 - last.x1 > WORD_GAP * item.size || item.spaceBefore === true;
+      const [first, second] = readingOrder([last, item]);
+      out[out.length - 1] = { ...last, text: `${first!.text}${space ? " " : ""}${second!.text}`, x1: Math.max(last.x1, item.x1) };
+    } else out.push(item);
+  }
+  return out;
+}
+
+/** Whether `b`, drawn next after `a`, goes on with it in the same face along one glyph run (joinFontSwitches), not set back over it (fake bold's copies: overprint.ts). */
+function switchedOnly(a: TextItem, b: TextItem, runs: readonly GlyphRun[]): boolean {
+  if (a.font !== b.font || !a.font || a.opaque || b.opaque || a.turned || b.turned || a.mcid !== b.mcid) return false;
+  if (Math.abs(a.size - b.size) > 0.01 * a.size || Math.abs(a.base - b.base) > 0.1 * a.size) return false;
+  const gap = b.x0 - a.x1;
+  if (gap < -WORD_GAP * a.size || gap > SHOW_GAP * a.size) return false;
+  return runs.some((r) => Math.abs(r.base - a.base) < 0.1 * a.size && r.x0 <= a.x0 + 0.5 && r.x1 >= b.x1 - 0.5);
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { droppedGlyphs, pdfjsDrops } from "../../runner/pdf-layout/dropped.ts";
-import { glyphRuns, splitAtGaps, type GlyphRun, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
+import { glyphRuns, joinFontSwitches, splitAtGaps, type GlyphRun, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
 import type { Matrix } from "../../runner/pdf/pdf-matrix.ts";
 import type { TextItem } from "../../runner/pdf-layout/types.ts";
 
@@ -147,6 +147,16 @@ describe("glyph runs", () => {
     ]);
   });
 
+  it("ends a run at a TJ offset between two letters wider than any kerning, in a TJ that draws its spaces", () => {
+    // cairo sets a spreadsheet's row in one TJ: a right-aligned amount, then the next cell's code
+    // 0.199 em on, under the 0.2 em a cell jump takes after a space; kerning moves a few thousandths.
+    const ops = oneTj([...glyphs("32,679.33"), -199, ...glyphs("ZX-5012"), -3713, ...glyphs("a b"), -5, ...glyphs("c")]);
+    expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["32,679.33", "ZX-5012", "a bc"]);
+    // After a space glyph, the same offset widens a word space (justification): the run goes on.
+    const justified = oneTj([...glyphs("net "), -199, ...glyphs("assets")]);
+    expect(brief(glyphRuns(justified, OPS, VIEW, font)).map((r) => r[0])).toEqual(["net assets"]);
+  });
+
   it("ends a run's box at its clip, keeps the hidden glyphs' text, and parts runs clipped apart", () => {
     // A ledger cell clipped to x 100–150 (re W n) whose text runs on under the next cell, then the
     // next cell's amount drawn right where the hidden text ends, without a gap: two cells.
@@ -236,6 +246,22 @@ describe("splitAtGaps", () => {
     const clipped = item("Chq. No. 085900 BILL", 100, 400);
     const runs = [run("Chq. No. 085900 BILL NO.133", 100, 150), run("26406576", 200, 240)];
     expect(splitAtGaps([clipped], runs).map((p) => [p.text, p.x0, p.x1])).toEqual([["Chq. No. 085900 BILL", 100, 150]]);
+  });
+
+  it("joins the runs pdfjs parted at a font switch along one glyph run, in reading order", () => {
+    // cairo draws the "fi" ligature from another subset of the face: pdfjs parts the title there,
+    // the space before it drawn at the end of the first run.
+    const title = [item("Consolidated statement of", 72, 226.1), item("fi", 229.3, 237.1), item("nancial", 237, 280)];
+    const along = [run("Consolidated statement of financial", 72, 280)];
+    expect(joinFontSwitches(title, along).map((p) => [p.text, p.x0, p.x1])).toEqual([["Consolidated statement of financial", 72, 280]]);
+    // Right-to-left words drawn one after the other read from the right.
+    const words = [item("كثبان", 503.9, 520.7), item("بستان", 523.2, 543.2)];
+    expect(joinFontSwitches(words, [run("نابثك ناتسب", 503.9, 543.2)]).map((p) => p.text)).toEqual(["بستان كثبان"]);
+    // Not across a jump (two glyph runs: two cells), nor between two faces.
+    const jumped = joinFontSwitches(title, [run("Consolidated statement of", 72, 226.1), run("financial", 229.3, 280)]);
+    expect(jumped.map((p) => p.text)).toEqual(["Consolidated statement of", "financial"]);
+    const bold = [title[0]!, { ...title[1]!, font: "Carlito-Bold" }];
+    expect(joinFontSwitches(bold, along)).toHaveLength(2);
   });
 
   it("keeps a run whole where the glyphs do not spell it or would be cut inside a word", () => {
