@@ -6,7 +6,7 @@
  *
  *   node bench/truth-tune.ts [--split tune|holdout] [--only <substring of a table id>] [--dump]
  *                            [--roundtrips N] [--reports N] [--statements N [--seed S]]
- *                            [--invoices N [--seed S]] [--reportlab N [--seed S]]
+ *                            [--invoices N [--seed S]] [--reportlab N [--seed S]] [--via cairo|gs]
  *
  * --reportlab N scores N generated reports rendered by ReportLab (test/truth/roundtrip-reportlab.ts:
  * summaries with totals and group headers, listings with wrapped descriptions, five table styles),
@@ -22,14 +22,14 @@
  * --roundtrips N scores the round trips of N generated spreadsheets (test/truth/roundtrip.ts, both
  * splits: they are generated, nothing to tune to) instead of the real truth; their PDFs are built
  * once into $TMPDIR/folio-truth-tune-roundtrip-N and reused.
+ * --via cairo|gs scores the PDFs printed again by cairo or Ghostscript (test/truth/reprint.ts), the
+ * originals' truth standing for them: the same pages, their text drawn another way.
  * --dump prints each selected table's workbook rows beside the truth rows that were missed, to see
  * what went wrong.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { writeXlsx } from "../runner/ops/convert-xlsx.ts";
 import { analyzePdf } from "../runner/pdf-layout/index.ts";
 import { readXlsx } from "../test/helpers/convert-quality.ts";
@@ -39,6 +39,7 @@ import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
 import { buildReportlabRoundTrip } from "../test/truth/roundtrip-reportlab.ts";
+import { PRODUCERS, reprinted, type Producer } from "../test/truth/reprint.ts";
 
 type Grid = (OutCell | undefined)[][];
 
@@ -56,23 +57,8 @@ const statements = Number(opt("--statements") ?? 0);
 const invoices = Number(opt("--invoices") ?? 0);
 const reportlab = Number(opt("--reportlab") ?? 0);
 const seed = opt("--seed");
-const via = opt("--via") as "cairo" | "gs" | undefined;
-if (via && via !== "cairo" && via !== "gs") throw new Error("--via takes cairo or gs");
-
-const execFileP = promisify(execFile);
-
-/**
- * A PDF printed again by another producer (--via): poppler's pdftocairo (cairo's PDF surface, as
- * Inkscape and GTK's print dialog write) or Ghostscript's pdfwrite (as a PostScript printer driver
- * distilled). Same page, other text drawing: fonts re-subset, spaces dropped or kept, glyphs placed
- * one by one. The truth of the original stands for it.
- */
-async function reprint(pdf: string, producer: "cairo" | "gs", dir: string): Promise<string> {
-  const out = path.join(dir, `${path.basename(pdf, ".pdf")}-${producer}.pdf`);
-  if (producer === "cairo") await execFileP("pdftocairo", ["-pdf", pdf, out]);
-  else await execFileP("gs", ["-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=pdfwrite", `-sOutputFile=${out}`, pdf]);
-  return out;
-}
+const via = opt("--via");
+if (via !== undefined && !PRODUCERS.includes(via as Producer)) throw new Error(`--via takes ${PRODUCERS.join(" or ")}`);
 
 /** Folio's workbook for one PDF, as grids of shown text. */
 async function folioSheets(pdf: string, work: string): Promise<{ name: string; grid: Grid }[]> {
@@ -112,12 +98,13 @@ const source: TruthTable[] = generated
       { count: generated.count, ...(seed && generated.seed ? { seed: Number(seed) } : {}) },
     )
   : (await loadRealTruth()).filter((t) => t.split === split);
-const tables = source.filter((t) => !only || t.id.includes(only));
 const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-tune-"));
+const picked = source.filter((t) => !only || t.id.includes(only));
+const tables = via ? await reprinted(picked, via as Producer, work) : picked;
 const got = new Map<string, { name: string; grid: Grid }[]>();
 const t0 = performance.now();
 try {
-  for (const pdf of new Set(tables.map((t) => t.pdf))) got.set(pdf, await folioSheets(via ? await reprint(pdf, via, work) : pdf, work));
+  for (const pdf of new Set(tables.map((t) => t.pdf))) got.set(pdf, await folioSheets(pdf, work));
 } finally {
   await rm(work, { recursive: true, force: true });
 }

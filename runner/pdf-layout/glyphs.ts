@@ -117,6 +117,8 @@ const SPACED_JUMP = 0.2;
  * kerning pair moves so far ("(32,679.33)-199(ZX-5012)", two cells cairo set in one TJ).
  */
 const KERN_JUMP = 0.15;
+/** A TJ number this near (ems) the width of its font's space glyph is a word space drawn as a number (spacedJump). */
+const SPACE_MATCH = 0.012;
 /** Glyphs a number ends with, and glyphs one starts with: a jump between two is a jump between cells. */
 const NUMBER_END = /^[0-9%]$/;
 const NUMBER_START = /^[0-9.+\-\u2212]$/;
@@ -163,8 +165,8 @@ class RunBuilder {
   private opening = true;
   /** Glyphs being drawn belong to an annotation's appearance. */
   annotation = false;
-  /** The fonts the page draws space glyphs in (spacedFonts). */
-  spacedFonts: ReadonlySet<FontMetrics> = new Set();
+  /** The fonts the page draws space glyphs in, with their space's width (spacedFonts). */
+  spacedFonts: ReadonlyMap<FontMetrics, number> = new Map();
 
   /** A text-showing operator begins. */
   show(): void {
@@ -226,20 +228,30 @@ function isUpright(trm: Matrix, hScale: number): boolean {
 
 const isGlyph = (x: Glyph | number | undefined): x is Glyph => typeof x === "object";
 
-/** Whether a TJ number stands between two glyphs that are no spaces. */
-const betweenLetters = (before: Glyph | number | undefined, after: Glyph | number | undefined): boolean =>
-  isGlyph(before) && isGlyph(after) && !before.isSpace && !after.isSpace;
+/**
+ * Whether a TJ number `g` moving right between `before` and `after`, in a font the page draws
+ * spaces in whose space is `space` wide (thousandths of an em), jumps to a new cell: SPACED_JUMP
+ * wide; between two glyphs that are no spaces, KERN_JUMP wide already — but for a move of just a
+ * space's width (SPACE_MATCH near) between words: a word space drawn as a number, as cairo draws
+ * some ("…ing)-279(amoun…" in Liberation Sans, whose space is 278); from a figure or to one, the
+ * same move is a tight table's next cell ("150,453)-216(ZX-2550", Caladea's space being 220).
+ */
+function spacedJump(before: Glyph | number | undefined, g: number, after: Glyph | number | undefined, space: number): boolean {
+  if (!isGlyph(before) || !isGlyph(after) || before.isSpace || after.isSpace) return -g > SPACED_JUMP * 1000;
+  const figures = NUMBER_END.test(before.unicode ?? "") || NUMBER_START.test(after.unicode ?? "");
+  return -g > KERN_JUMP * 1000 && (figures || Math.abs(-g - space) > SPACE_MATCH * 1000);
+}
 
 /**
- * Whether the TJ number at `k` jumps to a new cell (see showText): a wide one, in a font the page
- * draws spaces in (`spaced`; between two glyphs that are no spaces, KERN_JUMP wide already) or
- * between the end of a number and the start of another; or, from a label to a number, one
- * LABEL_JUMP times as wide as the TJ's narrowest word space (`space`).
+ * Whether the TJ number at `k` jumps to a new cell (see showText): in a font the page draws spaces
+ * in (`spaced`, its space's width), see spacedJump; else a wide one between the end of a number and
+ * the start of another, or, from a label to a number, one LABEL_JUMP times as wide as the TJ's
+ * narrowest word space (`space`).
  */
-function cellJump(glyphs: readonly (Glyph | number)[], k: number, spaced: boolean, space: number): boolean {
+function cellJump(glyphs: readonly (Glyph | number)[], k: number, spaced: number | undefined, space: number): boolean {
   const [before, g, after] = [glyphs[k - 1], glyphs[k], glyphs[k + 1]];
   if (typeof g !== "number") return false;
-  if (spaced) return -g > (betweenLetters(before, after) ? KERN_JUMP : SPACED_JUMP) * 1000;
+  if (spaced !== undefined) return spacedJump(before, g, after, spaced);
   if (-g <= SPACED_JUMP * 1000 || !isGlyph(before) || !isGlyph(after) || !NUMBER_START.test(after.unicode ?? "")) return false;
   return NUMBER_END.test(before.unicode ?? "") || (-g >= LABEL_JUMP * space && !SENTENCE_END.test(before.unicode ?? ""));
 }
@@ -270,7 +282,7 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   // one from a number to a number, which is the next cell's: "(0.61)-417(0.84)", two columns
   // 0.4 em apart, pdfjs reads as "0.61 0.84"; and one from a label to a number wider than the
   // line's word spaces: cellJump.)
-  const spaced = out.spacedFonts.has(font);
+  const spaced = out.spacedFonts.get(font);
   const space = narrowestSpace(glyphs);
   let x = 0;
   for (const [k, g] of glyphs.entries()) {
@@ -360,18 +372,21 @@ function nestedState(st: TextState, formMatrix: unknown): TextState {
 }
 
 /**
- * The fonts a page shows a space glyph in, anywhere. Fonts are followed in the order the operators
- * set them (q/Q aside): it only decides how wide TJ numbers are read (showText).
+ * The fonts a page shows a space glyph in, anywhere, each with its space's width (thousandths of
+ * an em). Fonts are followed in the order the operators set them (q/Q aside): it only decides how
+ * wide TJ numbers are read (showText).
  */
-function spacedFonts(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, font: FontLookup): Set<FontMetrics> {
-  const out = new Set<FontMetrics>();
+function spacedFonts(ops: { fnArray: number[]; argsArray: unknown[] }, OPS: TextOpCodes, font: FontLookup): Map<FontMetrics, number> {
+  const out = new Map<FontMetrics, number>();
   let current: FontMetrics | null = null;
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
     const a = (ops.argsArray[i] ?? []) as unknown[];
     if (fn === OPS.setFont) current = font(String(a[0]));
     else if (fn === OPS.showText && current && !out.has(current)) {
-      if (((a[0] ?? []) as (Glyph | number)[]).some((g) => typeof g !== "number" && g.isSpace)) out.add(current);
+      const space = ((a[0] ?? []) as (Glyph | number)[]).find((g): g is Glyph => typeof g !== "number" && g.isSpace === true);
+      // In thousandths of an em, as TJ numbers are.
+      if (space) out.set(current, (space.width ?? 0) * (current.fontMatrix?.[0] ?? 0.001) * 1000);
     }
   }
   return out;

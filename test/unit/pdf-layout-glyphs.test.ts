@@ -152,6 +152,10 @@ describe("glyph runs", () => {
     // 0.199 em on, under the 0.2 em a cell jump takes after a space; kerning moves a few thousandths.
     const ops = oneTj([...glyphs("32,679.33"), -199, ...glyphs("ZX-5012"), -3713, ...glyphs("a b"), -5, ...glyphs("c")]);
     expect(brief(glyphRuns(ops, OPS, VIEW, font)).map((r) => r[0])).toEqual(["32,679.33", "ZX-5012", "a bc"]);
+    // A move of just the font's space (a quarter em here) between two words is a word space cairo
+    // drew as a number: the run goes on; from a word to a figure it is the next cell.
+    const words = oneTj([...glyphs("including"), -250, ...glyphs("amounts"), -252, ...glyphs("9"), -3713, ...glyphs("a b")]);
+    expect(brief(glyphRuns(words, OPS, VIEW, font)).map((r) => r[0])).toEqual(["includingamounts", "9", "a b"]);
     // After a space glyph, the same offset widens a word space (justification): the run goes on.
     const justified = oneTj([...glyphs("net "), -199, ...glyphs("assets")]);
     expect(brief(glyphRuns(justified, OPS, VIEW, font)).map((r) => r[0])).toEqual(["net assets"]);
