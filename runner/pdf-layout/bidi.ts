@@ -36,10 +36,12 @@ const HAS_LTR = /[[\p{L}\p{Nd}]--[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Sy
  * agree and else at the line's; the line's direction is that of most of its letters. Then each
  * stretch at a level or above is turned, from the highest level down (rule L2). A producer that
  * draws each word of a right-to-left phrase on its own (cairo) gives its words left to right:
- * "كثبان" "بستان" reads "بستان كثبان". Runs without right-to-left letters stay as they are.
+ * "كثبان" "بستان" reads "بستان كثبان". Runs without right-to-left letters stay as they are, and so
+ * do all runs of a line one of which holds letters of both directions.
  */
 export function readingOrder<T extends { text: string }>(runs: readonly T[]): readonly T[] {
-  if (!runs.some((r) => HAS_RTL.test(r.text))) return runs;
+  // A run of both directions was put in order by pdfjs itself: nothing to go by between the runs.
+  if (!runs.some((r) => HAS_RTL.test(r.text)) || runs.some((r) => HAS_RTL.test(r.text) && HAS_LTR.test(r.text))) return runs;
   const base = mostlyRightToLeft(runs.map((r) => r.text).join(" ")) ? 1 : 0;
   const strong = runs.map((r): number | null => (HAS_RTL.test(r.text) ? 1 : HAS_LTR.test(r.text) ? (base ? 2 : 0) : null));
   const levels = strong.map((level, k) => {
@@ -221,4 +223,14 @@ function latinValue(text: string): string | null {
     if (candidate !== s && isValue(candidate) && visualOrder(candidate) === s) found.add(candidate);
   }
   return found.size === 1 ? [...found][0]! : null;
+}
+
+/**
+ * The runs of one word (touching, no space between: lines.ts runsText), given left to right, in
+ * reading order: right to left when every run of it is right-to-left letters only (a word drawn in
+ * two runs); else as given.
+ */
+export function wordOrder<T extends { text: string }>(runs: readonly T[]): readonly T[] {
+  const rtl = runs.length > 1 && runs.every((r) => !HAS_LTR.test(r.text)) && runs.some((r) => HAS_RTL.test(r.text));
+  return rtl ? [...runs].reverse() : runs;
 }

@@ -3,7 +3,7 @@
  * line with no gap wider than a few word spaces, so two columns (or two table cells) on the same
  * baseline become two segments. Pure.
  */
-import { readingOrder } from "./bidi.ts";
+import { readingOrder, wordOrder } from "./bidi.ts";
 import type { Segment, TextItem } from "./types.ts";
 import { maxOf, minOf } from "./minmax.ts";
 
@@ -419,7 +419,8 @@ export const segmentText = (seg: Segment): string => runsText(seg.items);
 /**
  * The text of runs of one line, given left to right: the runs that touch made one word, the words
  * joined with a space (partsWords; none between CJK characters), runs and words in reading order
- * (bidi.ts readingOrder: a right-to-left phrase drawn word by word reads from its right end).
+ * (bidi.ts wordOrder and readingOrder: a right-to-left phrase drawn word by word reads from its
+ * right end).
  */
 export function runsText(items: readonly TextItem[]): string {
   const words: TextItem[][] = [];
@@ -433,7 +434,7 @@ export function runsText(items: readonly TextItem[]): string {
   }
   const texts = readingOrder(
     words.map((w) => ({
-      text: readingOrder(w)
+      text: wordOrder(w)
         .map((i) => i.text)
         .join(""),
     })),

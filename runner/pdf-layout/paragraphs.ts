@@ -7,6 +7,7 @@
  * paragraph's lines into text, undoing end-of-line hyphenation. Pure.
  */
 import type { Box, TextBlock } from "./blocks.ts";
+import { readingOrder } from "./bidi.ts";
 import { isMarker, MARKER, partsWords, spaceBetween } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { ListKind, Paragraph, Segment, TextItem } from "./types.ts";
@@ -120,7 +121,9 @@ function lineBreakSeparator(last: Run, text: string): string {
 
 /** A space between two items of a line where they are two words (lines.ts partsWords). */
 function gapSeparator(lastText: string, text: string, item: TextItem, prev: TextItem): string {
-  return partsWords(lastText, prev, item) && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text) ? " " : "";
+  // Read right to left, the item before stands right of this one: the gap is between them as drawn.
+  const [left, right] = prev.x0 <= item.x0 ? [prev, item] : [item, prev];
+  return partsWords(lastText, left, right) && !/\s$/.test(lastText) && !/^\s/.test(text) && spaceBetween(lastText, text) ? " " : "";
 }
 
 /** Adds an item's text to the last run when it has the same formatting, else starts a run. */
@@ -144,7 +147,9 @@ export function paragraphRuns(p: Paragraph): Run[] {
   let prev: TextItem | null = null;
   const marker = p.list?.kind === "bullet" ? lineMarker(p.lines[0]!) : null;
   p.lines.forEach((line, li) => {
-    line.items.forEach((item, ii) => {
+    // A right-to-left line drawn word by word reads from its right end (bidi.ts); a list's marker
+    // stays where lineMarker found it.
+    (marker ? line.items : readingOrder(line.items)).forEach((item, ii) => {
       let text = item.text;
       if (li === 0 && ii === 0 && marker) text = item.opaque ? "" : text.trimStart().slice(marker.text.length);
       if (item.opaque || !text) return;

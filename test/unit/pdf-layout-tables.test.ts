@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { splitBands } from "../../runner/pdf-layout/bands.ts";
 import { columnGaps, headerAsOne, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
-import { logicalValue, readingOrder } from "../../runner/pdf-layout/bidi.ts";
+import { logicalValue, readingOrder, wordOrder } from "../../runner/pdf-layout/bidi.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
 import { leaderless, withoutLeader, withoutLeaders, withoutShortLeader } from "../../runner/pdf-layout/leaders.ts";
@@ -3158,5 +3158,13 @@ describe("a line's runs in reading order (bidi.ts readingOrder)", () => {
     expect(readingOrder(latin).map((i) => i.text)).toEqual(["Total assets", "ميناء", "مرج", "2024"]);
     const plain = [item("Net", 100, 50), item("assets", 120, 50)];
     expect(readingOrder(plain)).toBe(plain);
+    // A run holding both directions was ordered by pdfjs: the line stays as drawn (a PDF whose
+    // cmap gives "habibi حَبيبي" one run, its glyphs' other reading "ϲΒϴΒ ˴" the next).
+    const mixed2 = [item("habibi حَبيبي", 62, 73), item("ϲΒϴΒ ˴", 100, 73), item(" حَبيبي", 119, 73)];
+    expect(readingOrder(mixed2)).toBe(mixed2);
+    expect(segmentText(segmentOf(mixed2))).toBe("habibi حَبيبي ϲΒϴΒ ˴ حَبيبي");
+    // A word drawn in two touching runs reads right to left only when both are right-to-left letters.
+    expect(wordOrder([item("بان", 100, 50), item("كث", 115, 50)]).map((i) => i.text)).toEqual(["كث", "بان"]);
+    expect(wordOrder([item("ϲΒϴΒ", 100, 50), item("حَبيبي", 120, 50)]).map((i) => i.text)).toEqual(["ϲΒϴΒ", "حَبيبي"]);
   });
 });

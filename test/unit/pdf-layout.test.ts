@@ -104,6 +104,16 @@ describe("reading order", () => {
   });
 });
 
+describe("a right-to-left paragraph drawn word by word", () => {
+  it("reads its words from the right end of each line, in DOCX paragraphs as in cells", () => {
+    // cairo draws each Arabic word as a run of its own; pdfjs reads each word right, left to right.
+    const items = [item("محار", 100, 10), item("سديم", 130, 10), item("كوارتز", 160, 10), item("فلفل", 130, 24), item("مرج", 160, 24)];
+    const [block] = buildBlocks(pageSegments(items).flat());
+    const paras = blockParagraphs(block!, { x0: 0, x1: 240, top: 0, bottom: 100 }, 0);
+    expect(paras.map(paragraphText)).toEqual(["كوارتز سديم محار", "مرج فلفل"]);
+  });
+});
+
 describe("typeCell", () => {
   const cases: [string, string, unknown, string | undefined][] = [
     ["plain integer", "42", 42, undefined],
