@@ -16,17 +16,19 @@
  */
 import { typeCell } from "./cells.ts";
 
-/** Letters of right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko) and of any script. */
-const RTL_LETTER = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/gu;
+/** The right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko), as a character class's body. */
+const RTL_SCRIPTS = String.raw`\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}`;
+/** Letters of right-to-left scripts and of any script, for counting. */
+const RTL_LETTER = new RegExp(`[${RTL_SCRIPTS}]`, "gu");
 const LETTER = /\p{L}/gu;
+/** A text holds a right-to-left letter; a letter of another script, or a digit. */
+const HAS_RTL = new RegExp(`[${RTL_SCRIPTS}]`, "u");
+const HAS_LTR = new RegExp(`[[\\p{L}\\p{Nd}]--[${RTL_SCRIPTS}]]`, "v");
 
 /** Whether a text is mostly in a right-to-left script: more than half of its letters. */
 export function mostlyRightToLeft(text: string): boolean {
   return (text.match(RTL_LETTER) ?? []).length * 2 > (text.match(LETTER) ?? []).length;
 }
-
-const HAS_RTL = /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
-const HAS_LTR = /[[\p{L}\p{Nd}]--[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]]/v;
 
 /**
  * Runs of one line, each in logical order already (pdfjs reads each run's own text so), put from
