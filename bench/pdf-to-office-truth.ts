@@ -2,9 +2,10 @@
  * The truth-corpus part of `make bench-convert` (issue #13): PDF → XLSX exact cells per class of
  * table, Folio beside camelot and pdfplumber run with their default settings on the same files, on
  * the hand-made truth of real documents (test/truth/real/) and on round trips of generated
- * spreadsheets (test/truth/roundtrip.ts), each in its tune and held-out split; PDF → DOCX word
- * recall on every real PDF, Folio beside pdf2docx; and Folio's silent losses (words on the page
- * missing from the workbook). Called by bench/pdf-to-office.ts, which owns the peers' virtualenv.
+ * spreadsheets (test/truth/roundtrip.ts), each in its tune and held-out split, and on the same
+ * generated PDFs printed again by another producer when asked (`via`: test/truth/reprint.ts);
+ * PDF → DOCX word recall on every real PDF, Folio beside pdf2docx; and Folio's silent losses
+ * (words on the page missing from the workbook). Called by bench/pdf-to-office.ts, which owns the peers' virtualenv.
  *
  * Scoring is test/helpers/table-truth.ts (exact cells: the truth's non-empty cells found with the
  * same text at the same places; "typed" also asks numbers to be number cells, which only Folio
@@ -33,6 +34,7 @@ import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
 import { buildReportlabRoundTrip } from "../test/truth/roundtrip-reportlab.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
+import { PRODUCERS, reprinted, type Producer } from "../test/truth/reprint.ts";
 
 const execFileP = promisify(execFile);
 const TIMEOUT_MS = 900_000;
@@ -308,6 +310,8 @@ export interface TruthOptions {
   invoices?: number;
   /** Reports rendered by ReportLab to build and score (test/truth/roundtrip-reportlab.ts; 0 or undefined: none). */
   reportlab?: number;
+  /** Producers to print each generated corpus again with (test/truth/reprint.ts), each reprint scored too (none when undefined). */
+  via?: readonly Producer[];
   /** The splits of the real truth to score ("holdout" alone: the quick run). */
   splits?: readonly ("tune" | "holdout")[];
   /** Whether to measure PDF → DOCX recall and XLSX losses on every real PDF (the long part). */
@@ -377,6 +381,13 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
       ]),
       "",
     );
+    for (const producer of opts.via ?? []) {
+      process.stderr.write(`truth corpus: the ${g.what} printed again by ${producer}…
+`);
+      const again = await reprinted(tables, producer, path.join(work, `${g.dir}-${producer}-pdf`));
+      const scored = await scoreTools(again, all, path.join(work, `${g.dir}-${producer}`));
+      push(...classTable(`The same ${g.what} printed again by ${producer} (test/truth/reprint.ts)`, scored, ["tune", "holdout"]), "");
+    }
   }
   if (opts.text ?? true) {
     process.stderr.write("real PDFs: text recall…\n");
@@ -387,7 +398,7 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
 
 /**
  * Run alone (the venv of bench/pdf-to-office.ts must exist: `make bench-convert` creates it):
- *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--invoices N] [--reportlab N] [--no-text] [--no-pdf2docx]
+ *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--invoices N] [--reportlab N] [--via] [--no-text] [--no-pdf2docx]
  * --holdout scores the held-out real truth only (the quick run on a loaded machine); --no-real skips
  * the real truth tables, --no-text the text recall, --no-pdf2docx the text recall's peer.
  */
@@ -407,6 +418,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       statements: statements >= 0 ? Number(args[statements + 1]) : 0,
       invoices: invoices >= 0 ? Number(args[invoices + 1]) : 0,
       reportlab: reportlab >= 0 ? Number(args[reportlab + 1]) : 0,
+      via: args.includes("--via") ? PRODUCERS : undefined,
       splits: args.includes("--no-real") ? [] : args.includes("--holdout") ? ["holdout"] : ["tune", "holdout"],
       text: !args.includes("--no-text"),
       docxPeer: !args.includes("--no-pdf2docx"),

@@ -332,6 +332,8 @@ async function main(): Promise<void> {
         statements: STATEMENTS,
         invoices: INVOICES,
         reportlab: REPORTLAB,
+        // Each generated corpus printed again by cairo too (Ghostscript: `node bench/pdf-to-office-truth.ts --via`).
+        via: ["cairo"],
       })),
     ];
     process.stdout.write(lines.join("\n"));
