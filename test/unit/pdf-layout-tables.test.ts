@@ -3053,6 +3053,15 @@ describe("two statements one over the other, in the same columns", () => {
     // Without a header of its own under the heading, the rows go on: a region of one table.
     const region = statement(225, ["Receipts from customers", "Interest paid", "Interest received"]).slice(3);
     expect(shapes(streamTables([...first, title("Cash flows", 185), ...region]))).toEqual([[8, 3]]);
+    // 12 pt over 10 pt, the sizes come back rounded (the page printed again through a scaled
+    // matrix: 11.98 over 9.99): still a heading, alone between the two.
+    const rounded = (items: TextItem[], size: number): TextItem[] => items.map((i) => ({ ...i, size }));
+    const next = statement(170, ["Receipts from customers", "Interest paid", "Interest received"]);
+    const scaled = [...rounded(first, 9.99), { ...title("Statement of cash flows", 156), size: 11.98 }, ...rounded(next, 9.99)];
+    expect(shapes(streamTables(scaled))).toEqual([
+      [4, 3],
+      [4, 3],
+    ]);
   });
 });
 
