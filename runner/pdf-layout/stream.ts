@@ -447,6 +447,19 @@ function climb(
   return k;
 }
 
+/** A run's usual pitch from one line of cells to the next (font sizes; the median), 0 for fewer than two. */
+function rowPitch(run: readonly Line[]): number {
+  const rows = run.filter(multi);
+  const pitches = rows
+    .slice(1)
+    .map((l, k) => pitchOf(rows[k]!, l))
+    .sort((a, b) => a - b);
+  return pitches[pitches.length >> 1] ?? 0;
+}
+
+/** How much further apart (font sizes) than the table's rows a label over it may stand. */
+const ROW_SLACK = 0.05;
+
 /** Whether a line lies within a span, ALIGN of slack on either side. */
 const within = (line: Line, span: Span): boolean => line.pieces[0]!.x0 >= span.x0 - ALIGN && line.pieces.at(-1)!.x1 <= span.x1 + ALIGN;
 
@@ -471,13 +484,16 @@ function headRuleSpan(first: Line, rules: readonly Rule[], width: Span): Span {
  * The lines of one piece between a table's head rule and the first line of cells of its run
  * (lines[first]): a group's label over its columns, a label centred on the header's two lines
  * (LaTeX's \multicolumn and \multirow over a \cmidrule) — up to HEAD_LINES labels within the
- * table's width, at line spacing, that no other table took, under a rule across the table
- * (ruleAcross) and with none between them, or all of them right of where the shortest row label
- * ends (a group's heading over the amounts of a statement, no rule under it). None else: the lines
+ * table's width, at line spacing or as far apart as its rows, that no other table took, under a
+ * rule across the table (ruleAcross) and with none between them, or all of them right of where
+ * the shortest row label ends (a group's heading over the amounts of a statement, no rule under
+ * it). None else: the lines
  * above a table are text (a title, a caption) unless its rules or their place say otherwise.
  */
 function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
   const width = rowsWidth(run);
+  // At line spacing, or as far apart as the table's rows (a spreadsheet's group label a row over its header).
+  const spacing = Math.max(LINE_SPACING, rowPitch(run) + ROW_SLACK);
   const labelsWithin = (span: Span): number =>
     climb(
       lines,
@@ -487,7 +503,7 @@ function headLines(lines: readonly Line[], first: number, run: readonly Line[], 
         !multi(above) &&
         !above.paragraph &&
         within(above, span) &&
-        pitchOf(above, below) <= LINE_SPACING &&
+        pitchOf(above, below) <= spacing &&
         !rulesBetween(above, below, rules, width).length,
     );
   // Under a head rule the rule's width is the table's: a label centred over the row labels may
@@ -727,6 +743,8 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
   });
   const found: { table: Table; items: Set<TextItem> }[] = [];
   const taken = new Set<Line>();
+  /** The runs being read, by their first line and length (see read). */
+  const reading = new Set<string>();
   let run: Line[] = [];
   /** The tables of a run: the run as one, or its parts (apart) when it holds none or they read more columns. */
   const read = (part: Line[]): { table: Table; run: Line[] }[] => {
@@ -737,15 +755,34 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
     if (run.length) run = [...headOf(lines, run, rules, taken), ...run];
+    // A part that its header lines grow back into a run being read further up is read as one:
+    // parting it again would go round for ever.
+    const key = run.length ? `${lines.indexOf(run[0]!)}:${run.length}` : "";
+    if (reading.has(key)) return asOne(run);
+    reading.add(key);
+    try {
+      return readRun(run);
+    } finally {
+      reading.delete(key);
+    }
+  };
+  /** A run as one table, or none. */
+  const asOne = (run: Line[]): { table: Table; run: Line[] }[] => {
+    const table = streamTable(
+      run.map((l) => l.items),
+      bandRules(run, rules),
+    );
+    return table ? [{ table, run }] : [];
+  };
+  /** The tables of a run its header lines were added to (see read). */
+  const readRun = (run: Line[]): { table: Table; run: Line[] }[] => {
     const wide = wideGaps(run);
     const foot = footLines(run, wide);
     if (foot) return [...read(run.slice(0, -foot)), ...read(run.slice(-foot))];
     const split = apart(run);
     const parts = split.parts.flatMap(read);
-    const table = streamTable(
-      run.map((l) => l.items),
-      bandRules(run, rules),
-    );
+    const whole = asOne(run);
+    const table = whole[0]?.table;
     if (parts.length && (!table || other(split.heading, parts, table) || (split.heading && headsAgain(split.parts)))) return parts;
     // Blocks one margin apart, in other columns, whose lines the run as one reads across (an
     // invoice's addresses over its items): each part a table of its own, every line of cells in one.
@@ -754,7 +791,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     const wholly = gaps.length >= 2 && run.every((l) => !multi(l) || inParts.has(l));
     const more = (t: Table): boolean => gaps.some((p) => p.table.cols > t.cols) && new Set(gaps.map((p) => p.table.cols)).size >= 2;
     if (wholly && (!table || more(table))) return gaps;
-    return table ? [{ table, run }] : [];
+    return whole;
   };
   const flush = (): void => {
     for (const t of read(run)) {

@@ -3177,3 +3177,34 @@ describe("a line's runs in reading order (bidi.ts readingOrder)", () => {
     expect(wordOrder([item("ϲΒϴΒ", 100, 50), item("حَبيبي", 120, 50)]).map((i) => i.text)).toEqual(["ϲΒϴΒ", "حَبيبي"]);
   });
 });
+
+describe("a spreadsheet's group label a row over its header", () => {
+  it("heads the columns under it when it stands as far over the header as the rows stand apart", () => {
+    // sheet-002's geometry: rows 15 pt apart in 8 pt type (1.9 font sizes, past a cell's line
+    // spacing); "Marble 2020" centred over the Code and Variance columns one row over the header.
+    const t = { size: 7.99 };
+    const at = (text: string, x0: number, x1: number, base: number): TextItem => item(text, x0, base, { ...t, x1 });
+    const rows = [
+      ["Fjord barley", "001943", "(5,434)"],
+      ["Thistle marble", "004636", "53,600"],
+      ["Beacon pier", "007035", "(30,008)"],
+      ["Grove", "KT-9060", "(654)"],
+    ];
+    const items = [
+      at("Marble 2020", 187.31, 231.5, 62.19),
+      at("Station", 51.39, 76.69, 77.19),
+      at("Code", 144.11, 161.4, 77.19),
+      at("Variance", 219.29, 251.36, 77.19),
+      ...rows.flatMap(([label, code, value], r) => [
+        at(label!, 51.39, 51.39 + 4 * label!.length, 92.21 + 15 * r),
+        at(code!, 144.11, 144.11 + 4 * code!.length, 92.21 + 15 * r),
+        at(value!, 274.8 - 4 * value!.length, 274.8, 92.21 + 15 * r),
+      ]),
+    ];
+    const found = streamTables(items);
+    expect(found).toHaveLength(1);
+    const table = found[0]!.table;
+    expect(rowTexts(table).slice(1)).toEqual([["Station", "Code", "Variance"], ...rows]);
+    expect(table.cells.find((c) => c.row === 0)).toMatchObject({ col: 1, colSpan: 2 });
+  });
+});
