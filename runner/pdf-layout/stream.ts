@@ -487,8 +487,8 @@ function headRuleSpan(first: Line, rules: readonly Rule[], width: Span): Span {
  * table's width, at line spacing or as far apart as its rows, that no other table took, under a
  * rule across the table (ruleAcross) and with none between them, or all of them right of where
  * the shortest row label ends (a group's heading over the amounts of a statement, no rule under
- * it). None else: the lines
- * above a table are text (a title, a caption) unless its rules or their place say otherwise.
+ * it). None else: the lines above a table are text (a title, a caption) unless its rules or their
+ * place say otherwise.
  */
 function headLines(lines: readonly Line[], first: number, run: readonly Line[], rules: readonly Rule[], taken: ReadonlySet<Line>): Line[] {
   const width = rowsWidth(run);
