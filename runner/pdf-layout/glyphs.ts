@@ -512,23 +512,26 @@ export function glyphRuns(ops: { fnArray: number[]; argsArray: unknown[] }, OPS:
 
 const solid = (s: string): string => s.normalize("NFKC").replace(/\s+/g, "");
 
-/** The runs lying on an item's baseline within its extent, left to right (`runs` sorted by base). */
-function runsUnder(item: TextItem, runs: readonly GlyphRun[]): GlyphRun[] {
-  const tol = 0.3 * item.size;
+/** The runs whose baseline lies within `tol` of `base`, in base order (`runs` sorted by base). */
+function runsNear(base: number, tol: number, runs: readonly GlyphRun[]): GlyphRun[] {
   let lo = 0;
   let hi = runs.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (runs[mid]!.base < item.base - tol) lo = mid + 1;
+    if (runs[mid]!.base < base - tol) lo = mid + 1;
     else hi = mid;
   }
-  const slack = 1 + 0.1 * item.size;
   const out: GlyphRun[] = [];
-  for (let i = lo; i < runs.length && runs[i]!.base <= item.base + tol; i++) {
-    const r = runs[i]!;
-    if (r.x0 >= item.x0 - slack && r.x1 <= item.x1 + slack) out.push(r);
-  }
-  return out.sort((p, q) => p.x0 - q.x0);
+  for (let i = lo; i < runs.length && runs[i]!.base <= base + tol; i++) out.push(runs[i]!);
+  return out;
+}
+
+/** The runs lying on an item's baseline within its extent, left to right (`runs` sorted by base). */
+function runsUnder(item: TextItem, runs: readonly GlyphRun[]): GlyphRun[] {
+  const slack = 1 + 0.1 * item.size;
+  return runsNear(item.base, 0.3 * item.size, runs)
+    .filter((r) => r.x0 >= item.x0 - slack && r.x1 <= item.x1 + slack)
+    .sort((p, q) => p.x0 - q.x0);
 }
 
 /** One item cut into the runs it is made of, or null when the runs do not spell its text. */
@@ -673,10 +676,11 @@ export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[
  * from the right: bidi.ts readingOrder). `items` are in drawing order (splitAtGaps's).
  */
 export function joinFontSwitches(items: readonly TextItem[], runs: readonly GlyphRun[]): TextItem[] {
+  const sorted = [...runs].sort((a, b) => a.base - b.base);
   const out: TextItem[] = [];
   for (const item of items) {
     const last = out.at(-1);
-    if (last && switchedOnly(last, item, runs)) {
+    if (last && switchedOnly(last, item, sorted)) {
       const space = item.x0 - last.x1 > WORD_GAP * item.size || item.spaceBefore === true;
       const [first, second] = readingOrder([last, item]);
       out[out.length - 1] = { ...last, text: `${first!.text}${space ? " " : ""}${second!.text}`, x1: Math.max(last.x1, item.x1) };
@@ -685,11 +689,16 @@ export function joinFontSwitches(items: readonly TextItem[], runs: readonly Glyp
   return out;
 }
 
-/** Whether `b`, drawn next after `a`, goes on with it in the same face along one glyph run (joinFontSwitches), not set back over it (fake bold's copies: overprint.ts). */
+/**
+ * Whether `b`, drawn next after `a`, goes on with it in the same face along one glyph run
+ * (joinFontSwitches), not set back over it (fake bold's copies: overprint.ts). `runs` sorted by base.
+ */
 function switchedOnly(a: TextItem, b: TextItem, runs: readonly GlyphRun[]): boolean {
   if (a.font !== b.font || !a.font || a.opaque || b.opaque || a.turned || b.turned || a.mcid !== b.mcid) return false;
   if (Math.abs(a.size - b.size) > 0.01 * a.size || Math.abs(a.base - b.base) > 0.1 * a.size) return false;
   const gap = b.x0 - a.x1;
   if (gap < -WORD_GAP * a.size || gap > SHOW_GAP * a.size) return false;
-  return runs.some((r) => Math.abs(r.base - a.base) < 0.1 * a.size && r.x0 <= a.x0 + 0.5 && r.x1 >= b.x1 - 0.5);
+  return runsNear(a.base, 0.1 * a.size, runs).some(
+    (r) => Math.abs(r.base - a.base) < 0.1 * a.size && r.x0 <= a.x0 + 0.5 && r.x1 >= b.x1 - 0.5,
+  );
 }

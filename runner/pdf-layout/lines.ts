@@ -439,11 +439,7 @@ export function runsText(items: readonly TextItem[]): string {
         .join(""),
     })),
   );
-  return texts
-    .reduce(
-      (out, { text }) => (out && !/\s$/u.test(out) && !/^\s/u.test(text) && spaceBetween(out, text) ? `${out} ${text}` : out + text),
-      "",
-    )
+  return joinLines(texts.map((t) => t.text))
     .replace(/\s+/g, " ")
     .trim();
 }
