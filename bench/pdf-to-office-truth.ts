@@ -5,7 +5,8 @@
  * spreadsheets (test/truth/roundtrip.ts), each in its tune and held-out split, and on the same
  * generated PDFs printed again by another producer when asked (`via`: test/truth/reprint.ts);
  * PDF → DOCX word recall on every real PDF, Folio beside pdf2docx; and Folio's silent losses
- * (words on the page missing from the workbook). Called by bench/pdf-to-office.ts, which owns the peers' virtualenv.
+ * (words on the page missing from the workbook). Called by bench/pdf-to-office.ts, which owns the
+ * peers' virtualenv.
  *
  * Scoring is test/helpers/table-truth.ts (exact cells: the truth's non-empty cells found with the
  * same text at the same places; "typed" also asks numbers to be number cells, which only Folio
