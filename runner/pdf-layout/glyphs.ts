@@ -82,6 +82,13 @@ export interface GlyphRun {
    * of a table whose cells each clip their text (splitAtGaps cuts there even without a space).
    */
   clipped?: boolean;
+  /**
+   * Started by a TJ number about a space wide (SPACE_LIKE) between two glyphs that are no spaces,
+   * where a run starts all the same (spacedJump): a word space drawn as a move (cairo draws many so,
+   * "(net.)-190(Please)", "(GB29)-220(8960)"), or a tight table's next cell; the layout tells which
+   * (stream.ts withWordSpaces).
+   */
+  spaceMove?: boolean;
 }
 
 /** The horizontal extent of a clipping area, in device space. */
@@ -119,6 +126,8 @@ const SPACED_JUMP = 0.2;
 const KERN_JUMP = 0.15;
 /** A TJ number this near (ems) the width of its font's space glyph is a word space drawn as a number (spacedJump). */
 const SPACE_MATCH = 0.012;
+/** A TJ number up to this many times its font's space glyph wide may be a word space drawn as a move (GlyphRun.spaceMove). */
+const SPACE_LIKE = 1.5;
 /** Glyphs a number ends with, and glyphs one starts with: a jump between two is a jump between cells. */
 const NUMBER_END = /^[0-9%]$/;
 const NUMBER_START = /^[0-9.+\-\u2212]$/;
@@ -167,10 +176,13 @@ class RunBuilder {
   annotation = false;
   /** The fonts the page draws space glyphs in, with their space's width (spacedFonts). */
   spacedFonts: ReadonlyMap<FontMetrics, number> = new Map();
+  /** The next run starts at a move about a space wide (GlyphRun.spaceMove). */
+  private spaceMove = false;
 
-  /** A text-showing operator begins. */
-  show(): void {
+  /** A text-showing operator begins, or a jump inside one starts a run (`spaceMove`: a jump about a space wide). */
+  show(spaceMove = false): void {
     this.opening = true;
+    this.spaceMove = spaceMove;
   }
 
   /** The clipping area of the last run's glyphs. */
@@ -180,6 +192,16 @@ class RunBuilder {
   #closeTo(x0: number, size: number): boolean {
     const gap = x0 - this.cursor;
     return gap > -0.5 * size && gap <= (this.opening ? RUN_GAP : SHOW_GAP) * size;
+  }
+
+  /** A run starting with `run`'s glyph, marked as drawn by an annotation, in a clip of its own right after the last (`seamless`), or after a move about a space wide. */
+  #started(run: GlyphRun, seamless: boolean): GlyphRun {
+    return {
+      ...run,
+      ...(this.annotation ? { annotation: true } : {}),
+      ...(seamless ? { clipped: true } : {}),
+      ...(this.spaceMove ? { spaceMove: true } : {}),
+    };
   }
 
   /**
@@ -205,17 +227,9 @@ class RunBuilder {
     if (follows && Boolean(last.annotation) === this.annotation) {
       last.text += text;
       if (!ink.hidden) last.x1 = Math.max(last.x1, ink.x1);
-    } else
-      this.runs.push({
-        x0: ink.x0,
-        x1: ink.x1,
-        base,
-        size,
-        text,
-        ...(this.annotation ? { annotation: true } : {}),
-        ...(seamless ? { clipped: true } : {}),
-      });
+    } else this.runs.push(this.#started({ x0: ink.x0, x1: ink.x1, base, size, text }, seamless));
     this.cursor = next;
+    this.spaceMove = false;
     this.opening = false;
     this.clip = clip;
   }
@@ -240,6 +254,11 @@ function spacedJump(before: Glyph | number | undefined, g: number, after: Glyph 
   if (!isGlyph(before) || !isGlyph(after) || before.isSpace || after.isSpace) return -g > SPACED_JUMP * 1000;
   const figures = NUMBER_END.test(before.unicode ?? "") || NUMBER_START.test(after.unicode ?? "");
   return -g > KERN_JUMP * 1000 && (figures || Math.abs(-g - space) > SPACE_MATCH * 1000);
+}
+
+/** Whether a TJ number `g` between two glyphs that are no spaces moves about a space's width (`space`: SPACE_LIKE). */
+function aboutASpace(before: Glyph | number | undefined, g: number, after: Glyph | number | undefined, space: number): boolean {
+  return isGlyph(before) && isGlyph(after) && !before.isSpace && !after.isSpace && -g <= SPACE_LIKE * space;
 }
 
 /**
@@ -288,7 +307,7 @@ function showText(st: TextState, glyphs: readonly (Glyph | number)[], out: RunBu
   for (const [k, g] of glyphs.entries()) {
     if (typeof g === "number") {
       x -= (g * size) / 1000;
-      if (cellJump(glyphs, k, spaced, space)) out.show();
+      if (cellJump(glyphs, k, spaced, space)) out.show(spaced !== undefined && aboutASpace(glyphs[k - 1], g, glyphs[k + 1], spaced));
       continue;
     }
     const w = (g.width ?? 0) * widthScale;
@@ -550,7 +569,7 @@ function cut(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | null {
     // pdfjs put a space wherever glyphs jump: a cut anywhere else means the runs are not this item's,
     // unless the next run goes on in a clipping area of its own (the next cell's).
     if (at < text.length && !/\s/.test(text[at]!) && !runs[k + 1]?.clipped) return null;
-    pieces.push({ ...item, text: text.slice(start, at).trim(), x0: r.x0, x1: r.x1 });
+    pieces.push({ ...item, text: text.slice(start, at).trim(), x0: r.x0, x1: r.x1, ...(k > 0 && r.spaceMove ? { spaceMove: true } : {}) });
   }
   return pieces;
 }
@@ -572,7 +591,13 @@ function cutSpaceless(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | n
   for (const r of runs) {
     const n = [...r.text].length;
     if (at > 0 && (SPACELESS.test(chars[at - 1]!) || SPACELESS.test(chars[at]!))) return null;
-    pieces.push({ ...item, text: chars.slice(at, at + n).join(""), x0: r.x0, x1: r.x1 });
+    pieces.push({
+      ...item,
+      text: chars.slice(at, at + n).join(""),
+      x0: r.x0,
+      x1: r.x1,
+      ...(at > 0 && r.spaceMove ? { spaceMove: true } : {}),
+    });
     at += n;
   }
   return pieces;

@@ -158,6 +158,12 @@ export function sides(items: readonly TextItem[], g: Gutter): [TextItem[], TextI
   return [items.filter((i) => i.x1 <= g.mid), items.filter((i) => i.x0 >= g.mid)];
 }
 
+/** Whether items stand on both sides of the gutter. */
+export function crosses(items: Iterable<TextItem>, g: Gutter): boolean {
+  const all = [...items];
+  return all.some((i) => i.x0 < g.mid) && all.some((i) => i.x1 > g.mid);
+}
+
 /**
  * Whether a table found over the whole page straddles the gutter with a column's running text on
  * one side (lines of a paragraph as wide as the table's side of the gutter, or nearly, on two
@@ -168,8 +174,8 @@ export function sides(items: readonly TextItem[], g: Gutter): [TextItem[], TextI
  */
 export function straddles(items: Iterable<TextItem>, g: Gutter): boolean {
   const all = [...items];
+  if (!crosses(all, g)) return false;
   const [x0, x1] = [minOf(all, (i) => i.x0), maxOf(all, (i) => i.x1)];
-  if (x0 >= g.mid || x1 <= g.mid) return false;
   const wide = (part: TextItem[], width: number): boolean =>
     proseLine(part) && maxOf(part, (i) => i.x1) - minOf(part, (i) => i.x0) >= SIDE_WIDTH * width;
   const prose = [0, 0];

@@ -20,8 +20,8 @@
  */
 import { mostlyRightToLeft } from "./bidi.ts";
 import type { Piece } from "./columns.ts";
-import { bodyFigure, linePieces, paragraphLine, pieceText } from "./columns.ts";
-import { sides, straddles, type Gutter } from "./gutter.ts";
+import { bodyFigure, linePieces, paragraphLine, pieceOf, pieceText } from "./columns.ts";
+import { crosses, sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { DETAIL_PITCH, SAME_SIZE, sameStyle, textGrid } from "./textgrid.ts";
@@ -665,9 +665,13 @@ function footLines(run: readonly Line[], gaps: readonly number[]): number {
   if (spread(side) > 2 * ALIGN) return 0;
   const left = minOf(body, (l) => l.pieces[0]!.x0);
   // An edge of the rows' cells: most of them start or end there. Figures are set flush right, so
-  // where figures of one width start is no edge (two-digit quantities all start at one x).
+  // where figures of one width start is no edge (two-digit quantities all start at one x). The
+  // rows of values tell, where there are any: a header's label may start anywhere over its column
+  // (the last page of an invoice, its header repeated over a row or two, then its totals).
   const at = (p: Piece, x: number): boolean => (side === "x1" ? near(p.x1, x) : !p.value && near(p.x0, x));
-  const edge = (x: number): boolean => body.filter((l) => l.pieces.some((p) => at(p, x))).length >= body.length / 2;
+  const valued = body.filter((l) => l.pieces.some((p) => p.value));
+  const rows = valued.length ? valued : body;
+  const edge = (x: number): boolean => rows.filter((l) => l.pieces.some((p) => at(p, x))).length >= rows.length / 2;
   return labels.every((p) => p.x0 > left + FOOT_INDENT * p.size) && !edge(labels[0]![side]) ? k : 0;
 }
 
@@ -702,6 +706,32 @@ function wideGaps(run: readonly Line[]): number[] {
   return run.map((_, k) => k).filter((k) => k > 0 && pitch(k) >= GAP_PITCH && pitch(k) >= GAP_SHARE * usual);
 }
 
+/**
+ * Whether blocks one margin apart, each read as a table, are tables of their own rather than
+ * parts of one of `whole` columns: they read in other numbers of columns, and one of them in more
+ * than the run as one (its columns lost to the lines of the others), or the widest in as many as
+ * the run as one and every other in half as many at most, most of its text flush with none of
+ * the widest one's (an invoice's addresses in two columns of their own, spread over its items'
+ * columns; totals set in the items' columns are rows of them, a statement's header over its
+ * amounts its header).
+ */
+function blocksApart(blocks: readonly { table: Table; run: readonly Line[] }[], whole: number): boolean {
+  const cols = blocks.map((b) => b.table.cols);
+  const widest = Math.max(...cols);
+  if (new Set(cols).size < 2) return false;
+  if (widest > whole) return true;
+  // The widest block's column edges: where a third of its lines of cells start or end a piece.
+  const lines = blocks.find((b) => b.table.cols === widest)!.run.filter(multi);
+  const edge = (x: number, side: "x0" | "x1"): boolean =>
+    3 * lines.filter((l) => l.pieces.some((q) => Math.abs(q[side] - x) <= ALIGN)).length >= lines.length;
+  const inColumn = (p: Piece): boolean => edge(p.x0, "x0") || edge(p.x1, "x1");
+  const own = (b: { table: Table; run: readonly Line[] }): boolean => {
+    const pieces = b.run.flatMap((l) => l.pieces);
+    return 2 * b.table.cols <= widest && 2 * pieces.filter((p) => !inColumn(p)).length > pieces.length;
+  };
+  return widest === whole && blocks.every((b) => b.table.cols === widest || own(b));
+}
+
 /** A line's text, whitespace aside. */
 const lineText = (l: Line): string =>
   l.items
@@ -731,16 +761,52 @@ function other(heading: boolean, parts: readonly { table: Table }[], table: Tabl
   return heading ? parts.some((p) => p.table.cols !== table.cols) : parts.length >= 2 && parts.some((p) => p.table.cols > table.cols);
 }
 
+/** A gap this narrow (font sizes) between two pieces of a line is a word space's (withWordSpaces)… */
+const WORD_SPACE_GAP = 0.35;
+/** …unless a line this near (font sizes, baseline to baseline) is parted there too. */
+const NEIGHBOUR_PITCH = MAX_ROW_PITCH;
+
+/**
+ * A page's lines with each piece that a move about a space wide parts from the one before
+ * (TextItem.spaceMove) made one with it, unless a line beside them is parted there too. A
+ * producer that draws some word spaces as moves, not glyphs (cairo: "(109)-220(Station Street)",
+ * "(IBAN GB29)-220(8960)…", a jump from a figure or to one) leaves runs a word space apart that are
+ * one phrase, not cells: read as cells, they made an invoice's addresses and bank line rows of a
+ * table over the whole page. A tight table's cells set a space apart are parted there on a line
+ * above or below too: text left of the gap, none across it, and text in the same column right of it.
+ */
+function withWordSpaces<L extends { pieces: Piece[]; base: number; size: number }>(lines: readonly L[]): L[] {
+  // Parted between `left` and `right` as a column: text on both sides, none across, and a piece
+  // standing in the column of `right` (flush with it on either side).
+  const columnGap = (line: L, left: Piece, right: Piece): boolean =>
+    line.pieces.some((p) => p.x1 <= left.x1 + ALIGN) &&
+    line.pieces.some((p) => Math.abs(p.x0 - right.x0) <= ALIGN || Math.abs(p.x1 - right.x1) <= ALIGN) &&
+    !line.pieces.some((p) => p.x0 < right.x0 - ALIGN && p.x1 > left.x1 + ALIGN);
+  return lines.map((line, k) => {
+    const near = lines.filter((l, j) => j !== k && Math.abs(l.base - line.base) <= NEIGHBOUR_PITCH * Math.max(l.size, line.size));
+    const pieces: Piece[] = [];
+    for (const p of line.pieces) {
+      const before = pieces.at(-1);
+      const spaced =
+        before !== undefined && p.items[0]!.spaceMove === true && p.x0 - before.x1 <= WORD_SPACE_GAP * Math.max(p.size, before.size);
+      if (spaced && !near.some((l) => columnGap(l, before, p))) pieces[pieces.length - 1] = pieceOf([...before.items, ...p.items]);
+      else pieces.push(p);
+    }
+    return pieces.length === line.pieces.length ? line : { ...line, pieces };
+  });
+}
+
 /**
  * Stream tables among a page's text items (those no other table took), parted where two rules
  * apart lie between two lines (ruledApart). Returns each table with the items it took.
  */
 export function streamTables(items: readonly TextItem[], rules: readonly Rule[] = []): { table: Table; items: Set<TextItem> }[] {
-  const lines: Line[] = groupLines(items).map((l) => {
-    const size = maxOf(l, (i) => i.size, l[0]!.size);
-    const line = { items: l, pieces: linePieces(l), base: l.find((i) => i.size === size)!.base, size };
-    return { ...line, paragraph: paragraphLine(line), sizes: [...new Set(line.pieces.map((p) => p.size))] };
-  });
+  const lines: Line[] = withWordSpaces(
+    groupLines(items).map((l) => {
+      const size = maxOf(l, (i) => i.size, l[0]!.size);
+      return { items: l, pieces: linePieces(l), base: l.find((i) => i.size === size)!.base, size };
+    }),
+  ).map((line) => ({ ...line, paragraph: paragraphLine(line), sizes: [...new Set(line.pieces.map((p) => p.size))] }));
   const found: { table: Table; items: Set<TextItem> }[] = [];
   const taken = new Set<Line>();
   /** The runs being read, by their first line and length (see read). */
@@ -786,11 +852,11 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     if (parts.length && (!table || other(split.heading, parts, table) || (split.heading && headsAgain(split.parts)))) return parts;
     // Blocks one margin apart, in other columns, whose lines the run as one reads across (an
     // invoice's addresses over its items): each part a table of its own, every line of cells in one.
+    // (When the run as one is no table, those of its blocks that are.)
     const gaps = gapApart(run, wide).flatMap(read);
     const inParts = new Set(gaps.flatMap((p) => p.run));
     const wholly = gaps.length >= 2 && run.every((l) => !multi(l) || inParts.has(l));
-    const more = (t: Table): boolean => gaps.some((p) => p.table.cols > t.cols) && new Set(gaps.map((p) => p.table.cols)).size >= 2;
-    if (wholly && (!table || more(table))) return gaps;
+    if (!table || (wholly && blocksApart(gaps, table.cols))) return gaps;
     return whole;
   };
   const flush = (): void => {
@@ -815,7 +881,7 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
  * Whitespace tables over the whole page, then, on a page set in two columns (its `gutter`, found
  * from all of the page's text: gutter.ts), in each column apart: a table found over the whole page
  * that straddles the gutter (straddles) is the two columns read as one, and is read again column
- * by column.
+ * by column, as is one that stands on one side only.
  */
 export function pageStreamTables(
   items: readonly TextItem[],
@@ -824,7 +890,9 @@ export function pageStreamTables(
 ): { table: Table; items: Set<TextItem> }[] {
   const found = streamTables(items, rules);
   if (!gutter) return found;
-  const kept = found.filter((f) => !straddles(f.items, gutter));
+  // A table over the whole page that stands on one side is read again with its side: found among
+  // the other column's lines, it may be a few rows of a table whose other rows they parted.
+  const kept = found.filter((f) => crosses(f.items, gutter) && !straddles(f.items, gutter));
   const taken = new Set(kept.flatMap((f) => [...f.items]));
   const [left, right] = sides(
     items.filter((i) => !taken.has(i)),

@@ -32,6 +32,7 @@ import {
   headerAsOne,
   labelPiece,
   linePieces,
+  pieceOf,
   pieceText,
   withCurrencySigns,
   type Piece,
@@ -101,6 +102,28 @@ interface Placed {
   last: number;
 }
 
+/** A number this close (font sizes) after words in its column is said with them. */
+const SAID_WITH = 0.6;
+
+/**
+ * A line's placed pieces with each number that follows words a word space away in the same column
+ * made one piece with them: "Serial:" and "59929" drawn as two runs (a producer placing each word
+ * on its own, cairo) are one text cell, "Serial: 59929", as the same words drawn as one run are,
+ * not a value under the row's description.
+ */
+function withLabelledNumbers(line: Placed[]): Placed[] {
+  const alone = (q: Placed): boolean => q.col === q.last;
+  const out: Placed[] = [];
+  for (const p of line) {
+    const before = out.at(-1);
+    const near = before !== undefined && p.piece.x0 - before.piece.x1 <= SAID_WITH * Math.max(p.piece.size, before.piece.size);
+    if (before && near && alone(before) && alone(p) && before.col === p.col && !before.piece.value && p.piece.value) {
+      out[out.length - 1] = { ...before, piece: pieceOf([...before.piece.items, ...p.piece.items]) };
+    } else out.push(p);
+  }
+  return out;
+}
+
 /**
  * Each line's pieces in their columns. A row label runs into a column only when it reaches that
  * column's text (the nearest its own pieces start): a long label ending in the room a column of
@@ -109,12 +132,14 @@ interface Placed {
  */
 function place(lines: readonly PieceLine[], seps: readonly number[]): Placed[][] {
   const placed = lines.map((line, li) =>
-    line.pieces.map((piece) => {
-      const col = columnAt(seps, (piece.x0 + piece.x1) / 2);
-      const first = columnAt(seps, piece.x0 + 0.5);
-      const last = columnAt(seps, piece.x1 - 0.5);
-      return { piece, line: li, col: Math.min(col, first === last ? col : first), last: Math.max(col, last) };
-    }),
+    withLabelledNumbers(
+      line.pieces.map((piece) => {
+        const col = columnAt(seps, (piece.x0 + piece.x1) / 2);
+        const first = columnAt(seps, piece.x0 + 0.5);
+        const last = columnAt(seps, piece.x1 - 0.5);
+        return { piece, line: li, col: Math.min(col, first === last ? col : first), last: Math.max(col, last) };
+      }),
+    ),
   );
   const starts = Array.from({ length: seps.length + 1 }, () => Number.POSITIVE_INFINITY);
   for (const p of placed.flat()) if (p.col === p.last) starts[p.col] = Math.min(starts[p.col]!, p.piece.x0);

@@ -28,6 +28,11 @@ export interface TextItem {
    * the producer left for it (the next word may even start back over the space).
    */
   spaceBefore?: boolean;
+  /**
+   * Parted from the run before it on its line by a move about its font's space wide, inside one
+   * text-showing operator (glyphs.ts GlyphRun.spaceMove): a word space, or a tight table's next cell.
+   */
+  spaceMove?: boolean;
   /** Leader dots led from (or to) the run, and were taken off it (leaders.ts). */
   led?: boolean;
   /**

@@ -42,6 +42,21 @@ function item(text: string, x: number, base: number, extra: Partial<TextItem> = 
   };
 }
 const right = (text: string, x1: number, base: number): TextItem => item(text, x1 - 5 * text.length, base);
+/**
+ * `text` drawn a run a word, each a word space (a quarter em) after the one before, as a producer
+ * that draws word spaces as moves draws them (cairo: "(109)-220(Station Street)"): each run after
+ * the first started by a move of a space's width.
+ */
+function words(text: string, x: number, base: number, extra: Partial<TextItem> = {}): TextItem[] {
+  const size = extra.size ?? 10;
+  const out: TextItem[] = [];
+  let at = x;
+  for (const word of text.split(" ")) {
+    out.push(item(word, at, base, { ...extra, x1: at + (size / 2) * word.length, ...(out.length ? { spaceMove: true } : {}) }));
+    at += (size / 2) * word.length + size / 4;
+  }
+  return out;
+}
 /** A horizontal rule at y from x0 to x1, and a vertical one at x from y0 to y1. */
 const h = (y: number, x0 = 0, x1 = 300): Rule => ({ x0, x1, y0: y, y1: y });
 const v = (x: number, y0: number, y1: number): Rule => ({ x0: x, x1: x, y0, y1 });
@@ -742,6 +757,31 @@ describe("a page set in two columns", () => {
     expect(found).toHaveLength(1);
     expect(rowTexts(found[0]!.table)).toEqual(rows);
     expect([...leftProse, ...rightProse].some((i) => found[0]!.items.has(i))).toBe(false);
+  });
+
+  it("reads a table in one column whole though a heading in the other column parts its rows", () => {
+    // A table in the right column, rows 13 pt apart from 80; in the left one a heading between its
+    // third and fourth rows, and paragraph lines on the baselines of the rows under it. Over the
+    // whole page the heading parts the rows: the three above stand on one side, a table of their
+    // own there, unless read again with their column.
+    const rows = [
+      ["Task", "Flow (1 step)", "Flow (10 step)"],
+      ...Array.from({ length: 8 }, (_, r) => [`Robot task ${r}`, `0.${r}1`, `0.${r}9`]),
+    ];
+    const table = rows.flatMap((row, r) => [
+      item(row[0]!, 310, 80 + 13 * r),
+      right(row[1]!, 470, 80 + 13 * r),
+      right(row[2]!, 560, 80 + 13 * r),
+    ]);
+    const left = [
+      ...[14, 28, 42].map((y) => item("a line of running text that goes on in", 5, y)),
+      item("A heading", 5, 112, { size: 14, x1: 75 }),
+      ...[132, 145, 158, 171, 184, 197, 210].map((y) => item("a line of running text that goes on in", 5, y)),
+    ];
+    const rightProse = [14, 28, 42, 220, 234, 248].map((y) => item("words of a paragraph set in the right one", 300, y));
+    const page = [...left, ...table, ...rightProse];
+    const found = pageStreamTables(page, [], pageGutter(page, 600));
+    expect(found.map((f) => rowTexts(f.table))).toEqual([rows]);
   });
 
   it("finds the gutter of a page of tables in two columns, no paragraph to tell it by", () => {
@@ -2819,6 +2859,90 @@ describe("invoices printed from HTML: detail lines, address blocks over the item
     expect(rowTexts(table.table)[0]).toEqual(["#", "Description", "Qty", "Price", "Amount"]);
     expect(rowTexts(table.table)[1]).toEqual(["1", "Harbour crane Serial: 29741", "12", "$146.15", "$1,753.80"]);
     expect([...table.items].some((i) => i.text === "Pier Seven Oy")).toBe(false);
+  });
+
+  it("reads a last page's totals as a box of their own under a repeated header and one row, the header's label starting where theirs do", () => {
+    // The header's "Qty" set flush left in its cell at 270, over quantities right-aligned at 300;
+    // the totals' labels flush left at 270 too, their amounts under the amounts.
+    const lastPage = [
+      item("Description", 60, 100),
+      item("Qty", 270, 100),
+      right("Price", 400, 100),
+      right("Amount", 500, 100),
+      ...items([["Anchor chain", "Order: 74148", "3", "$1,933.31", "$5,799.93"]], 124),
+      ...[
+        ["Subtotal", "$8,227.81"],
+        ["VAT 20%", "$1,645.56"],
+        ["Total due", "$9,873.37"],
+      ].flatMap(([l, v], r) => [item(l!, 270, 160 + 16 * r), right(v!, 500, 160 + 16 * r)]),
+    ];
+    const found = streamTables(lastPage);
+    expect(found.map((f) => f.table.cols)).toEqual([4, 2]);
+    expect(rowTexts(found[1]!.table)[2]).toEqual(["Total due", "$9,873.37"]);
+  });
+
+  it("joins a detail line drawn a run a word (a label, then its number) to its description", () => {
+    const split = items(body, 124).flatMap((i) => (i.size === 8.5 ? words(i.text, i.x0, i.base, { size: 8.5 }) : [i]));
+    const found = streamTables([...header(100), ...split]);
+    expect(found).toHaveLength(1);
+    const rows = rowTexts(found[0]!.table);
+    expect(rows).toHaveLength(5);
+    expect(rows[1]).toEqual(["Harbour crane Serial: 29741", "12", "$146.15", "$1,753.80"]);
+    expect(rows[4]).toEqual(["Anchor chain Order: 74148", "3", "$1,933.31", "$5,799.93"]);
+  });
+
+  it("reads addresses and a bank line drawn a run a word as phrases, not as cells over the items", () => {
+    const addresses = [
+      [item("Harbour Supplies Ltd", 46, 8), item("Invoice no.", 330, 8), item("INV-2026-0042", 400, 8)],
+      [...words("12 Quay Side", 46, 20), item("Date", 330, 20), item("4 Oct 2026", 400, 20)],
+      [...words("4540 Aarhus", 46, 32), item("Due date", 330, 32), item("3 Nov 2026", 400, 32)],
+      [item("Bill to", 46, 52), item("Ship to", 200, 52)],
+      [item("Dock Works B.V.", 46, 64), item("Pier Seven Oy", 200, 64)],
+      [...words("7 Mill Lane", 46, 76), ...words("2073 Graz", 200, 76)],
+    ].flat();
+    const under = [
+      ...words("IBAN GB29 8960 5758 2642 BIC NWBKGB2L", 46, 240),
+      ...words("Payment terms: 30 days net, quote the invoice number", 46, 254),
+    ];
+    const found = streamTables([...addresses, ...header(110), ...items(body, 134), ...under]);
+    const table = found.find((f) => f.table.cols === 4);
+    expect(table).toBeDefined();
+    expect(rowTexts(table!.table)[0]).toEqual(["Description", "Qty", "Price", "Amount"]);
+    expect(rowTexts(table!.table)).toHaveLength(5);
+    expect(found.some((f) => [...f.items].some((i) => i.text === "8960"))).toBe(false);
+  });
+
+  it("keeps apart the cells of a tight table a word space apart, the lines beside parted there too", () => {
+    const rows = [
+      ["Cash and cash equivalents", "150,453"],
+      ["Receivables", "12,345"],
+      ["Inventories", "88,120"],
+      ["Prepaid expenses", "1,204"],
+    ];
+    // The longest label ends 2.5 pt (a word space, drawn as a move) before its amount, right-aligned at 160.
+    const amount = (v: string, base: number): TextItem => ({ ...right(v, 160, base), spaceMove: true });
+    const found = streamTables(rows.flatMap(([l, v], r) => [item(l!, 12, 100 + 14 * r), amount(v!, 100 + 14 * r)]));
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table)).toEqual(rows);
+  });
+
+  it("reads the address blocks apart from the items when the run as one reads as many columns, other ones", () => {
+    // "Bill to" and "Ship to" side by side at 46 and 200, one margin over the numbered items: over
+    // the whole run their lines close the river between the items' numbers and descriptions, and
+    // part the one between the descriptions and the quantities, so the run as one reads five
+    // columns too; the addresses' own are none of the items'.
+    const addresses = ["Bill to|Ship to", "Dock Works B.V.|Pier Seven Oy", "12 Quay Side|4 Mill Lane", "4540 Aarhus|2073 Graz"].flatMap(
+      (l, r) => {
+        const [a, b] = l.split("|");
+        return [item(a!, 46, 8 + 12 * r), item(b!, 200, 8 + 12 * r)];
+      },
+    );
+    const numbered = [right("#", 56, 72), ...header(72), ...items(body, 96), ...body.map((_, r) => right(String(r + 1), 56, 96 + 24 * r))];
+    const found = streamTables([...addresses, ...numbered]);
+    expect(found.map((f) => f.table.cols).sort()).toEqual([2, 5]);
+    const table = found.find((f) => f.table.cols === 5)!;
+    expect(rowTexts(table.table)[0]).toEqual(["#", "Description", "Qty", "Price", "Amount"]);
+    expect([...table.items].some((i) => addresses.includes(i))).toBe(false);
   });
 
   it("reads a totals box under the amounts as a table of its own, totals set in the table's columns as its rows", () => {
