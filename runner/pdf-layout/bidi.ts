@@ -17,7 +17,7 @@
 import { typeCell } from "./cells.ts";
 
 /** The right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko), as a character class's body. */
-const RTL_SCRIPTS = String.raw`\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}`;
+export const RTL_SCRIPTS = String.raw`\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}`;
 /** Letters of right-to-left scripts and of any script, for counting. */
 const RTL_LETTER = new RegExp(`[${RTL_SCRIPTS}]`, "gu");
 const LETTER = /\p{L}/gu;

@@ -18,7 +18,7 @@
  * splitAtGaps is pure.
  */
 import { IDENTITY, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
-import { readingOrder } from "./bidi.ts";
+import { readingOrder, RTL_SCRIPTS } from "./bidi.ts";
 import { WORD_GAP } from "./lines.ts";
 import type { TextItem } from "./types.ts";
 
@@ -603,9 +603,9 @@ function cutSpaceless(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | n
   return pieces;
 }
 
-const RTL = /[\p{Script=Hebrew}\p{Script=Arabic}]/u;
+const RTL = new RegExp(`[${RTL_SCRIPTS}]`, "u");
 /** A stretch of right-to-left words (letters, their marks, the spaces between them). */
-const RTL_STRETCH = /[\p{Script=Hebrew}\p{Script=Arabic}\p{M}]+(?:\s+[\p{Script=Hebrew}\p{Script=Arabic}\p{M}]+)*/gu;
+const RTL_STRETCH = new RegExp(`[${RTL_SCRIPTS}\\p{M}]+(?:\\s+[${RTL_SCRIPTS}\\p{M}]+)*`, "gu");
 
 /** A stretch written in visual order, in logical order: backwards, each mark after the letter it sits on. */
 function backwards(stretch: string): string {
@@ -633,7 +633,7 @@ export function rtlClusters(ops: { fnArray: number[]; argsArray: unknown[] }, OP
   return out;
 }
 
-const RTL_LETTERS = /[\p{Script=Hebrew}\p{Script=Arabic}]/gu;
+const RTL_LETTERS = new RegExp(`[${RTL_SCRIPTS}]`, "gu");
 
 /** An item's right-to-left words that pdfjs turned backwards (see rtlClusters), in logical order. */
 function logicalOrder(item: TextItem, clusters: ReadonlySet<string>): TextItem {

@@ -3,7 +3,7 @@
  * line with no gap wider than a few word spaces, so two columns (or two table cells) on the same
  * baseline become two segments. Pure.
  */
-import { readingOrder, wordOrder } from "./bidi.ts";
+import { readingOrder, RTL_SCRIPTS, wordOrder } from "./bidi.ts";
 import type { Segment, TextItem } from "./types.ts";
 import { maxOf, minOf } from "./minmax.ts";
 
@@ -381,10 +381,10 @@ export function splitLine(line: readonly TextItem[], gap = SEGMENT_GAP): Segment
 const SPACELESS_END = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff00-\uffef]$/u;
 const SPACELESS_START = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff00-\uffef]/u;
 
-const RTL_END = /[\p{Script=Hebrew}\p{Script=Arabic}]\p{M}*$/u;
-const RTL_START = /^[\p{Script=Hebrew}\p{Script=Arabic}]/u;
-const LTR_END = /[\p{L}--[\p{Script=Hebrew}\p{Script=Arabic}]]\p{M}*$/v;
-const LTR_START = /^[\p{L}--[\p{Script=Hebrew}\p{Script=Arabic}]]/v;
+const RTL_END = new RegExp(`[${RTL_SCRIPTS}]\\p{M}*$`, "u");
+const RTL_START = new RegExp(`^[${RTL_SCRIPTS}]`, "u");
+const LTR_END = new RegExp(`[\\p{L}--[${RTL_SCRIPTS}]]\\p{M}*$`, "v");
+const LTR_START = new RegExp(`^[\\p{L}--[${RTL_SCRIPTS}]]`, "v");
 
 /** Two runs that meet where right-to-left letters meet left-to-right ones: different words, however close. */
 export function scriptsMeet(before: string, after: string): boolean {

@@ -14,7 +14,7 @@ import { leaderless, withoutLeader, withoutLeaders, withoutShortLeader } from ".
 import { rtlClusters, splitAtGaps, type TextOpCodes } from "../../runner/pdf-layout/glyphs.ts";
 import { boxEdges, joinedBits, type FilledBox } from "../../runner/pdf-layout/graphics.ts";
 import { buildGrid, gridCells, latticeTables, stackedGrids } from "../../runner/pdf-layout/lattice.ts";
-import { groupLines, segmentOf, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
+import { groupLines, scriptsMeet, segmentOf, segmentText, splitLine } from "../../runner/pdf-layout/lines.ts";
 import { dropOverprints } from "../../runner/pdf-layout/overprint.ts";
 import { rowRuledTables } from "../../runner/pdf-layout/rowrules.ts";
 import { buildTable, disjointCells, orientTable, tableFromStructure, type CellDraft } from "../../runner/pdf-layout/tables.ts";
@@ -2196,6 +2196,18 @@ describe("values of a right-to-left table drawn in visual order", () => {
     expect(logicalValue("Mar 2024 12")).toBe("12 Mar 2024");
     for (const kept of ["Mar 15, 2024", "ABC-123", "kg 3", "Dec-16-07 x"]) expect(logicalValue(kept)).toBe(kept);
     for (const text of ["1 234", "10 - 20", "2021-05-15", "47.0%", "AB-3841"]) expect(logicalValue(text)).toBe(text);
+  });
+});
+
+describe("words where a right-to-left script meets a left-to-right one", () => {
+  it("parts two runs where the scripts meet, in every right-to-left script, however close", () => {
+    // Hebrew, Arabic, Syriac ("ܫܠܡܐ"), Thaana ("ދިވެހި") and N'Ko ("ߒߞߏ") words beside a Latin one.
+    for (const rtl of ["שלום", "سلام", "ܫܠܡܐ", "ދިވެހި", "ߒߞߏ"]) {
+      expect(scriptsMeet(rtl, "Folio"), rtl).toBe(true);
+      expect(scriptsMeet("Folio", rtl), rtl).toBe(true);
+    }
+    expect(scriptsMeet("Fol", "io")).toBe(false);
+    expect(scriptsMeet("ܫܠ", "ܡܐ")).toBe(false);
   });
 });
 
