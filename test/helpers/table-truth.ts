@@ -81,15 +81,18 @@ export async function loadRealTruth(): Promise<TruthTable[]> {
 export type Typed =
   { kind: "number"; value: number; text: string } | { kind: "date"; value: string; text: string } | { kind: "text"; text: string };
 
-// A currency sign or a common ISO code before the digits, or after them ("1.234,56 €", "12.50 EUR").
-const CUR_BEFORE = String.raw`(?<cur>[$€£¥]|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD) )?`;
-const CUR_AFTER = String.raw`(?:\s?(?<cur2>[$€£¥]|USD|EUR|GBP|CHF|JPY|CAD|AUD))?`;
+// A currency sign or a common ISO code before the digits, or after them ("1.234,56 €", "12.50 EUR"),
+// or a local sign of letters a space apart ("1 234,50 kr", "2 076,00 zł", "R$ 10,00").
+const CODE = String.raw`USD|EUR|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK|HUF|BRL|INR|kr|zł|Kč|Ft|R\$`;
+const CUR_BEFORE = String.raw`(?<cur>[$€£¥₹]|(?:${CODE}) )?`;
+const CUR_AFTER = String.raw`(?:\s?(?<cur2>[$€£¥₹]|${CODE}))?`;
 const NUMBER = new RegExp(
-  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:(?<sep>[, \u00a0'])\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
+  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:(?<sep>[, \u00a0\u202f'])\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
   "u",
 );
+// Grouped by "." or by spaces (French, Nordic, Polish: "1 234,56"), with a decimal comma.
 const COMMA_DECIMAL = new RegExp(
-  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})*,\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
+  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})*,\d+|\d{1,3}(?:[ \u00a0\u202f]\d{3})+,\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
   "u",
 );
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
@@ -129,7 +132,7 @@ function numberOf(s: string): number | null {
   const comma = en ? undefined : COMMA_DECIMAL.exec(s)?.groups;
   const g = en ?? comma;
   if (!g || Boolean(g.open) !== Boolean(g.close) || /^0\d/.test(g.num!)) return null;
-  const digits = en ? g.num!.replace(/[, \u00a0']/g, "") : g.num!.replace(/\./g, "").replace(",", ".");
+  const digits = en ? g.num!.replace(/[, \u00a0\u202f']/g, "") : g.num!.replace(/[. \u00a0\u202f]/g, "").replace(",", ".");
   return (g.neg || g.open ? -1 : 1) * Number(digits) * (g.pct ? 0.01 : 1);
 }
 

@@ -7,7 +7,7 @@
  * (a row number, an item code, a unit, a discount, a tax rate), how the table is drawn (every cell
  * ruled, a rule under each row, striped rows with no rules, a dark header band, nothing at all),
  * descriptions wrapped or with a smaller detail line under them, amounts in several currency
- * notations, totals in a table of their own or as rows of the items table under the amounts, long
+ * notations (thousands grouped by spaces and a local sign after them too: "2 076,00 zł"), totals in a table of their own or as rows of the items table under the amounts, long
  * invoices over pages with the header repeated (Chromium repeats a <thead>). Chromium writes tagged
  * PDF; half the corpus has its structure tree taken out, as untagged producers (wkhtmltopdf, older
  * browsers) write, so that both the tagged reading and the geometric one are tested.
@@ -95,6 +95,9 @@ const MONEY: Money[] = [
   { code: "EUR", format: (v) => `€${money(v, ",", ".")}` },
   { code: "USD", format: (v) => money(v, ",", ".") },
   { code: "CHF", format: (v) => `CHF ${money(v, "'", ".")}` },
+  { code: "EUR", format: (v) => `${money(v, "\u202f", ",")} €` },
+  { code: "SEK", format: (v) => `${money(v, " ", ",")} kr` },
+  { code: "PLN", format: (v) => `${money(v, "\u00a0", ",")} zł` },
 ];
 
 const cell = (text: string): SpecCell => ({ value: text, text });

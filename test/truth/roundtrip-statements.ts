@@ -5,7 +5,8 @@
  * bold with rules over their values only, "—" for nil, negatives in parentheses, currency signs on
  * the first row of a section and on totals (next to the number, or flush left in the cell on a tab
  * as accounting layouts set them), footnote markers raised after labels, dot leaders from the
- * labels to their cells' ends on some (a tab with a dot leader), a note column that is
+ * labels to their cells' ends on some (a tab with a dot leader), amounts written the French way
+ * on a fifth ("1 234,5": narrow no-break spaces, a decimal comma), a note column that is
  * mostly blank, and a header of periods (some under a group heading such as "Year ended 31
  * December", some over a units row "$'000"). Written as DOCX with the `docx` package and exported
  * by LibreOffice Writer, untagged or tagged, the way roundtrip-docx.ts writes Word reports.
@@ -371,23 +372,37 @@ function money(v: number, decimals: number, nil: string, sign: boolean): string 
   return v < 0 ? `(${text})` : text;
 }
 
+/**
+ * A statement's amounts as French, Nordic and Polish reports write them: thousands grouped by
+ * narrow no-break spaces, a decimal comma ("1 234,5", "(12 408)"); the labels and the header as they were.
+ */
+function frenchAmounts(t: StatementTable): StatementTable {
+  const french = (text: string): string => text.replace(/[,.]/g, (m) => (m === "," ? "\u202f" : ","));
+  const rows = t.rows.map((row, r) =>
+    r < t.headerRows ? row : row.map((c, k) => (c && t.valueColumns.includes(k) ? textCell(french(c.text)) : c)),
+  );
+  return { ...t, rows };
+}
+
 const change = (rand: Rand): string => (chance(rand, 0.1) ? "n/m" : `${(Math.round((rand() - 0.4) * 600) / 10).toFixed(1)}%`);
 
 /** The statements of the corpus: `count` documents from `seed`; every third is held out. */
 export function statementSpecs(count: number, seed = 41): StatementSpec[] {
   const rand = prng(seed);
-  // Leaders are drawn apart, so that the rest of each statement is what the seed made before them.
+  // Leaders and French amounts are drawn apart, so that the rest of each statement is what the
+  // seed made before them.
   const leaderRand = prng(seed * 7919 + 1);
+  const localeRand = prng(seed * 7919 + 2);
   return Array.from({ length: count }, (_, i): StatementSpec => {
     const two = chance(rand, 0.35);
     const samePage = two && chance(rand, 0.5);
     return {
       name: `statement-${String(i + 1).padStart(3, "0")}`,
       split: i % 3 === 2 ? "holdout" : "tune",
-      tables: Array.from({ length: two ? 2 : 1 }, (_, k) => ({
-        ...statementTable(rand, k > 0 && samePage),
-        leaders: chance(leaderRand, 0.3),
-      })),
+      tables: Array.from({ length: two ? 2 : 1 }, (_, k) => {
+        const t = { ...statementTable(rand, k > 0 && samePage), leaders: chance(leaderRand, 0.3) };
+        return chance(localeRand, 0.2) ? frenchAmounts(t) : t;
+      }),
       font: pick(rand, FONTS),
       fontSize: pick(rand, [8, 9, 10, 10, 11]),
       tagged: chance(rand, 0.35),

@@ -123,6 +123,10 @@ describe("exact cells", () => {
     expect(typeTruth("(1,234)")).toMatchObject({ kind: "number", value: -1234 });
     expect(typeTruth("27.083.460")).toMatchObject({ kind: "number", value: 27083460 });
     expect(typeTruth("$ 10.000,00")).toMatchObject({ kind: "number", value: 10000 });
+    expect(typeTruth("2\u202f238,77 €")).toMatchObject({ kind: "number", value: 2238.77 });
+    expect(typeTruth("1 136,33 kr")).toMatchObject({ kind: "number", value: 1136.33 });
+    expect(typeTruth("(39 023,33 zł)")).toMatchObject({ kind: "number", value: -39023.33 });
+    expect(typeTruth("R$ 1.234,56")).toMatchObject({ kind: "number", value: 1234.56 });
     expect(typeTruth("(3,5 %)")).toMatchObject({ kind: "number", value: -0.035 });
     expect(typeTruth("3e-5")).toMatchObject({ kind: "number", value: 3e-5 });
     expect(typeTruth("−1.5E+10")).toMatchObject({ kind: "number", value: -1.5e10 });
