@@ -136,7 +136,70 @@ export function linePieces(items: readonly TextItem[]): Piece[] {
     else out.push([item]);
     right = Math.max(right, item.x1);
   }
-  return out.map(pieceOf);
+  const pieces = out.map(pieceOf);
+  return pieces.flatMap((p, k) => (standsApart(pieces, k) ? valuesApart(p) : [p]));
+}
+
+/** A piece stands apart on its line when no other is this near (font sizes): not a word among the words of a cell. */
+const APART = 1;
+
+const standsApart = (pieces: readonly Piece[], k: number): boolean => {
+  const p = pieces[k]!;
+  const near = (q: Piece | undefined): boolean => q !== undefined && Math.max(q.x0 - p.x1, p.x0 - q.x1) < APART * p.size;
+  return !near(pieces[k - 1]) && !near(pieces[k + 1]);
+};
+
+/** A value as typeCell reads it: a number, a date. */
+const isValue = (text: string): boolean => typeof typeCell(text).value !== "string";
+
+/**
+ * The values of a string of them a space apart, the longest first from the left, where the whole
+ * is none; null for anything else. A producer that sets a row's cells as one string leaves one space
+ * between two wide figures ("15,460.00 141,055.66" in a fixed-width report, "$7,567.02 164,338"):
+ * two cells. A number grouped by spaces ("12 345", "1 234,56") is one value; words among them
+ * ("Mar 15, 2024", "$ 1,234", a code) or a bare integer ("103 (1)") leave the string whole.
+ */
+export function spacedValues(text: string): string[] | null {
+  const words = text.split(" ");
+  if (words.length < 2 || words.some((w) => !/\d/u.test(w)) || isValue(text)) return null;
+  const values: string[] = [];
+  for (let i = 0; i < words.length;) {
+    let j = words.length;
+    while (j > i && !isValue(words.slice(i, j).join(" "))) j--;
+    if (j === i) return null;
+    values.push(words.slice(i, j).join(" "));
+    i = j;
+  }
+  return values.every(amountLike) ? values : null;
+}
+
+/**
+ * A value that is a figure of a table's body, not a bare integer: decimals or groups, a percent or
+ * a currency sign, or a date. Bare integers a space apart are too often one cell ("Section 103 (1)",
+ * a reference, a range).
+ */
+const amountLike = (v: string): boolean => {
+  const typed = typeCell(v);
+  return typed.value instanceof Date || (typeof typed.value === "number" && (/\d[.,\u00a0\u202f ]\d/u.test(v) || /[%$€£¥₹]/u.test(v)));
+};
+
+/**
+ * A piece of one run holding values a space apart (spacedValues), standing apart on its line, as a
+ * piece a value, each where its characters' share of the run puts it (figures are set in one width).
+ */
+function valuesApart(piece: Piece): Piece[] {
+  const item = piece.items.length === 1 ? piece.items[0]! : undefined;
+  const values = item && !piece.value ? spacedValues(item.text) : null;
+  if (!item || !values) return [piece];
+  const length = [...item.text].length;
+  const at = (k: number): number => item.x0 + ((item.x1 - item.x0) * k) / length;
+  let from = 0;
+  return values.map((v) => {
+    const n = [...v].length;
+    const p = pieceOf([{ ...item, text: v, x0: at(from), x1: at(from + n) }]);
+    from += n + 1;
+    return p;
+  });
 }
 
 /**

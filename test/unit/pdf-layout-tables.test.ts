@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { splitBands } from "../../runner/pdf-layout/bands.ts";
-import { columnGaps, headerAsOne, linePieces, pieceText } from "../../runner/pdf-layout/columns.ts";
+import { columnGaps, headerAsOne, linePieces, pieceText, spacedValues } from "../../runner/pdf-layout/columns.ts";
 import { logicalValue, readingOrder, wordOrder } from "../../runner/pdf-layout/bidi.ts";
 import { joinContinuedTables } from "../../runner/pdf-layout/continued.ts";
 import { typeCell } from "../../runner/pdf-layout/cells.ts";
@@ -166,6 +166,47 @@ describe("columns from whitespace", () => {
     const grid = textGrid({ items, kind: "stream" })!;
     const header = grid.table.cells.find((c) => c.row === 0)!;
     expect([header.col, header.colSpan]).toEqual([1, 3]);
+  });
+});
+
+describe("figures of two cells set as one string, a space apart", () => {
+  it("reads a string of values a space apart as its values, the longest first", () => {
+    expect(spacedValues("15,460.00 141,055.66")).toEqual(["15,460.00", "141,055.66"]);
+    expect(spacedValues("$7,567.02 164,338")).toEqual(["$7,567.02", "164,338"]);
+    expect(spacedValues("1\u202f234,56 2\u202f345,67 12.5%")).toEqual(["1\u202f234,56", "2\u202f345,67", "12.5%"]);
+  });
+
+  it("leaves whole a number grouped by spaces, a date, a currency sign apart, words among figures and bare integers", () => {
+    for (const whole of [
+      "12 345",
+      "1 234 567",
+      "15 Mar 2024",
+      "$ 1,234",
+      "1,150 KT-2229",
+      "Total 1,234",
+      "4 Orchard Way",
+      "103 (1)",
+      "2021 2020",
+    ])
+      expect(spacedValues(whole), whole).toBeNull();
+  });
+
+  it("puts each value of such a string in its column of a table", () => {
+    const rows = [
+      ["Cash at bank", "12,345.67", "250.00", "13,095.67"],
+      ["Retained earnings", "845,000.00", "0.00", "845,000.00"],
+      ["Sales revenue", "88,123.45", "312,000.00", "399,876.55"],
+    ];
+    // Figures right-aligned at 200, 260 and 320 (5 pt a character); the last row's last two one string.
+    const items = rows.flatMap((row, r) => {
+      const y = 100 + 14 * r;
+      const [label, a, b, c] = row as [string, string, string, string];
+      const joined = r === 2 ? [right(`${b} ${c}`, 320, y)] : [right(b, 260, y), right(c, 320, y)];
+      return [item(label, 10, y), right(a, 200, y), ...joined];
+    });
+    const found = streamTables(items);
+    expect(found).toHaveLength(1);
+    expect(rowTexts(found[0]!.table)).toEqual(rows);
   });
 });
 
