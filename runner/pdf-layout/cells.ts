@@ -15,10 +15,13 @@ export type CellValue = { value: number; numFmt?: string } | { value: Date; numF
 const CODES =
   "USD|EUR|GBP|JPY|CHF|CAD|AUD|NZD|CNY|HKD|SGD|INR|SEK|NOK|DKK|PLN|CZK|HUF|RUB|BRL|MXN|ZAR|KRW|TRY|AED|SAR|ILS|THB|TWD|IDR|MYR|PHP";
 /** Signs of one character, printed against the digits or a space apart ("$12", "12 €", "₽ 100"). */
-const SIGNS = "$€£¥₹₽₺₩₪₫₴₦₱฿₡₲₵₸";
+export const CURRENCY_SIGNS = "$€£¥₹₽₺₩₪₫₴₦₱฿₡₲₵₸";
 /** Local signs of letters, a space apart from the digits ("R$ 10,00", "1 234,50 kr", "100 zł", "Rs. 1,200"). */
-const WORD_SIGNS = String.raw`R\$|Rp|RM|Rs\.?|zł|kr|Kč|Ft|lei|kn|лв|Fr\.`;
-const CURRENCY = new RegExp(`^([${SIGNS}]|(?:${CODES}|${WORD_SIGNS})\\s)?\\s*(.*?)\\s*([${SIGNS}]|\\s(?:${CODES}|${WORD_SIGNS}))?$`, "u");
+const WORD_SIGNS = String.raw`R\$|Rp|RM|Rs\.?|zł|kr|Kč|Ft|lei|лв`;
+const CURRENCY = new RegExp(
+  `^([${CURRENCY_SIGNS}]|(?:${CODES}|${WORD_SIGNS})\\s)?\\s*(.*?)\\s*([${CURRENCY_SIGNS}]|\\s(?:${CODES}|${WORD_SIGNS}))?$`,
+  "u",
+);
 /** Groups of three digits, each after the same separator ("1 234 567"; "7.497 948" is two numbers), and a decimal part. */
 const GROUPED = /^\d{1,3}([,.\u00a0\u202f' ])\d{3}(?:\1\d{3})*(?:([.,])(\d+))?$/u;
 const PLAIN = /^(\d+)(?:([.,])(\d+))?$/;

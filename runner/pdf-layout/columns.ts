@@ -15,7 +15,7 @@
  * lines counts once, as one row; a header label alone in a river, when the column right of it has
  * a label of its own, heads a column the body leaves empty. Pure.
  */
-import { typeCell } from "./cells.ts";
+import { CURRENCY_SIGNS, typeCell } from "./cells.ts";
 import { isMarker, OVERDRAWN, runsText, WORD_GAP } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import type { TextItem } from "./types.ts";
@@ -149,6 +149,11 @@ const standsApart = (pieces: readonly Piece[], k: number): boolean => {
   return !near(pieces[k - 1]) && !near(pieces[k + 1]);
 };
 
+/** At most this many words of figures in one string are read apart (spacedValues: a row's cells, not a hostile line of thousands). */
+const MAX_SPACED = 32;
+
+const AMOUNT_SIGN = new RegExp(`[%${CURRENCY_SIGNS}]`, "u");
+
 /** A value as typeCell reads it: a number, a date. */
 const isValue = (text: string): boolean => typeof typeCell(text).value !== "string";
 
@@ -161,7 +166,7 @@ const isValue = (text: string): boolean => typeof typeCell(text).value !== "stri
  */
 export function spacedValues(text: string): string[] | null {
   const words = text.split(" ");
-  if (words.length < 2 || words.some((w) => !/\d/u.test(w)) || isValue(text)) return null;
+  if (words.length < 2 || words.length > MAX_SPACED || words.some((w) => !/\d/u.test(w)) || isValue(text)) return null;
   const values: string[] = [];
   for (let i = 0; i < words.length;) {
     let j = words.length;
@@ -180,7 +185,7 @@ export function spacedValues(text: string): string[] | null {
  */
 const amountLike = (v: string): boolean => {
   const typed = typeCell(v);
-  return typed.value instanceof Date || (typeof typed.value === "number" && (/\d[.,\u00a0\u202f ]\d/u.test(v) || /[%$€£¥₹]/u.test(v)));
+  return typed.value instanceof Date || (typeof typed.value === "number" && (/\d[.,\u00a0\u202f ]\d/u.test(v) || AMOUNT_SIGN.test(v)));
 };
 
 /**
@@ -196,7 +201,8 @@ function valuesApart(piece: Piece): Piece[] {
   let from = 0;
   return values.map((v) => {
     const n = [...v].length;
-    const p = pieceOf([{ ...item, text: v, x0: at(from), x1: at(from + n) }]);
+    // Only the first value was started by whatever started the run (TextItem.spaceMove).
+    const p = pieceOf([{ ...item, text: v, x0: at(from), x1: at(from + n), ...(from > 0 ? { spaceMove: false } : {}) }]);
     from += n + 1;
     return p;
   });

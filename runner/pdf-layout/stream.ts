@@ -774,6 +774,8 @@ const NEIGHBOUR_PITCH = MAX_ROW_PITCH;
  * one phrase, not cells: read as cells, they made an invoice's addresses and bank line rows of a
  * table over the whole page. A tight table's cells set a space apart are parted there on a line
  * above or below too: text left of the gap, none across it, and text in the same column right of it.
+ * This steers which lines make a table only; a table's cells come from its pieces as drawn, its
+ * columns from the rivers they leave (textgrid.ts).
  */
 function withWordSpaces<L extends { pieces: Piece[]; base: number; size: number }>(lines: readonly L[]): L[] {
   // Parted between `left` and `right` as a column: text on both sides, none across, and a piece
@@ -783,6 +785,7 @@ function withWordSpaces<L extends { pieces: Piece[]; base: number; size: number 
     line.pieces.some((p) => Math.abs(p.x0 - right.x0) <= ALIGN || Math.abs(p.x1 - right.x1) <= ALIGN) &&
     !line.pieces.some((p) => p.x0 < right.x0 - ALIGN && p.x1 > left.x1 + ALIGN);
   return lines.map((line, k) => {
+    if (!line.pieces.some((p) => p.items[0]!.spaceMove)) return line;
     const near = lines.filter((l, j) => j !== k && Math.abs(l.base - line.base) <= NEIGHBOUR_PITCH * Math.max(l.size, line.size));
     const pieces: Piece[] = [];
     for (const p of line.pieces) {
@@ -898,7 +901,11 @@ export function pageStreamTables(
     items.filter((i) => !taken.has(i)),
     gutter,
   );
-  return [...kept, ...streamTables(left, rules), ...streamTables(right, rules)];
+  const again = [...streamTables(left, rules), ...streamTables(right, rules)];
+  // One that its side read again makes nothing of stays as the whole page read it.
+  const readAgain = new Set(again.flatMap((f) => [...f.items]));
+  const lost = found.filter((f) => !crosses(f.items, gutter) && ![...f.items].some((i) => readAgain.has(i)));
+  return [...kept, ...lost, ...again];
 }
 
 export { pieceText };

@@ -11,7 +11,6 @@
  */
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -36,7 +35,8 @@ export async function reprint(pdf: string, producer: Producer, dir: string): Pro
 
 /** `pdf` opened in LibreOffice Draw and exported again as `out`. */
 async function drawAgain(pdf: string, out: string): Promise<void> {
-  const work = await mkdtemp(path.join(os.tmpdir(), "folio-reprint-draw-"));
+  // Beside `out`, so that the export is renamed on one file system.
+  const work = await mkdtemp(path.join(path.dirname(out), "draw-"));
   try {
     const profile = `-env:UserInstallation=${pathToFileURL(path.join(work, "profile")).href}`;
     const args = [
