@@ -553,6 +553,14 @@ function runsUnder(item: TextItem, runs: readonly GlyphRun[]): GlyphRun[] {
     .sort((p, q) => p.x0 - q.x0);
 }
 
+/**
+ * The piece of `item` that run `r` draws, `text` its part of the item's; marked as started by a
+ * move about a space wide when the run is (the first piece's start is the item's own).
+ */
+function runPiece(item: TextItem, text: string, r: GlyphRun, first: boolean): TextItem {
+  return { ...item, text, x0: r.x0, x1: r.x1, ...(!first && r.spaceMove ? { spaceMove: true } : {}) };
+}
+
 /** One item cut into the runs it is made of, or null when the runs do not spell its text. */
 function cut(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | null {
   const text = item.text;
@@ -569,7 +577,7 @@ function cut(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | null {
     // pdfjs put a space wherever glyphs jump: a cut anywhere else means the runs are not this item's,
     // unless the next run goes on in a clipping area of its own (the next cell's).
     if (at < text.length && !/\s/.test(text[at]!) && !runs[k + 1]?.clipped) return null;
-    pieces.push({ ...item, text: text.slice(start, at).trim(), x0: r.x0, x1: r.x1, ...(k > 0 && r.spaceMove ? { spaceMove: true } : {}) });
+    pieces.push(runPiece(item, text.slice(start, at).trim(), r, k === 0));
   }
   return pieces;
 }
@@ -591,13 +599,7 @@ function cutSpaceless(item: TextItem, runs: readonly GlyphRun[]): TextItem[] | n
   for (const r of runs) {
     const n = [...r.text].length;
     if (at > 0 && (SPACELESS.test(chars[at - 1]!) || SPACELESS.test(chars[at]!))) return null;
-    pieces.push({
-      ...item,
-      text: chars.slice(at, at + n).join(""),
-      x0: r.x0,
-      x1: r.x1,
-      ...(at > 0 && r.spaceMove ? { spaceMove: true } : {}),
-    });
+    pieces.push(runPiece(item, chars.slice(at, at + n).join(""), r, at === 0));
     at += n;
   }
   return pieces;

@@ -895,7 +895,8 @@ export function pageStreamTables(
   if (!gutter) return found;
   // A table over the whole page that stands on one side is read again with its side: found among
   // the other column's lines, it may be a few rows of a table whose other rows they parted.
-  const kept = found.filter((f) => crosses(f.items, gutter) && !straddles(f.items, gutter));
+  const oneSide = found.filter((f) => !crosses(f.items, gutter));
+  const kept = found.filter((f) => !oneSide.includes(f) && !straddles(f.items, gutter));
   const taken = new Set(kept.flatMap((f) => [...f.items]));
   const [left, right] = sides(
     items.filter((i) => !taken.has(i)),
@@ -904,7 +905,7 @@ export function pageStreamTables(
   const again = [...streamTables(left, rules), ...streamTables(right, rules)];
   // One that its side read again makes nothing of stays as the whole page read it.
   const readAgain = new Set(again.flatMap((f) => [...f.items]));
-  const lost = found.filter((f) => !crosses(f.items, gutter) && ![...f.items].some((i) => readAgain.has(i)));
+  const lost = oneSide.filter((f) => ![...f.items].some((i) => readAgain.has(i)));
   return [...kept, ...lost, ...again];
 }
 

@@ -107,9 +107,9 @@ const SAID_WITH = 0.6;
 
 /**
  * A line's placed pieces with each value (a number, a date) that follows words a word space away
- * in the same column made one piece with them: "Serial:" and "59929" drawn as two runs (a producer placing each word
- * on its own, cairo) are one text cell, "Serial: 59929", as the same words drawn as one run are,
- * not a value under the row's description.
+ * in the same column made one piece with them: "Serial:" and "59929" drawn as two runs (a producer
+ * placing each word on its own, cairo) are one text cell, "Serial: 59929", as the same words drawn
+ * as one run are, not a value under the row's description.
  */
 function withLabelledNumbers(line: Placed[]): Placed[] {
   const alone = (q: Placed): boolean => q.col === q.last;

@@ -12,8 +12,8 @@
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { sofficeToPdf } from "../fixtures/pdf-office-corpus.ts";
 import type { TruthTable } from "../helpers/table-truth.ts";
 
 const execFileP = promisify(execFile);
@@ -38,19 +38,7 @@ async function drawAgain(pdf: string, out: string): Promise<void> {
   // Beside `out`, so that the export is renamed on one file system.
   const work = await mkdtemp(path.join(path.dirname(out), "draw-"));
   try {
-    const profile = `-env:UserInstallation=${pathToFileURL(path.join(work, "profile")).href}`;
-    const args = [
-      "--headless",
-      "--norestore",
-      profile,
-      "--infilter=draw_pdf_import",
-      "--convert-to",
-      "pdf:draw_pdf_Export",
-      "--outdir",
-      work,
-      pdf,
-    ];
-    await execFileP("soffice", args, { timeout: 120_000 });
+    await sofficeToPdf([pdf], "pdf:draw_pdf_Export", work, "draw_pdf_import");
     await rename(path.join(work, path.basename(pdf)), out);
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -2873,6 +2873,14 @@ describe("invoices printed from HTML: detail lines, address blocks over the item
     ["Anchor chain", "Order: 74148", "3", "$1,933.31", "$5,799.93"],
   ];
 
+  // A totals box: each label where `labelAt` puts it, its amount right-aligned at 500, 16 pt apart from `top`.
+  const totals = (labelAt: (t: string) => number, top: number): TextItem[] =>
+    [
+      ["Subtotal", "$8,227.81"],
+      ["VAT 20%", "$1,645.56"],
+      ["Total due", "$9,873.37"],
+    ].flatMap(([l, v], r) => [item(l!, labelAt(l!), top + 16 * r), right(v!, 500, top + 16 * r)]);
+
   it("joins a description's detail line in smaller type, the last row's too, to its cell", () => {
     const found = streamTables([...header(100), ...items(body, 124)]);
     expect(found).toHaveLength(1);
@@ -2923,11 +2931,7 @@ describe("invoices printed from HTML: detail lines, address blocks over the item
       right("Price", 400, 100),
       right("Amount", 500, 100),
       ...items([["Anchor chain", "Order: 74148", "3", "$1,933.31", "$5,799.93"]], 124),
-      ...[
-        ["Subtotal", "$8,227.81"],
-        ["VAT 20%", "$1,645.56"],
-        ["Total due", "$9,873.37"],
-      ].flatMap(([l, v], r) => [item(l!, 270, 160 + 16 * r), right(v!, 500, 160 + 16 * r)]),
+      ...totals(() => 270, 160),
     ];
     const found = streamTables(lastPage);
     expect(found.map((f) => f.table.cols)).toEqual([4, 2]);
@@ -2999,12 +3003,6 @@ describe("invoices printed from HTML: detail lines, address blocks over the item
   });
 
   it("reads a totals box under the amounts as a table of its own, totals set in the table's columns as its rows", () => {
-    const totals = (labelAt: (t: string) => number, top: number): TextItem[] =>
-      [
-        ["Subtotal", "$8,227.81"],
-        ["VAT 20%", "$1,645.56"],
-        ["Total due", "$9,873.37"],
-      ].flatMap(([l, v], r) => [item(l!, labelAt(l!), top + 16 * r), right(v!, 500, top + 16 * r)]);
     // A box of its own: labels flush left at 330, in no column of the items.
     const boxed = streamTables([...header(100), ...items(body, 124), ...totals(() => 330, 232)]);
     expect(boxed.map((f) => f.table.cols)).toEqual([4, 2]);
