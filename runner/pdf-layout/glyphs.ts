@@ -117,6 +117,12 @@ const sameClip = (a: Clip | null, b: Clip | null): boolean =>
 const RUN_GAP = WORD_GAP;
 /** Inside one text-showing operator, pdfjs' own limit: a wider jump makes two items there already. */
 const SHOW_GAP = 0.6;
+/**
+ * pdfjs parts an item at a space glyph as wide as SHOW_GAP or wider: every word space of a
+ * monospaced font (Courier's is 0.6 em), however the sum rounds. Across a gap up to this wide along
+ * one glyph run, the items are one string, words a space apart (joinFontSwitches).
+ */
+const ONE_SPACE = 0.65;
 /** A TJ number moving this far right (ems) in a TJ that draws space glyphs jumps to a new cell (showText). */
 const SPACED_JUMP = 0.2;
 /**
@@ -695,9 +701,11 @@ export function splitAtGaps(items: readonly TextItem[], runs: readonly GlyphRun[
 }
 
 /**
- * Runs pdfjs parted at a font switch only, joined again: the same face at the same size drawn on
- * along one glyph run, without a jump (cairo draws ligatures, "fi" and "ti", from another subset of
- * the face than the letters around them: "statement of" | "fi" | "nancial posi" | "ti" | "on").
+ * Runs pdfjs parted at a font switch or a wide space only, joined again: the same face at the same
+ * size drawn on along one glyph run, without a jump (cairo draws ligatures, "fi" and "ti", from
+ * another subset of the face than the letters around them: "statement of" | "fi" | "nancial posi" |
+ * "ti" | "on"; a fixed-width report's line parts at every space of its monospaced font, one word
+ * an item, or not, as the sum of the widths rounds: ONE_SPACE).
  * Such runs come one after another; each joins the one before it, with a space where the glyphs
  * leave a word space between them, in reading order (right-to-left words drawn word by word read
  * from the right: bidi.ts readingOrder). `items` are in drawing order (splitAtGaps's).
@@ -724,7 +732,7 @@ function switchedOnly(a: TextItem, b: TextItem, runs: readonly GlyphRun[]): bool
   if (a.font !== b.font || !a.font || a.opaque || b.opaque || a.turned || b.turned || a.mcid !== b.mcid) return false;
   if (Math.abs(a.size - b.size) > 0.01 * a.size || Math.abs(a.base - b.base) > 0.1 * a.size) return false;
   const gap = b.x0 - a.x1;
-  if (gap < -WORD_GAP * a.size || gap > SHOW_GAP * a.size) return false;
+  if (gap < -WORD_GAP * a.size || gap > ONE_SPACE * a.size) return false;
   return runsNear(a.base, 0.1 * a.size, runs).some(
     (r) => Math.abs(r.base - a.base) < 0.1 * a.size && r.x0 <= a.x0 + 0.5 && r.x1 >= b.x1 - 0.5,
   );

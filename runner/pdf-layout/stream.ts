@@ -19,8 +19,9 @@
  * indents). Pure.
  */
 import { mostlyRightToLeft } from "./bidi.ts";
+import { typeCell } from "./cells.ts";
 import type { Piece } from "./columns.ts";
-import { bodyFigure, linePieces, paragraphLine, pieceOf, pieceText } from "./columns.ts";
+import { bodyFigure, columnGaps, linePieces, paragraphLine, pieceOf, pieceText } from "./columns.ts";
 import { crosses, sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
@@ -308,6 +309,16 @@ function wrapsOn(line: Line, above: Line): boolean {
   );
 }
 
+/** A piece of rule characters only: a rule drawn in text ("-------", "=======", "───"). */
+const TEXT_RULE = /^[-=_\u2013\u2014\u2500\u2501\u2550]{3,}$/u;
+
+/**
+ * Whether a line is a rule drawn in text, every piece a run of dashes, equals signs or box-drawing
+ * lines: a fixed-width report's rule under its header or over its totals. It stays in its table's
+ * run, as a drawn rule would, and is no row of it.
+ */
+const textRule = (line: Line): boolean => line.pieces.every((p) => TEXT_RULE.test(pieceText(p)));
+
 /** Whether a line holds separate pieces of text (cells, not one run). */
 const multi = (line: Line): boolean => line.pieces.length >= 2 && !(line.pieces.length === 2 && isMarker(line.pieces[0]!.items));
 
@@ -430,6 +441,46 @@ function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
 
 /** At most this many lines of labels stand between a table's head rule and its first row of cells. */
 const HEAD_LINES = 3;
+
+/** A running head stands this many of the table's row pitches or more above its first line (a blank line's worth). */
+const HEAD_APART = 1.8;
+
+/**
+ * How many lines a run starts with that are a report's running head over its table, not rows: up
+ * to HEAD_LINES lines of text and dates (no numbers) at line spacing, a blank line's worth
+ * (HEAD_APART rows) over the rest, each laid across the rows' columns (acrossColumns: a report
+ * writer's "ACME Corporation | Monthly Account Summary | Page 1 of 3", left, centred and right on
+ * the page). A group's labels over its columns stand at line spacing over the header and leave the
+ * row labels' column open. 0 when there is none.
+ */
+function runningHead(run: readonly Line[]): number {
+  for (let k = 1; k <= Math.min(HEAD_LINES, run.length - MIN_ROWS); k++) {
+    const head = run.slice(0, k);
+    if (!multi(head.at(-1)!) || head.some((l, j) => j > 0 && pitchOf(head[j - 1]!, l) > LINE_SPACING)) return 0;
+    const rest = run.slice(k);
+    const pitch = rowPitch(rest);
+    if (!pitch || pitchOf(head.at(-1)!, rest[0]!) < HEAD_APART * pitch) continue;
+    const gaps = columnGaps(rest);
+    const width = rowsWidth(rest);
+    return head.every((l) => acrossColumns(l, gaps, width)) ? k : 0;
+  }
+  return 0;
+}
+
+/**
+ * Whether a line of text is laid across a table's columns (parted at `gaps`, its rows `width`
+ * wide), not in them: it starts at the rows' left edge or left of it, holds no number, and each of
+ * its pieces reaches over a gap between two columns — but for its first, when it starts there, and
+ * its last, when it ends at the rows' right edge or right of it. At least one reaches over a gap.
+ */
+function acrossColumns(line: Line, gaps: readonly number[], width: Span): boolean {
+  const { pieces } = line;
+  if (pieces[0]!.x0 > width.x0 + ALIGN || pieces.some((p) => typeof typeCell(pieceText(p)).value === "number")) return false;
+  const over = (p: Piece): boolean => gaps.some((x) => p.x0 < x && p.x1 > x);
+  const flush = (p: Piece, k: number): boolean =>
+    (k === 0 && p.x0 <= width.x0 + ALIGN) || (k === pieces.length - 1 && p.x1 >= width.x1 - ALIGN);
+  return pieces.some(over) && pieces.every((p, k) => over(p) || flush(p, k));
+}
 
 /**
  * How far up from lines[first] the lines over a table's first row go on with it: the index of the
@@ -801,9 +852,14 @@ function withWordSpaces<L extends { pieces: Piece[]; base: number; size: number 
 
 /**
  * Stream tables among a page's text items (those no other table took), parted where two rules
- * apart lie between two lines (ruledApart). Returns each table with the items it took.
+ * apart lie between two lines (ruledApart). Returns each table with the items it took; the items
+ * of the running heads left out of tables (runningHead) go into `heads`.
  */
-export function streamTables(items: readonly TextItem[], rules: readonly Rule[] = []): { table: Table; items: Set<TextItem> }[] {
+export function streamTables(
+  items: readonly TextItem[],
+  rules: readonly Rule[] = [],
+  heads: Set<TextItem> = new Set(),
+): { table: Table; items: Set<TextItem> }[] {
   const lines: Line[] = withWordSpaces(
     groupLines(items).map((l) => {
       const size = maxOf(l, (i) => i.size, l[0]!.size);
@@ -823,6 +879,9 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
     const start = run.findIndex((l) => !l.paragraph && multi(l));
     run = start < 0 ? [] : run.slice(start);
     run = run.slice(headRuleAt(run, rules));
+    const head = runningHead(run);
+    for (const l of run.slice(0, head)) for (const i of l.items) heads.add(i);
+    run = run.slice(head);
     if (run.length) run = [...headOf(lines, run, rules, taken), ...run];
     // A part that its header lines grow back into a run being read further up is read as one:
     // parting it again would go round for ever.
@@ -835,10 +894,10 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
       reading.delete(key);
     }
   };
-  /** A run as one table, or none. */
+  /** A run as one table, or none; its rules drawn in text are no rows (textRule). */
   const asOne = (run: Line[]): { table: Table; run: Line[] }[] => {
     const table = streamTable(
-      run.map((l) => l.items),
+      run.filter((l) => !textRule(l)).map((l) => l.items),
       bandRules(run, rules),
     );
     return table ? [{ table, run }] : [];
@@ -884,14 +943,16 @@ export function streamTables(items: readonly TextItem[], rules: readonly Rule[] 
  * Whitespace tables over the whole page, then, on a page set in two columns (its `gutter`, found
  * from all of the page's text: gutter.ts), in each column apart: a table found over the whole page
  * that straddles the gutter (straddles) is the two columns read as one, and is read again column
- * by column, as is one that stands on one side only.
+ * by column, as is one that stands on one side only. A running head over a table is read in neither
+ * column: its parts are set left, centred and right on the page, not in columns.
  */
 export function pageStreamTables(
   items: readonly TextItem[],
   rules: readonly Rule[],
   gutter: Gutter | null,
 ): { table: Table; items: Set<TextItem> }[] {
-  const found = streamTables(items, rules);
+  const heads = new Set<TextItem>();
+  const found = streamTables(items, rules, heads);
   if (!gutter) return found;
   // A table over the whole page that stands on one side is read again with its side: found among
   // the other column's lines, it may be a few rows of a table whose other rows they parted.
@@ -899,7 +960,7 @@ export function pageStreamTables(
   const kept = found.filter((f) => !oneSide.includes(f) && !straddles(f.items, gutter));
   const taken = new Set(kept.flatMap((f) => [...f.items]));
   const [left, right] = sides(
-    items.filter((i) => !taken.has(i)),
+    items.filter((i) => !taken.has(i) && !heads.has(i)),
     gutter,
   );
   const again = [...streamTables(left, rules), ...streamTables(right, rules)];

@@ -1,0 +1,145 @@
+/**
+ * PDF → XLSX on a report's page under its running head (issue #13): report writers and line
+ * printers set the company left, the report's title centred and the page number right over the
+ * table, a blank line above its header. Those lines are the page's, not rows of the table: the
+ * table must start at its header, the head's phrases must reach the workbook whole (as text, not
+ * one word a cell), and a line printer's rules drawn in dashes must be no rows. The head's second
+ * line starts with a part narrower than the first column and ends with a date.
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { PDFDocument, type PDFFont, type PDFPage, StandardFonts } from "pdf-lib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readXlsx } from "../helpers/convert-quality.ts";
+import { ok, runOp } from "../helpers/runner.ts";
+import { run, tmpDir } from "../helpers/tools.ts";
+
+const HEADER = ["Acct", "Description", "Opening", "Debits", "Credits", "Closing"];
+const ROWS: [string, string, number, number, number][] = [
+  ["1001", "Cash at bank", 12345.67, 1000, 250],
+  ["1002", "Petty cash", 150, 20, 0],
+  ["1200", "Receivables", 45210.1, 8000.5, 6000],
+  ["2001", "Accounts payable", 9876.54, 0, 3210],
+  ["3100", "Retained earnings", 845000, 0, 0],
+  ["4000", "Sales revenue", 88123.45, 0, 312000],
+];
+const closing = ([, , opening, debits, credits]: (typeof ROWS)[number]): number => Math.round((opening + debits - credits) * 100) / 100;
+const TOTAL = ROWS.reduce((s, r) => s + closing(r), 0);
+const HEAD = [
+  ["ACME Corporation", "Monthly Account Summary", "Page 1 of 3"],
+  ["Branch 042", "Northwest region", "30/11/2026"],
+];
+
+const money = (n: number): string => n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const cells = (r: (typeof ROWS)[number]): string[] => [r[0], r[1], ...[r[2], r[3], r[4], closing(r)].map(money)];
+
+/** A report writer's page: every field its own text operator, in Helvetica, the head on the page's margins and centre. */
+function reportWriter(page: PDFPage, font: PDFFont, bold: PDFFont): void {
+  const size = 9;
+  const at = (text: string, x: number, y: number, align: "left" | "right" | "centre", f = font): void => {
+    const w = f.widthOfTextAtSize(text, size);
+    page.drawText(text, { x: align === "left" ? x : align === "right" ? x - w : x - w / 2, y, size, font: f });
+  };
+  let y = 570;
+  for (const [left, centre, right] of HEAD) {
+    at(left!, 36, y, "left", bold);
+    at(centre!, 396, y, "centre", bold);
+    at(right!, 756, y, "right");
+    y -= 12;
+  }
+  y -= 12;
+  const x = [36, 90, 390, 480, 570, 660];
+  const line = (texts: readonly string[], f: PDFFont): void => texts.forEach((t, i) => at(t, x[i]!, y, i < 2 ? "left" : "right", f));
+  line(HEADER, bold);
+  for (const r of ROWS) {
+    y -= 12;
+    line(cells(r), font);
+  }
+  y -= 14;
+  at("Total", 90, y, "left", bold);
+  at(money(TOTAL), 660, y, "right", bold);
+}
+
+/** A line printer's page: each line one string in Courier, columns set by spaces, rules drawn in dashes. */
+function linePrinter(page: PDFPage, font: PDFFont): void {
+  const width = 100;
+  const spread = (parts: readonly string[]): string => {
+    const gap = width - parts.join("").length;
+    const left = Math.floor(gap / 2);
+    return parts[0]!.toUpperCase() + " ".repeat(left) + parts[1]!.toUpperCase() + " ".repeat(gap - left) + parts[2]!.toUpperCase();
+  };
+  const line = (c: readonly string[]): string =>
+    c[0]!.padEnd(8) +
+    c[1]!.padEnd(24) +
+    c
+      .slice(2)
+      .map((v) => v.padStart(14))
+      .join("");
+  const text = [
+    ...HEAD.map(spread),
+    "",
+    line(HEADER.map((h) => h.toUpperCase())),
+    line(HEADER.map((h) => "-".repeat(h.length))),
+    ...ROWS.map((r) => line(cells(r).map((c) => c.toUpperCase()))),
+    line(["", "", "", "", "", "-".repeat(12)]),
+    line(["", "TOTAL", "", "", "", money(TOTAL)]),
+  ];
+  text.forEach((l, i) => page.drawText(l, { x: 30, y: 570 - i * 11, size: 8.5, font }));
+}
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const pdfs: Record<"report writer" | "line printer", string> = { "report writer": "", "line printer": "" };
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tmpDir("folio-running-head-"));
+  for (const kind of ["report writer", "line printer"] as const) {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([792, 612]);
+    if (kind === "report writer")
+      reportWriter(page, await doc.embedFont(StandardFonts.Helvetica), await doc.embedFont(StandardFonts.HelveticaBold));
+    else linePrinter(page, await doc.embedFont(StandardFonts.Courier));
+    pdfs[kind] = path.join(dir, `${kind.replace(" ", "-")}.pdf`);
+    await writeFile(pdfs[kind], await doc.save());
+  }
+});
+
+afterAll(async () => {
+  await cleanup?.();
+});
+
+describe.each(["report writer", "line printer"] as const)("a %s's report under its running head", (kind) => {
+  const caps = kind === "line printer";
+  const cased = (s: string): string => (caps ? s.toUpperCase() : s);
+
+  it("is drawn as the test means: the head's three parts on one line, far apart", async () => {
+    const { stdout } = await run("pdftotext", ["-layout", pdfs[kind], "-"]);
+    const first = stdout.split("\n").find((l) => l.trim())!;
+    expect(first).toMatch(new RegExp(`${cased("ACME Corporation")} {10,}${cased("Monthly Account Summary")} {10,}${cased("Page 1 of 3")}`));
+    if (caps) expect(stdout).toContain("----");
+  });
+
+  it("comes back as a table starting at its header, every row's figures numbers, and the head's phrases whole", async () => {
+    const res = ok(await runOp("convert", { to: "xlsx" }, [pdfs[kind]], path.join(dir, `out-${kind.replace(" ", "-")}`)));
+    const sheets = await readXlsx(res.outputs[0]!.path);
+    const grid = sheets[0]!.grid.map((r) => r.map((c) => c?.value));
+    const head = grid.findIndex((r) => r.includes(cased("Acct")));
+    expect(head, "the header's row").toBeGreaterThanOrEqual(0);
+    // Nothing of the running head above the header in the table's sheet…
+    expect(
+      grid
+        .slice(0, head)
+        .flat()
+        .filter((v) => v !== undefined && v !== null),
+    ).toEqual([]);
+    expect(grid[head]).toEqual(HEADER.map(cased));
+    ROWS.forEach((r, i) => expect(grid[head + 1 + i], `row ${i}`).toEqual([Number(r[0]), cased(r[1]), r[2], r[3], r[4], closing(r)]));
+    // …no row of dashes among its rows…
+    expect(grid.some((r) => r.some((v) => typeof v === "string" && /^-{3,}$/.test(v)))).toBe(false);
+    const total = grid[head + 1 + ROWS.length]!;
+    expect(total.filter((v) => v !== undefined && v !== null)).toEqual([cased("Total"), Math.round(TOTAL * 100) / 100]);
+    // …and each of the head's phrases in the workbook, one cell each.
+    const all = sheets.flatMap((s) => s.grid.flat().map((c) => c?.display));
+    for (const phrase of HEAD.flat()) expect(all, phrase).toContain(cased(phrase));
+  });
+});
