@@ -9,8 +9,8 @@
  * the table's columns (a sparse column leaves no river over a few rows); a part that repeats the
  * table's header row over as many columns is its rest, however its edges moved; a right-to-left table's
  * part is read right to left. Page numbers — a single short line with a number in the top or bottom
- * margin band ("12", "Page 3 of 10") — running heads and feet (a line in that band that the
- * page before or after repeats there, numbers aside) and a line saying the table goes on ("Table
+ * margin band ("12", "Page 3 of 10") — running heads and feet (up to BAND_LINES lines in that band
+ * that the page before or after repeats there, numbers aside) and a line saying the table goes on ("Table
  * 3—Continued", "(continued)") do not count as the page's first or last block.
  *
  * A table cut with only a row or two left for the next page (ReportLab keeps no widow rows; one
@@ -26,11 +26,14 @@ import type { Block, Cell, PageLayout, Segment, Table, TextItem } from "./types.
 /** Share of the page height at its top and bottom where page numbers and running heads sit. */
 const MARGIN_BAND = 0.1;
 
-/** The text of a one-line paragraph in the page's top or bottom band, or null. */
-function bandText(b: Block, page: PageLayout): string | null {
-  if (b.type !== "paragraph" || b.lines.length !== 1) return null;
+/** A running head or foot is at most this many lines (a report's company over its run date, left of its title). */
+const BAND_LINES = 3;
+
+/** The lines' texts of a paragraph of up to BAND_LINES lines in the page's top or bottom band, or null. */
+function bandText(b: Block, page: PageLayout): string[] | null {
+  if (b.type !== "paragraph" || b.lines.length > BAND_LINES) return null;
   const band = MARGIN_BAND * page.height;
-  return b.bottom < band || b.top > page.height - band ? segmentText(b.lines[0]!) : null;
+  return b.bottom < band || b.top > page.height - band ? b.lines.map(segmentText) : null;
 }
 
 /** A page number's numbers: one or two whole numbers ("12", "3 of 10", "3/10"), never a figure ("9,671.62", "3.2"). */
@@ -44,7 +47,7 @@ const skeleton = (text: string): string => text.replace(/\d+/gu, "#");
 
 /** The skeletons of a page's band lines. */
 function bandSkeletons(page: PageLayout): Set<string> {
-  const texts = page.blocks.map((b) => bandText(b, page)).filter((t) => t !== null);
+  const texts = page.blocks.flatMap((b) => bandText(b, page) ?? []);
   return new Set(texts.map(skeleton));
 }
 
@@ -65,15 +68,17 @@ function continuation(b: Block): boolean {
 }
 
 /**
- * The page's content blocks: page numbers and running heads and feet (a band line that a
+ * The page's content blocks: page numbers and running heads and feet (band lines that a
  * neighbouring page's band repeats, numbers aside) and continuation captions (they stay on the page,
  * as text) left out.
  */
 function content(page: PageLayout, neighbours: readonly Set<string>[]): Block[] {
   return page.blocks.filter((b) => {
     if (continuation(b)) return false;
-    const text = bandText(b, page);
-    return text === null || !(isPageNumber(text) || neighbours.some((n) => n.has(skeleton(text))));
+    const lines = bandText(b, page);
+    if (lines === null) return true;
+    const pageNumber = lines.length === 1 && isPageNumber(lines[0]!);
+    return !(pageNumber || neighbours.some((n) => lines.every((l) => n.has(skeleton(l)))));
   });
 }
 
