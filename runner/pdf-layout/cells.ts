@@ -70,7 +70,7 @@ function numberFormat(
   grouped: boolean,
   currency: Currency | undefined,
   percent: boolean,
-  parens: boolean,
+  negatives: Negatives,
 ): string | undefined {
   let fmt = (grouped ? "#,##0" : "0") + (decimals > 0 ? "." + "0".repeat(decimals) : "");
   if (percent) fmt += "%";
@@ -79,7 +79,8 @@ function numberFormat(
     const { code, after, spaced } = currency;
     fmt = after ? `${fmt}"${spaced ? " " : ""}${code}"` : `"${code}${spaced ? " " : ""}"${fmt}`;
   }
-  if (parens) fmt = `${fmt};(${fmt})`;
+  if (negatives === "parens") fmt = `${fmt};(${fmt})`;
+  if (negatives === "after") fmt = `${fmt};${fmt}-`;
   return fmt === "0" ? undefined : fmt;
 }
 
@@ -91,35 +92,42 @@ function numberFormat(
 const scientificFormat = (decimals: number, plus: boolean): string =>
   (decimals > 0 ? "0." + "0".repeat(decimals) : "0") + (plus ? "E+0" : "E-0");
 
+/** How a number prints its sign when negative: before it, in parentheses, or after it ("1,234.56-"). */
+type Negatives = "sign" | "parens" | "after";
+
 /** A printed number's text without its decorations, and what they were. */
 interface Stripped {
   digits: string;
   negative: boolean;
   parens: boolean;
+  /** Signed after its digits ("1,234.56-", "1.234,56-"), as SAP lists and mainframe reports print a negative amount. */
+  after: boolean;
   percent: boolean;
   currency: Currency | undefined;
 }
 
-/** Takes off parentheses, a sign (before or after a currency), a percent sign and a currency sign or code. */
+/** Takes off parentheses, a sign (before or after a currency, or after the digits), a percent sign and a currency sign or code. */
 function stripDecorations(text: string): Stripped {
   let s = text.trim().replace(/\u2212/g, "-");
   const parens = /^\(.*\)$/.test(s);
   if (parens) s = s.slice(1, -1).trim();
   let negative = false;
   if (s.startsWith("-")) [negative, s] = [true, s.slice(1).trim()];
+  const after = !negative && !parens && /\d-$/u.test(s);
+  if (after) s = s.slice(0, -1);
   const percent = s.endsWith("%");
   if (percent) s = s.slice(0, -1).trim();
   const cur = CURRENCY.exec(s);
   const before = cur?.[1];
-  const after = cur?.[3];
+  const behind = cur?.[3];
   let currency: Currency | undefined;
-  if (cur && (before || after)) {
-    const [sign, rest] = before ? [before, s.slice(before.length)] : [after!, s.slice(0, s.length - after!.length)];
+  if (cur && (before || behind)) {
+    const [sign, rest] = before ? [before, s.slice(before.length)] : [behind!, s.slice(0, s.length - behind!.length)];
     currency = { code: sign.trim(), after: !before, spaced: /\s/.test(sign) || (before ? /^\s/.test(rest) : /\s$/.test(rest)) };
     s = cur[2]!;
   }
   if (s.startsWith("-") && !negative) [negative, s] = [true, s.slice(1)];
-  return { digits: s, negative, parens, percent, currency };
+  return { digits: s, negative, parens, after, percent, currency };
 }
 
 /**
@@ -136,15 +144,16 @@ function parseAmount(digits: string, currency: Currency | undefined): ParsedNumb
 
 /** The numeric value of a printed number with sign, parentheses, percent and currency, or null. */
 function typedNumber(text: string): { value: number; numFmt?: string } | null {
-  const { digits, negative, parens, percent, currency } = stripDecorations(text);
+  const { digits, negative, parens, after, percent, currency } = stripDecorations(text);
   const n = parseAmount(digits, currency);
-  // A number cell always holds a number: what Number() cannot read stays text.
-  if (!n || !Number.isFinite(n.value)) return null;
-  let value = n.value * (negative || parens ? -1 : 1);
+  // A number cell always holds a number: what Number() cannot read stays text. Signed after, only
+  // an amount (decimals or groups): "2019-" is a year and what follows it.
+  if (!n || !Number.isFinite(n.value) || (after && !n.grouped && !n.decimals)) return null;
+  let value = n.value * (negative || parens || after ? -1 : 1);
   if (percent) value = Number((value / 100).toPrecision(15));
   const numFmt = n.scientific
     ? scientificFormat(n.decimals, n.scientific.plus)
-    : numberFormat(n.decimals, n.grouped, currency, percent, parens);
+    : numberFormat(n.decimals, n.grouped, currency, percent, parens ? "parens" : after ? "after" : "sign");
   return numFmt ? { value, numFmt } : { value };
 }
 

@@ -5,7 +5,7 @@
  * A truth table is a grid of the cell texts a person reads on the page (test/truth/real/*.json,
  * made by hand; test/truth/roundtrip.ts, generated from spreadsheets). A merged cell's text sits in
  * its top-left cell, the cells it covers are "". Each text is typed here, independently of Folio:
- * a number (thousands grouped by ",", "'" or a space, decimals, sign or parentheses, a currency sign
+ * a number (thousands grouped by ",", "'" or a space, decimals, sign before or after or parentheses, a currency sign
  * or a common ISO code before or after the digits, a percent; or grouped by "." with a decimal comma, "27.083.460", "10.000,00", "3,5"), a date (month/day/year, day-Mon-year, ISO, "Mon d, yyyy", "d Mon yyyy") or text.
  *
  * An output cell agrees with a truth cell when the text the workbook shows equals the truth's text
@@ -87,12 +87,12 @@ const CODE = String.raw`USD|EUR|GBP|CHF|JPY|CAD|AUD|SEK|NOK|DKK|PLN|CZK|HUF|BRL|
 const CUR_BEFORE = String.raw`(?<cur>[$€£¥₹]|(?:${CODE}) )?`;
 const CUR_AFTER = String.raw`(?:\s?(?<cur2>[$€£¥₹]|${CODE}))?`;
 const NUMBER = new RegExp(
-  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:(?<sep>[, \u00a0\u202f'])\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
+  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:(?<sep>[, \u00a0\u202f'])\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?(?<after>-)?$`,
   "u",
 );
 // Grouped by "." or by spaces (French, Nordic, Polish: "1 234,56"), with a decimal comma.
 const COMMA_DECIMAL = new RegExp(
-  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})*,\d+|\d{1,3}(?:[ \u00a0\u202f]\d{3})+,\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?$`,
+  String.raw`^(?<neg>[-\u2212])?(?<open>\()?${CUR_BEFORE}\s?(?<num>\d{1,3}(?:\.\d{3}){2,}(?:,\d+)?|\d{1,3}(?:\.\d{3})*,\d+|\d{1,3}(?:[ \u00a0\u202f]\d{3})+,\d+)\s?(?<pct>%)?${CUR_AFTER}(?<close>\))?(?<after>-)?$`,
   "u",
 );
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
@@ -132,8 +132,10 @@ function numberOf(s: string): number | null {
   const comma = en ? undefined : COMMA_DECIMAL.exec(s)?.groups;
   const g = en ?? comma;
   if (!g || Boolean(g.open) !== Boolean(g.close) || /^0\d/.test(g.num!)) return null;
+  // Signed after the digits ("1,234.56-"), only once and only an amount: "2019-" is no number.
+  if (g.after && (g.neg || g.open || /^\d+$/.test(g.num!))) return null;
   const digits = en ? g.num!.replace(/[, \u00a0\u202f']/g, "") : g.num!.replace(/[. \u00a0\u202f]/g, "").replace(",", ".");
-  return (g.neg || g.open ? -1 : 1) * Number(digits) * (g.pct ? 0.01 : 1);
+  return (g.neg || g.open || g.after ? -1 : 1) * Number(digits) * (g.pct ? 0.01 : 1);
 }
 
 /** A truth cell's type and value, from its text (see the header). */

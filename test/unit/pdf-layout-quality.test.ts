@@ -128,6 +128,9 @@ describe("exact cells", () => {
     expect(typeTruth("(39 023,33 zł)")).toMatchObject({ kind: "number", value: -39023.33 });
     expect(typeTruth("R$ 1.234,56")).toMatchObject({ kind: "number", value: 1234.56 });
     expect(typeTruth("(3,5 %)")).toMatchObject({ kind: "number", value: -0.035 });
+    expect(typeTruth("1,234.56-")).toMatchObject({ kind: "number", value: -1234.56 });
+    expect(typeTruth("1.234,56-")).toMatchObject({ kind: "number", value: -1234.56 });
+    expect(typeTruth("2019-")).toMatchObject({ kind: "text" });
     expect(typeTruth("3e-5")).toMatchObject({ kind: "number", value: 3e-5 });
     expect(typeTruth("−1.5E+10")).toMatchObject({ kind: "number", value: -1.5e10 });
     expect(typeTruth("e-5")).toMatchObject({ kind: "text" });
