@@ -106,6 +106,17 @@ interface Stripped {
   currency: Currency | undefined;
 }
 
+/** A currency sign or code before or after the digits, taken off: the digits left, and the currency. */
+function stripCurrency(s: string): { digits: string; currency: Currency | undefined } {
+  const cur = CURRENCY.exec(s);
+  const before = cur?.[1];
+  const behind = cur?.[3];
+  if (!cur || !(before || behind)) return { digits: s, currency: undefined };
+  const [sign, rest] = before ? [before, s.slice(before.length)] : [behind!, s.slice(0, s.length - behind!.length)];
+  const spaced = /\s/.test(sign) || (before ? /^\s/.test(rest) : /\s$/.test(rest));
+  return { digits: cur[2]!, currency: { code: sign.trim(), after: !before, spaced } };
+}
+
 /** Takes off parentheses, a sign (before or after a currency, or after the digits), a percent sign and a currency sign or code. */
 function stripDecorations(text: string): Stripped {
   let s = text.trim().replace(/\u2212/g, "-");
@@ -117,15 +128,8 @@ function stripDecorations(text: string): Stripped {
   if (after) s = s.slice(0, -1);
   const percent = s.endsWith("%");
   if (percent) s = s.slice(0, -1).trim();
-  const cur = CURRENCY.exec(s);
-  const before = cur?.[1];
-  const behind = cur?.[3];
-  let currency: Currency | undefined;
-  if (cur && (before || behind)) {
-    const [sign, rest] = before ? [before, s.slice(before.length)] : [behind!, s.slice(0, s.length - behind!.length)];
-    currency = { code: sign.trim(), after: !before, spaced: /\s/.test(sign) || (before ? /^\s/.test(rest) : /\s$/.test(rest)) };
-    s = cur[2]!;
-  }
+  const { digits, currency } = stripCurrency(s);
+  s = digits;
   if (s.startsWith("-") && !negative) [negative, s] = [true, s.slice(1)];
   return { digits: s, negative, parens, after, percent, currency };
 }

@@ -125,15 +125,16 @@ const SCIENTIFIC = /^[-−]?\d+(?:\.\d+)?[eE][+-]?\d+$/;
  * The value of a number written as NUMBER or COMMA_DECIMAL says, or in scientific notation, or null.
  * Both parentheses or neither; "007" and "0085648100300" are identifiers, not numbers.
  */
+/** A sign after the digits ("1,234.56-") is an amount's, once: never beside another sign, nor after a bare integer ("2019-"). */
+const signedAfter = (g: Record<string, string | undefined>): boolean => !g.after || (!g.neg && !g.open && !/^\d+$/.test(g.num!));
+
 function numberOf(s: string): number | null {
   if (SCIENTIFIC.test(s)) return Number(s.replace("−", "-"));
   const en = NUMBER.exec(s)?.groups;
   // Grouped by "." with a decimal comma ("27.083.460", "$ 10.000,00", "3,5"): Spanish, German, …
   const comma = en ? undefined : COMMA_DECIMAL.exec(s)?.groups;
   const g = en ?? comma;
-  if (!g || Boolean(g.open) !== Boolean(g.close) || /^0\d/.test(g.num!)) return null;
-  // Signed after the digits ("1,234.56-"), only once and only an amount: "2019-" is no number.
-  if (g.after && (g.neg || g.open || /^\d+$/.test(g.num!))) return null;
+  if (!g || Boolean(g.open) !== Boolean(g.close) || /^0\d/.test(g.num!) || !signedAfter(g)) return null;
   const digits = en ? g.num!.replace(/[, \u00a0\u202f']/g, "") : g.num!.replace(/[. \u00a0\u202f]/g, "").replace(",", ".");
   return (g.neg || g.open || g.after ? -1 : 1) * Number(digits) * (g.pct ? 0.01 : 1);
 }
