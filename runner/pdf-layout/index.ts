@@ -38,6 +38,7 @@ import { joinStackedTables } from "./stacked.ts";
 import { pageStreamTables } from "./stream.ts";
 import { inside, orientTable, tableFromStructure } from "./tables.ts";
 import { leaderless } from "./leaders.ts";
+import { withoutBars } from "./textrules.ts";
 import { drawnAcross } from "./turned.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
 
@@ -73,7 +74,8 @@ function columnGutter(raw: RawPage, tables: readonly Table[]): Gutter | null {
 
 /** The tables of a page, most exact finder first; returns them and the items left for the flow. */
 function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
-  const { items, drawn, leaders } = leaderless(raw.items);
+  const barred = withoutBars(raw.items);
+  const { items, drawn, leaders } = leaderless(barred.items);
   const byMcid = new Map<string, TextItem[]>();
   for (const item of items) {
     if (!item.mcid) continue;
@@ -113,9 +115,20 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     tables.push(found.table);
     for (const i of found.items) streamed.add(i);
   }
-  // The text outside the tables as drawn, leaders and all; a leader inside a table is no cell's text.
-  const flow = [...rest.filter((i) => !streamed.has(i)), ...across].map((i) => drawn.get(i) ?? i);
-  const lines = pageSegments([...flow, ...leaders.filter((l) => !tables.some((t) => inside(l, t)))]);
+  // The text outside the tables as drawn, leaders and bars and all; a leader or a bar inside a
+  // table is no cell's text.
+  const left = [...rest.filter((i) => !streamed.has(i)), ...across].map((i) => drawn.get(i) ?? i);
+  // A run cut at its bars goes back whole, as drawn, when no table took a part of it; else the
+  // parts no table took.
+  const kept = new Set(left);
+  const split = new Set([...barred.drawn].filter(([part]) => !kept.has(part)).map(([, run]) => run));
+  const whole = (i: TextItem): TextItem => {
+    const run = barred.drawn.get(i);
+    return run && !split.has(run) ? run : i;
+  };
+  const flow = new Set(left.map(whole));
+  const marks = [...leaders, ...barred.bars].filter((l) => !tables.some((t) => inside(l, t)));
+  const lines = pageSegments([...flow, ...marks]);
   return { tables: joinStackedTables(tables, lines.flat()).map(orientTable), lines };
 }
 

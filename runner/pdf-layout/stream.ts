@@ -310,7 +310,7 @@ function wrapsOn(line: Line, above: Line): boolean {
 }
 
 /** A piece of rule characters only: a rule drawn in text ("-------", "=======", "───"). */
-const TEXT_RULE = /^[-=_\u2013\u2014\u2500\u2501\u2550]{3,}$/u;
+const TEXT_RULE = /^[-=_+\u2013\u2014\u2500\u2501\u2550]{3,}$/u;
 
 /**
  * Whether a line is a rule drawn in text, every piece a run of dashes, equals signs or box-drawing
@@ -469,13 +469,19 @@ function runningHead(run: readonly Line[]): number {
 
 /**
  * Whether a line of text is laid across a table's columns (parted at `gaps`, its rows `width`
- * wide), not in them: it starts at the rows' left edge or left of it, holds no number, and each of
+ * wide), not in them: it starts at the rows' left edge or left of it, holds no number (but a page's
+ * number last: PAGE_NUMBER), and each of
  * its pieces reaches over a gap between two columns — but for its first, when it starts there, and
  * its last, when it ends at the rows' right edge or right of it. At least one reaches over a gap.
  */
+/** A page's number: a whole number of up to four digits. */
+const PAGE_NUMBER = /^\d{1,4}$/u;
+
 function acrossColumns(line: Line, gaps: readonly number[], width: Span): boolean {
   const { pieces } = line;
-  if (pieces[0]!.x0 > width.x0 + ALIGN || pieces.some((p) => typeof typeCell(pieceText(p)).value === "number")) return false;
+  const number = (p: Piece, k: number): boolean =>
+    typeof typeCell(pieceText(p)).value === "number" && !(k === pieces.length - 1 && PAGE_NUMBER.test(pieceText(p)));
+  if (pieces[0]!.x0 > width.x0 + ALIGN || pieces.some(number)) return false;
   const over = (p: Piece): boolean => gaps.some((x) => p.x0 < x && p.x1 > x);
   const flush = (p: Piece, k: number): boolean =>
     (k === 0 && p.x0 <= width.x0 + ALIGN) || (k === pieces.length - 1 && p.x1 >= width.x1 - ALIGN);
