@@ -11,8 +11,8 @@ import type { TextItem } from "./types.ts";
 /** A bar drawn as a cell's border: ASCII's, and the box-drawing vertical lines. */
 const BAR = /[|\u2502\u2503\u2551]/u;
 
-/** Font names of monospaced type (pdfjs gives an embedded font's base name, "ABCDEF+CourierNewPSMT"). */
-const MONOSPACED = /courier|mono|consol|typewriter|lucida ?console|andale|menlo|fixed|ocr-?b/iu;
+/** Font names of monospaced type (pdfjs gives an embedded font's base name, "ABCDEF+CourierNewPSMT"); Monotype's faces are not. */
+const MONOSPACED = /courier|mono(?!type)|consol|typewriter|lucida ?console|andale|menlo|fixed|ocr-?b/iu;
 
 /** The parts of a monospaced run between its bars, trimmed, each where its characters lie; [] for bars alone. */
 function cutAtBars(item: TextItem): TextItem[] {

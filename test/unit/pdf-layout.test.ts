@@ -13,6 +13,7 @@ import { groupLines, pageSegments, segmentOf, segmentText, splitLine } from "../
 import { maxOf, minOf } from "../../runner/pdf-layout/minmax.ts";
 import { blockParagraphs, paragraphText } from "../../runner/pdf-layout/paragraphs.ts";
 import { streamTable, streamTables } from "../../runner/pdf-layout/stream.ts";
+import { withoutBars } from "../../runner/pdf-layout/textrules.ts";
 import { buildTable, disjointCells, orientTable } from "../../runner/pdf-layout/tables.ts";
 import type { Block, Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 import { writeDocx } from "../../runner/ops/convert-docx.ts";
@@ -111,6 +112,24 @@ describe("a right-to-left paragraph drawn word by word", () => {
     const [block] = buildBlocks(pageSegments(items).flat());
     const paras = blockParagraphs(block!, { x0: 0, x1: 240, top: 0, bottom: 100 }, 0);
     expect(paras.map(paragraphText)).toEqual(["كوارتز سديم محار", "مرج فلفل"]);
+  });
+});
+
+describe("withoutBars", () => {
+  it("cuts a monospaced run at its bars, each part where its characters lie, and maps the parts back to the run", () => {
+    const run = item("|Kasse |  1.234,50-|", 30, 100, { font: "ABCDEF+CourierNewPSMT" });
+    const { items, drawn, bars } = withoutBars([run, item("|", 200, 100, { font: "Courier" })]);
+    expect(items.map((i) => [i.text, i.x0, i.x1])).toEqual([
+      ["Kasse", 36, 66],
+      ["1.234,50-", 90, 144],
+    ]);
+    expect(items.every((i) => drawn.get(i) === run)).toBe(true);
+    expect(bars.map((b) => b.text)).toEqual(["|"]);
+  });
+
+  it("leaves a bar in proportional type, or in a Monotype face, as the text's own", () => {
+    const runs = [item("Home | About", 30, 100, { font: "Helvetica" }), item("A | B", 30, 120, { font: "MonotypeCorsiva" })];
+    expect(withoutBars(runs).items).toEqual(runs);
   });
 });
 
