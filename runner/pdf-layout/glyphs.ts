@@ -20,6 +20,7 @@
 import { IDENTITY, multiply, type Matrix } from "../pdf/pdf-matrix.ts";
 import { readingOrder, RTL_SCRIPTS } from "./bidi.ts";
 import { WORD_GAP } from "./lines.ts";
+import { monospaced } from "./textrules.ts";
 import type { TextItem } from "./types.ts";
 
 /** pdfjs' OPS codes that move the text position or draw glyphs. */
@@ -120,7 +121,7 @@ const SHOW_GAP = 0.6;
 /**
  * pdfjs parts an item at a space glyph as wide as SHOW_GAP or wider: every word space of a
  * monospaced font (Courier's is 0.6 em), however the sum rounds. Across a gap up to this wide along
- * one glyph run, the items are one string, words a space apart (joinFontSwitches).
+ * one glyph run in such a font, the items are one string, words a space apart (joinFontSwitches).
  */
 const ONE_SPACE = 0.65;
 /** A TJ number moving this far right (ems) in a TJ that draws space glyphs jumps to a new cell (showText). */
@@ -732,7 +733,7 @@ function switchedOnly(a: TextItem, b: TextItem, runs: readonly GlyphRun[]): bool
   if (a.font !== b.font || !a.font || a.opaque || b.opaque || a.turned || b.turned || a.mcid !== b.mcid) return false;
   if (Math.abs(a.size - b.size) > 0.01 * a.size || Math.abs(a.base - b.base) > 0.1 * a.size) return false;
   const gap = b.x0 - a.x1;
-  if (gap < -WORD_GAP * a.size || gap > ONE_SPACE * a.size) return false;
+  if (gap < -WORD_GAP * a.size || gap > (monospaced(a.font) ? ONE_SPACE : SHOW_GAP) * a.size) return false;
   return runsNear(a.base, 0.1 * a.size, runs).some(
     (r) => Math.abs(r.base - a.base) < 0.1 * a.size && r.x0 <= a.x0 + 0.5 && r.x1 >= b.x1 - 0.5,
   );

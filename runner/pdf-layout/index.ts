@@ -127,7 +127,9 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
     return run && !split.has(run) ? run : i;
   };
   const flow = new Set(left.map(whole));
-  const marks = [...leaders, ...barred.bars].filter((l) => !tables.some((t) => inside(l, t)));
+  // A table's outer bars stand beside its first and last cells' text: within an em of its box.
+  const boxed = (bar: TextItem): boolean => tables.some((t) => inside(bar, { ...t, x0: t.x0 - bar.size, x1: t.x1 + bar.size }));
+  const marks = [...leaders.filter((l) => !tables.some((t) => inside(l, t))), ...barred.bars.filter((b) => !boxed(b))];
   const lines = pageSegments([...flow, ...marks]);
   return { tables: joinStackedTables(tables, lines.flat()).map(orientTable), lines };
 }

@@ -310,7 +310,7 @@ function wrapsOn(line: Line, above: Line): boolean {
 }
 
 /** A piece of rule characters only: a rule drawn in text ("-------", "=======", "───"). */
-const TEXT_RULE = /^[-=_+\u2013\u2014\u2500\u2501\u2550]{3,}$/u;
+const TEXT_RULE = /^[-=_+\u2013\u2014\u2500-\u257f]{3,}$/u;
 
 /**
  * Whether a line is a rule drawn in text, every piece a run of dashes, equals signs or box-drawing
@@ -447,7 +447,7 @@ const HEAD_APART = 1.8;
 
 /**
  * How many lines a run starts with that are a report's running head over its table, not rows: up
- * to HEAD_LINES lines of text and dates (no numbers) at line spacing, a blank line's worth
+ * to HEAD_LINES lines of two pieces or more, text and dates (no numbers), at line spacing, a blank line's worth
  * (HEAD_APART rows) over the rest, each laid across the rows' columns (acrossColumns: a report
  * writer's "ACME Corporation | Monthly Account Summary | Page 1 of 3", left, centred and right on
  * the page). A group's labels over its columns stand at line spacing over the header and leave the
@@ -467,18 +467,20 @@ function runningHead(run: readonly Line[]): number {
   return 0;
 }
 
-/**
- * Whether a line of text is laid across a table's columns (parted at `gaps`, its rows `width`
- * wide), not in them: it starts at the rows' left edge or left of it, holds no number (but a page's
- * number last: PAGE_NUMBER), and each of
- * its pieces reaches over a gap between two columns — but for its first, when it starts there, and
- * its last, when it ends at the rows' right edge or right of it. At least one reaches over a gap.
- */
 /** A page's number: a whole number of up to four digits. */
 const PAGE_NUMBER = /^\d{1,4}$/u;
 
+/**
+ * Whether a line of text is laid across a table's columns (parted at `gaps`, its rows `width`
+ * wide), not in them: fewer pieces than the table has columns (a header has one a column), it
+ * starts at the rows' left edge or left of it, holds no number (but a page's number last:
+ * PAGE_NUMBER), and each of its pieces reaches over a gap between two columns — but for its first,
+ * when it starts there, and its last, when it ends at the rows' right edge or right of it. At
+ * least one reaches over a gap.
+ */
 function acrossColumns(line: Line, gaps: readonly number[], width: Span): boolean {
   const { pieces } = line;
+  if (pieces.length > gaps.length) return false;
   const number = (p: Piece, k: number): boolean =>
     typeof typeCell(pieceText(p)).value === "number" && !(k === pieces.length - 1 && PAGE_NUMBER.test(pieceText(p)));
   if (pieces[0]!.x0 > width.x0 + ALIGN || pieces.some(number)) return false;

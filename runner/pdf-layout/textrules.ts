@@ -11,8 +11,15 @@ import type { TextItem } from "./types.ts";
 /** A bar drawn as a cell's border: ASCII's, and the box-drawing vertical lines. */
 const BAR = /[|\u2502\u2503\u2551]/u;
 
-/** Font names of monospaced type (pdfjs gives an embedded font's base name, "ABCDEF+CourierNewPSMT"); Monotype's faces are not. */
-const MONOSPACED = /courier|mono(?!type)|consol|typewriter|lucida ?console|andale|menlo|fixed|ocr-?b/iu;
+/**
+ * Font names of monospaced type (pdfjs gives an embedded font's base name, "ABCDEF+CourierNewPSMT";
+ * Ghostscript's Courier is Nimbus Mono); Monotype's faces are not.
+ */
+const MONOSPACED =
+  /courier|mono(?!type)|nimbusmon|consol|typewriter|lucida ?console|andale|menlo|monaco|cousine|source ?code|letter ?gothic|fixed|ocr-?b/iu;
+
+/** Whether a font's name is a monospaced face's (MONOSPACED). */
+export const monospaced = (font: string | undefined): boolean => MONOSPACED.test(font ?? "");
 
 /** The parts of a monospaced run between its bars, trimmed, each where its characters lie; [] for bars alone. */
 function cutAtBars(item: TextItem): TextItem[] {
@@ -43,7 +50,7 @@ export function withoutBars(page: readonly TextItem[]): { items: TextItem[]; dra
   const drawn = new Map<TextItem, TextItem>();
   const bars: TextItem[] = [];
   for (const item of page) {
-    if (!BAR.test(item.text) || !MONOSPACED.test(item.font ?? "") || item.turned) {
+    if (!BAR.test(item.text) || !monospaced(item.font) || item.turned) {
       items.push(item);
       continue;
     }

@@ -343,6 +343,17 @@ describe("stream columns", () => {
     expect(texts(table, 0)).toEqual(["Region", "Units"]);
   });
 
+  it("keeps a header set a blank line over its rows, one label reaching over a gap, as its header (no running head)", () => {
+    const rows = [
+      [item("ITEM", 0, 100), item("QUANTITY", 60, 100), item("PRICE", 132, 100)],
+      [item("Apple", 0, 128), item("3", 108, 128), item("1.50", 138, 128)],
+      [item("Pear", 0, 142), item("12", 102, 142), item("0.75", 138, 142)],
+      [item("Plum", 0, 156), item("7", 108, 156), item("2.25", 138, 156)],
+    ];
+    const [found] = streamTables(rows.flat());
+    expect(texts(found!.table, 0)).toEqual(["ITEM", "QUANTITY", "PRICE"]);
+  });
+
   it("refuses two columns of prose", () => {
     const lines = [0, 1, 2].map((i) => [
       item("several words of running text here", 0, 10 + 14 * i),
