@@ -33,6 +33,7 @@ import { ROOT } from "../test/helpers/tools.ts";
 import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
+import { buildListingRoundTrip } from "../test/truth/roundtrip-listings.ts";
 import { buildReportlabRoundTrip } from "../test/truth/roundtrip-reportlab.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 import { PRODUCERS, reprinted, type Producer } from "../test/truth/reprint.ts";
@@ -311,6 +312,8 @@ export interface TruthOptions {
   invoices?: number;
   /** Reports rendered by ReportLab to build and score (test/truth/roundtrip-reportlab.ts; 0 or undefined: none). */
   reportlab?: number;
+  /** Listings printed by line printers, enscript and report writers to build and score (test/truth/roundtrip-listings.ts; 0 or undefined: none). */
+  listings?: number;
   /** Producers to print each generated corpus again with (test/truth/reprint.ts), each reprint scored too (none when undefined). */
   via?: readonly Producer[];
   /** The splits of the real truth to score ("holdout" alone: the quick run). */
@@ -370,6 +373,13 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
       source: "test/truth/roundtrip-reportlab.ts",
       dir: "reportlab",
     },
+    {
+      count: opts.listings ?? 0,
+      build: buildListingRoundTrip,
+      what: "listings (line printer, enscript, report writer)",
+      source: "test/truth/roundtrip-listings.ts",
+      dir: "listings",
+    },
   ];
   for (const g of generated.filter((c) => c.count > 0)) {
     process.stderr.write(`truth corpus: ${g.count} generated ${g.what}…\n`);
@@ -399,7 +409,7 @@ export async function truthBench(work: string, venv: string, opts: TruthOptions)
 
 /**
  * Run alone (the venv of bench/pdf-to-office.ts must exist: `make bench-convert` creates it):
- *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--invoices N] [--reportlab N] [--via] [--no-text] [--no-pdf2docx]
+ *   node bench/pdf-to-office-truth.ts [--holdout | --no-real] [--roundtrips N] [--reports N] [--statements N] [--invoices N] [--reportlab N] [--listings N] [--via] [--no-text] [--no-pdf2docx]
  * --holdout scores the held-out real truth only (the quick run on a loaded machine); --no-real skips
  * the real truth tables, --no-text the text recall, --no-pdf2docx the text recall's peer.
  */
@@ -410,6 +420,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const statements = args.indexOf("--statements");
   const invoices = args.indexOf("--invoices");
   const reportlab = args.indexOf("--reportlab");
+  const listings = args.indexOf("--listings");
   const venv = path.join(os.homedir(), ".cache/folio-bench/venv");
   const work = await mkdtemp(path.join(os.tmpdir(), "folio-truth-bench-"));
   try {
@@ -419,6 +430,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       statements: statements >= 0 ? Number(args[statements + 1]) : 0,
       invoices: invoices >= 0 ? Number(args[invoices + 1]) : 0,
       reportlab: reportlab >= 0 ? Number(args[reportlab + 1]) : 0,
+      listings: listings >= 0 ? Number(args[listings + 1]) : 0,
       via: args.includes("--via") ? PRODUCERS : undefined,
       splits: args.includes("--no-real") ? [] : args.includes("--holdout") ? ["holdout"] : ["tune", "holdout"],
       text: !args.includes("--no-text"),

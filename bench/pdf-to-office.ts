@@ -52,6 +52,8 @@ const STATEMENTS = 60;
 const INVOICES = 60;
 /** Reports rendered by ReportLab (test/truth/roundtrip-reportlab.ts): about 2 tables each. */
 const REPORTLAB = 60;
+/** Listings as line printers, enscript and report writers print them (test/truth/roundtrip-listings.ts): about 1.1 tables each. */
+const LISTINGS = 60;
 const VENV = path.join(os.homedir(), ".cache/folio-bench/venv");
 const RUN_TIMEOUT_MS = 900_000;
 /** Each conversion and each reopening runs this many times, interleaved; the median is reported. */
@@ -332,6 +334,7 @@ async function main(): Promise<void> {
         statements: STATEMENTS,
         invoices: INVOICES,
         reportlab: REPORTLAB,
+        listings: LISTINGS,
         // Each generated corpus printed again by cairo too (Ghostscript: `node bench/pdf-to-office-truth.ts --via`).
         via: ["cairo"],
       })),

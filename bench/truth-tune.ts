@@ -6,8 +6,13 @@
  *
  *   node bench/truth-tune.ts [--split tune|holdout] [--only <substring of a table id>] [--dump]
  *                            [--roundtrips N] [--reports N] [--statements N [--seed S]]
- *                            [--invoices N [--seed S]] [--reportlab N [--seed S]] [--via cairo|gs]
+ *                            [--invoices N [--seed S]] [--reportlab N [--seed S]] [--listings N [--seed S]]
+ *                            [--via cairo|gs]
  *
+ * --listings N scores N generated listings as line printers, enscript and report writers print
+ * them (test/truth/roundtrip-listings.ts: running heads, rules drawn in text, SAP and psql/MySQL
+ * grids, trailing-minus negatives, groups with subtotals, pages), both splits; --seed S draws
+ * another corpus (default 101).
  * --reportlab N scores N generated reports rendered by ReportLab (test/truth/roundtrip-reportlab.ts:
  * summaries with totals and group headers, listings with wrapped descriptions, five table styles),
  * both splits; --seed S draws another corpus (default 83).
@@ -38,6 +43,7 @@ import { buildRoundTrip } from "../test/truth/roundtrip.ts";
 import { buildReportRoundTrip } from "../test/truth/roundtrip-docx.ts";
 import { buildStatementRoundTrip } from "../test/truth/roundtrip-statements.ts";
 import { buildInvoiceRoundTrip } from "../test/truth/roundtrip-invoices.ts";
+import { buildListingRoundTrip } from "../test/truth/roundtrip-listings.ts";
 import { buildReportlabRoundTrip } from "../test/truth/roundtrip-reportlab.ts";
 import { PRODUCERS, reprinted, type Producer } from "../test/truth/reprint.ts";
 
@@ -56,6 +62,7 @@ const reports = Number(opt("--reports") ?? 0);
 const statements = Number(opt("--statements") ?? 0);
 const invoices = Number(opt("--invoices") ?? 0);
 const reportlab = Number(opt("--reportlab") ?? 0);
+const listings = Number(opt("--listings") ?? 0);
 const seed = opt("--seed");
 const via = opt("--via");
 if (via !== undefined && !PRODUCERS.includes(via as Producer)) throw new Error(`--via takes ${PRODUCERS.join(" or ")}`);
@@ -86,6 +93,7 @@ function misses(truth: string[][], grid: Grid): string[] {
 
 /** The generated corpus asked for, if any (the first with a count), its default seed if it takes one. */
 const generated = [
+  { label: "listings", count: listings, build: buildListingRoundTrip, seed: "101" },
   { label: "reportlab", count: reportlab, build: buildReportlabRoundTrip, seed: "83" },
   { label: "invoices", count: invoices, build: buildInvoiceRoundTrip, seed: "61" },
   { label: "statements", count: statements, build: buildStatementRoundTrip, seed: "41" },

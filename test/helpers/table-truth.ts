@@ -33,7 +33,9 @@ export type TableClass =
   | "tight"
   | "statement"
   | "invoice"
-  | "reportlab";
+  | "reportlab"
+  | "listing"
+  | "text-ruled";
 
 export interface TruthTable {
   /** "real/<file>#<name>" or "roundtrip/<name>". */

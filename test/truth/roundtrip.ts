@@ -109,9 +109,16 @@ async function turn(file: string, how: SheetSpec["turn"]): Promise<void> {
   await writeFile(file, await out.save());
 }
 
+/**
+ * The words of poppler's text of `file`, read both ways: its reading order joins a line ending in a
+ * dash to the next as a hyphenated word ("47.592,95-" then "2968" read "47.592,952968"), its
+ * layout mode does not.
+ */
 async function pdftotextWords(file: string): Promise<Set<string>> {
-  const { stdout } = await execFileP("pdftotext", [file, "-"], { maxBuffer: 64 * 1024 * 1024 });
-  return new Set(recallTokens(stdout));
+  const texts = await Promise.all(
+    [[], ["-layout"]].map(async (mode) => (await execFileP("pdftotext", [...mode, file, "-"], { maxBuffer: 64 * 1024 * 1024 })).stdout),
+  );
+  return new Set(texts.flatMap((t) => recallTokens(t)));
 }
 
 async function pageCount(file: string): Promise<number> {
