@@ -39,6 +39,7 @@ import { pageStreamTables } from "./stream.ts";
 import { inside, orientTable, tableFromStructure } from "./tables.ts";
 import { leaderless } from "./leaders.ts";
 import { withoutBars } from "./textrules.ts";
+import { atCharColumns } from "./charcolumns.ts";
 import { drawnAcross } from "./turned.ts";
 import type { Block, PageImage, PageLayout, Paragraph, PngImage, RawPage, Segment, Table, TextItem } from "./types.ts";
 
@@ -72,9 +73,21 @@ function columnGutter(raw: RawPage, tables: readonly Table[]): Gutter | null {
   return gutter && !tables.some((t) => t.x0 < gutter.x0 && t.x1 > gutter.x1) ? gutter : null;
 }
 
+/**
+ * A page's runs cut for finding tables: monospaced runs at their bars (textrules.ts), then at their
+ * character grid's column rivers (charcolumns.ts); `drawn` maps each part to its run as drawn.
+ */
+function cutRuns(page: readonly TextItem[]): { items: TextItem[]; drawn: Map<TextItem, TextItem>; bars: TextItem[] } {
+  const barred = withoutBars(page);
+  const gridded = atCharColumns(barred.items);
+  const drawn = new Map(barred.drawn);
+  for (const [part, run] of gridded.drawn) drawn.set(part, barred.drawn.get(run) ?? run);
+  return { items: gridded.items, drawn, bars: barred.bars };
+}
+
 /** The tables of a page, most exact finder first; returns them and the items left for the flow. */
 function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
-  const barred = withoutBars(raw.items);
+  const barred = cutRuns(raw.items);
   const { items, drawn, leaders } = leaderless(barred.items);
   const byMcid = new Map<string, TextItem[]>();
   for (const item of items) {
