@@ -9,9 +9,10 @@
  * the table's columns (a sparse column leaves no river over a few rows); a part that repeats the
  * table's header row over as many columns is its rest, however its edges moved; a right-to-left table's
  * part is read right to left. Page numbers — a single short line with a number in the top or bottom
- * margin band ("12", "Page 3 of 10") — running heads and feet (up to BAND_LINES lines in that band
- * that the page before or after repeats there, numbers aside) and a line saying the table goes on ("Table
- * 3—Continued", "(continued)") do not count as the page's first or last block.
+ * margin band ("12", "Page 3 of 10") — running heads and feet (up to BAND_LINES lines in that band,
+ * or over the page's first table in its top quarter, that the page before or after repeats there,
+ * numbers aside), a line saying the table goes on ("Table 3—Continued", "(continued)") and an ASCII
+ * table's borders ("+----+----+") do not count as the page's first or last block.
  *
  * A table cut with only a row or two left for the next page (ReportLab keeps no widow rows; one
  * row alone is no table) has that rest read as text: when the previous page's table reaches down
@@ -26,14 +27,24 @@ import type { Block, Cell, PageLayout, Segment, Table, TextItem } from "./types.
 /** Share of the page height at its top and bottom where page numbers and running heads sit. */
 const MARGIN_BAND = 0.1;
 
-/** A running head or foot is at most this many lines (a report's company over its run date, left of its title). */
-const BAND_LINES = 3;
+/** A running head or foot is at most this many lines (a printer's page header over a report's company, run date and currency). */
+const BAND_LINES = 4;
 
-/** The lines' texts of a paragraph of up to BAND_LINES lines in the page's top or bottom band, or null. */
+/** A running head over the page's first table may reach this far down the page (share of its height): a listing's head in small type on a landscape page. */
+const HEAD_BAND = 0.25;
+
+/** Whether a block lies in the page's top or bottom margin band (MARGIN_BAND), where page numbers stand. */
+const inMargin = (b: Block, page: PageLayout): boolean =>
+  b.bottom < MARGIN_BAND * page.height || b.top > page.height - MARGIN_BAND * page.height;
+
+/**
+ * The lines' texts of a paragraph of up to BAND_LINES lines in the page's top or bottom band, or
+ * over its first table in the page's top quarter (HEAD_BAND), or null.
+ */
 function bandText(b: Block, page: PageLayout): string[] | null {
   if (b.type !== "paragraph" || b.lines.length > BAND_LINES) return null;
-  const band = MARGIN_BAND * page.height;
-  return b.bottom < band || b.top > page.height - band ? b.lines.map(segmentText) : null;
+  const overTables = b.bottom < HEAD_BAND * page.height && page.blocks.every((t) => t.type !== "table" || t.top >= b.bottom);
+  return inMargin(b, page) || overTables ? b.lines.map(segmentText) : null;
 }
 
 /** A page number's numbers: one or two whole numbers ("12", "3 of 10", "3/10"), never a figure ("9,671.62", "3.2"). */
@@ -67,17 +78,23 @@ function continuation(b: Block): boolean {
   return CONTINUATION.test(text) && text.split(/\s+/u).length <= CONTINUATION_WORDS;
 }
 
+/** A line drawn in text: dashes, equals signs, pluses, bars and box-drawing lines alone ("+------+------+"). */
+const TEXT_RULE = /^[-=_+|\u2013\u2014\u2500-\u257f\s]*[-=_\u2013\u2014\u2500-\u257f]{3}[-=_+|\u2013\u2014\u2500-\u257f\s]*$/u;
+
+/** Whether a block is rules drawn in text alone: an ASCII table's border over or under its cells. */
+const textRules = (b: Block): boolean => b.type === "paragraph" && b.lines.every((l) => TEXT_RULE.test(segmentText(l)));
+
 /**
  * The page's content blocks: page numbers and running heads and feet (band lines that a
- * neighbouring page's band repeats, numbers aside) and continuation captions (they stay on the page,
- * as text) left out.
+ * neighbouring page's band repeats, numbers aside), continuation captions and rules drawn in text
+ * (they stay on the page, as text) left out.
  */
 function content(page: PageLayout, neighbours: readonly Set<string>[]): Block[] {
   return page.blocks.filter((b) => {
-    if (continuation(b)) return false;
+    if (continuation(b) || textRules(b)) return false;
     const lines = bandText(b, page);
     if (lines === null) return true;
-    const pageNumber = lines.length === 1 && isPageNumber(lines[0]!);
+    const pageNumber = lines.length === 1 && inMargin(b, page) && isPageNumber(lines[0]!);
     return !(pageNumber || neighbours.some((n) => lines.every((l) => n.has(skeleton(l)))));
   });
 }
@@ -210,6 +227,18 @@ function appendRows(table: Table, header: readonly string[], rest: Table): strin
   return Array.from({ length: skip }, (_, r) => rowCells(rest, r).map((c) => joinLines(c.lines.map(segmentText))));
 }
 
+/**
+ * Whether a table is `header`'s first row alone, repeated over its lines as a table of its own (a
+ * report writer's header set apart from the rows by a rule, "ITEM" over "DESCRIPTION"): its
+ * words are the header's, however its few lines parted them into columns.
+ */
+function headerAlone(t: Table, header: readonly string[]): boolean {
+  if (t.rows > MAX_HEADER_ROWS || !header[0] || !/\S/u.test(header[0])) return false;
+  const words = (text: string): string => text.split(/\s+/u).filter(Boolean).sort().join(" ");
+  const text = t.cells.map((c) => c.lines.map(segmentText).join(" ")).join(" ");
+  return words(text) === words(header[0]);
+}
+
 /** Whether a table's first row repeats `header`'s first row, a row with text. */
 const repeatsHeader = (t: Table, header: readonly string[]): boolean =>
   header[0] !== undefined && /\S/u.test(header[0]) && t.rows > 1 && repeats(t, 0, header[0]);
@@ -326,7 +355,14 @@ function joinRest(
   cut: boolean,
   blocks: readonly Block[],
 ): { taken: Block[]; repeated: string[][] } {
-  const first = blocks[0];
+  const [first, second] = blocks;
+  if (first?.type === "table" && second?.type === "table" && headerAlone(first.table, header)) {
+    const rest = restOf(open, second.table, header);
+    const repeated = Array.from({ length: first.table.rows }, (_, r) =>
+      rowCells(first.table, r).map((c) => joinLines(c.lines.map(segmentText))),
+    );
+    if (rest) return { taken: [first, second], repeated: (appendRows(open, [], rest), repeated) };
+  }
   if (first?.type === "table") {
     const rest = restOf(open, first.table, header);
     return rest ? { taken: [first], repeated: appendRows(open, header, rest) } : { taken: [], repeated: [] };

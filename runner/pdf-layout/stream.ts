@@ -310,11 +310,12 @@ function wrapsOn(line: Line, above: Line): boolean {
 }
 
 /** A piece of rule characters only: a rule drawn in text ("-------", "=======", "───"). */
-const TEXT_RULE = /^[-=_+\u2013\u2014\u2500-\u257f]{3,}$/u;
+const TEXT_RULE = /^[-=_+\u2013\u2014\u2500-\u257f]{3,}(?: [-=_+\u2013\u2014\u2500-\u257f]{3,})*$/u;
 
 /**
  * Whether a line is a rule drawn in text, every piece a run of dashes, equals signs or box-drawing
- * lines: a fixed-width report's rule under its header or over its totals. It stays in its table's
+ * lines (one per column, a space apart, in one piece or several): a fixed-width report's rule
+ * under its header or over its totals. It stays in its table's
  * run, as a drawn rule would, and is no row of it.
  */
 const textRule = (line: Line): boolean => line.pieces.every((p) => TEXT_RULE.test(pieceText(p)));
@@ -441,20 +442,22 @@ function headRuleAt(run: readonly Line[], rules: readonly Rule[]): number {
 
 /** At most this many lines of labels stand between a table's head rule and its first row of cells. */
 const HEAD_LINES = 3;
+/** Lines a running head may hold: a printer's page header over a report's own three (runningHead). */
+const RUNNING_HEAD_LINES = 4;
 
 /** A running head stands this many of the table's row pitches or more above its first line (a blank line's worth). */
 const HEAD_APART = 1.8;
 
 /**
  * How many lines a run starts with that are a report's running head over its table, not rows: up
- * to HEAD_LINES lines of two pieces or more, text and dates (no numbers), at line spacing, a blank line's worth
+ * to RUNNING_HEAD_LINES lines of two pieces or more, text and dates (no numbers), at line spacing, a blank line's worth
  * (HEAD_APART rows) over the rest, each laid across the rows' columns (acrossColumns: a report
  * writer's "ACME Corporation | Monthly Account Summary | Page 1 of 3", left, centred and right on
  * the page). A group's labels over its columns stand at line spacing over the header and leave the
  * row labels' column open. 0 when there is none.
  */
 function runningHead(run: readonly Line[]): number {
-  for (let k = 1; k <= Math.min(HEAD_LINES, run.length - MIN_ROWS); k++) {
+  for (let k = 1; k <= Math.min(RUNNING_HEAD_LINES, run.length - MIN_ROWS); k++) {
     const head = run.slice(0, k);
     if (!multi(head.at(-1)!) || head.some((l, j) => j > 0 && pitchOf(head[j - 1]!, l) > LINE_SPACING)) return 0;
     const rest = run.slice(k);
@@ -462,32 +465,67 @@ function runningHead(run: readonly Line[]): number {
     if (!pitch || pitchOf(head.at(-1)!, rest[0]!) < HEAD_APART * pitch) continue;
     const gaps = columnGaps(rest);
     const width = rowsWidth(rest);
-    return head.every((l) => acrossColumns(l, gaps, width)) ? k : 0;
+    // A printer's page header stands over the table's header, a line of labels, not over its rows.
+    const overHeader = rest[0]!.pieces.every((p) => !p.value);
+    return head.every((l) => acrossColumns(l, gaps, width, overHeader ? rest : null)) ? k : 0;
   }
   return 0;
 }
 
 /** A page's number: a whole number of up to four digits. */
 const PAGE_NUMBER = /^\d{1,4}$/u;
+/** The word a page's number stands after, set apart from it on a fixed-width head ("PAGE    1"). */
+const PAGE_WORD = /^(?:page|pg\.?|p\.|seite|blatt|página|pagina|sida|side)$/iu;
+
+/** A line's pieces with a page word and the page's number after it (PAGE_WORD, PAGE_NUMBER) as one. */
+function withPageNumber(pieces: readonly Piece[]): Piece[] {
+  const [word, number] = pieces.slice(-2);
+  if (!word || !number || !PAGE_WORD.test(pieceText(word)) || !PAGE_NUMBER.test(pieceText(number))) return [...pieces];
+  return [...pieces.slice(0, -2), { ...word, x1: number.x1, items: [...word.items, ...number.items] }];
+}
 
 /**
  * Whether a line of text is laid across a table's columns (parted at `gaps`, its rows `width`
  * wide), not in them: fewer pieces than the table has columns (a header has one a column), it
  * starts at the rows' left edge or left of it, holds no number (but a page's number last:
- * PAGE_NUMBER), and each of its pieces reaches over a gap between two columns — but for its first,
+ * PAGE_NUMBER, a page word before it counting with it), and each of its pieces reaches over a gap between two columns — but for its first,
  * when it starts there, and its last, when it ends at the rows' right edge or right of it. At
- * least one reaches over a gap.
+ * least one reaches over a gap — or, over `rows` that start with a header (null when they do not),
+ * it is a printer's page header (printerHead).
  */
-function acrossColumns(line: Line, gaps: readonly number[], width: Span): boolean {
-  const { pieces } = line;
-  if (pieces.length > gaps.length) return false;
+function acrossColumns(line: Line, gaps: readonly number[], width: Span, rows: readonly Line[] | null): boolean {
+  const pieces = withPageNumber(line.pieces);
   const number = (p: Piece, k: number): boolean =>
     typeof typeCell(pieceText(p)).value === "number" && !(k === pieces.length - 1 && PAGE_NUMBER.test(pieceText(p)));
-  if (pieces[0]!.x0 > width.x0 + ALIGN || pieces.some(number)) return false;
+  if (pieces.some(number)) return false;
+  // A head of as many parts as the rows have columns is no header only if its middle stands in none.
+  if (rows && printerHead(pieces, width, pieces.length > gaps.length ? rows : [])) return true;
+  if (pieces.length > gaps.length || pieces[0]!.x0 > width.x0 + ALIGN) return false;
   const over = (p: Piece): boolean => gaps.some((x) => p.x0 < x && p.x1 > x);
   const flush = (p: Piece, k: number): boolean =>
     (k === 0 && p.x0 <= width.x0 + ALIGN) || (k === pieces.length - 1 && p.x1 >= width.x1 - ALIGN);
   return pieces.some(over) && pieces.every((p, k) => over(p) || flush(p, k));
+}
+
+/**
+ * Whether a line's pieces are a printer's page header: a part centred over the rows (or over the
+ * line, when it reaches past them), with a part flush left before it, one flush right after it or
+ * both ("ACME   MONTHLY SUMMARY   PAGE 1", "Currency: EUR   TIME 23:41", enscript's "file  date  Page 1").
+ * The centred part is no column's header: neither of its edges is flush with a piece on half of
+ * `rows` (those of a table with as few columns as the head has parts).
+ */
+function printerHead(pieces: readonly Piece[], width: Span, rows: readonly Line[]): boolean {
+  if (pieces.length < 2 || pieces.length > 3) return false;
+  const [x0, x1] = [Math.min(width.x0, pieces[0]!.x0), Math.max(width.x1, pieces.at(-1)!.x1)];
+  const mid = pieces.findIndex((p) => Math.abs((p.x0 + p.x1) / 2 - (x0 + x1) / 2) < (x1 - x0) / 10);
+  if (mid < 0 || mid > 1 || pieces.length - mid > 2) return false;
+  const centre = pieces[mid]!;
+  const flushWith = (q: Piece): boolean => Math.abs(q.x0 - centre.x0) <= ALIGN || Math.abs(q.x1 - centre.x1) <= ALIGN;
+  const flushRows = rows.filter((l) => l.pieces.some(flushWith)).length;
+  if (flushRows >= Math.max(2, rows.length / 2)) return false;
+  const left = mid === 1 ? pieces[0]! : null;
+  const right = pieces[mid + 1] ?? null;
+  return (!left || left.x0 <= width.x0 + ALIGN) && (!right || right.x1 >= width.x1 - ALIGN);
 }
 
 /**
@@ -814,11 +852,19 @@ function headsAgain(parts: readonly (readonly Line[])[]): boolean {
 /**
  * Whether a run's parts read other columns than the run as one (the lines between two tables cross
  * the rivers of both: the run as one may lose columns, or, at a heading, gain the next table's; a
- * region's heading inside one table parts no columns).
+ * region's heading inside one table parts no columns): more columns in one part, or, parts of
+ * unlike columns, more cells in all (two listings stacked, their columns set apart differently,
+ * merge cells as one).
  */
 function other(heading: boolean, parts: readonly { table: Table }[], table: Table): boolean {
-  return heading ? parts.some((p) => p.table.cols !== table.cols) : parts.length >= 2 && parts.some((p) => p.table.cols > table.cols);
+  if (heading) return parts.some((p) => p.table.cols !== table.cols);
+  if (parts.length < 2) return false;
+  const unlike = new Set(parts.map((p) => p.table.cols)).size > 1;
+  return parts.some((p) => p.table.cols > table.cols) || (unlike && cellCount(parts.map((p) => p.table)) > cellCount([table]));
 }
+
+/** The cells holding text in some tables: more where a reading keeps apart what another runs together. */
+const cellCount = (tables: readonly Table[]): number => tables.reduce((n, t) => n + t.cells.filter((c) => c.lines.length > 0).length, 0);
 
 /** A gap this narrow (font sizes) between two pieces of a line is a word space's (withWordSpaces)… */
 const WORD_SPACE_GAP = 0.35;

@@ -520,12 +520,17 @@ function withCentredLabels(rows: readonly number[][], ctx: RowContext): number[]
  * than to the row above by DETAIL_HUG (a cell's padding parts rows). A section's heading over its
  * rows stops short of its column's width, and a top-aligned cell's next lines hug the row above. A
  * header's first lines ("Gross" over "margin") need not fill their column, and may be flush on
- * either edge or centred; never a group's label over labels under it (groupOver).
+ * either edge or centred, and above the first line of values, flush on an edge, they go on in
+ * any case ("OVER 90" over "DAYS"); never a group's label over labels under it (groupOver).
  */
 function withLeadLines(rows: readonly number[][], ctx: RowContext): number[][] {
   const { placed, lines } = ctx;
   const right = new Map<number, number>();
   for (const p of placed.flat()) if (!p.piece.value && p.col === p.last) right.set(p.col, Math.max(right.get(p.col) ?? 0, p.piece.x1));
+  // Lines above the first that holds a value are the header's: its cells' lines go on whatever
+  // their case ("OVER 90" / "DAYS" on a line printer's header in capitals).
+  const firstValue = placed.findIndex((line) => line.some((p) => p.piece.value));
+  const aboveValues = (row: readonly number[]): boolean => firstValue > 0 && row.every((li) => li < firstValue);
   return joinedToNext(rows, (row, next, prev) => {
     if (!row.every((li) => placed[li]!.every((p) => !p.piece.value))) return false;
     const [last, first] = [row.at(-1)!, next[0]!];
@@ -536,6 +541,9 @@ function withLeadLines(rows: readonly number[][], ctx: RowContext): number[][] {
     // A header's cells are set on lines of their own ("Gross" / "margin"), flush on either edge
     // or centred; a description's wrap where its words no longer fit.
     const header = placed[first]!.every((q) => labelPiece(q.piece));
+    // Flush on an edge, not centred over it (a group's label centred over its middle column).
+    const edgeFlush = (p: Piece, q: Piece): boolean =>
+      Math.abs(q.x0 - p.x0) <= WORD_SPACE * size || Math.abs(q.x1 - p.x1) <= WORD_SPACE * size;
     const flush = (p: Piece, q: Piece): boolean =>
       Math.abs(q.x0 - p.x0) <= WORD_SPACE * size ||
       (header && (Math.abs(q.x1 - p.x1) <= WORD_SPACE * size || Math.abs(q.x0 + q.x1 - p.x0 - p.x1) <= 2 * WORD_SPACE * size));
@@ -553,7 +561,7 @@ function withLeadLines(rows: readonly number[][], ctx: RowContext): number[][] {
           sameStyle(p.piece, q.piece) &&
           !groupOver(p, placed[first]!) &&
           (header || wrapsAt(p.piece, q.piece, right.get(p.col) ?? p.piece.x1)) &&
-          goesOn(q.piece, p.piece, size)
+          ((header && aboveValues(next) && edgeFlush(p.piece, q.piece)) || goesOn(q.piece, p.piece, size))
         );
       })
     );
