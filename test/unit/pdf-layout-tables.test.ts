@@ -3383,3 +3383,95 @@ describe("a spreadsheet's group label a row over its header", () => {
     expect(table.cells.find((c) => c.row === 0)).toMatchObject({ col: 1, colSpan: 2 });
   });
 });
+
+describe("a listing continued over pages under its running head, borders and header", () => {
+  // A listing's part: Acct | Name | Amount, its first row `top` down an 800-point page.
+  const part = (rows: string[][], top: number): Table =>
+    buildTable(
+      "stream",
+      rows.flatMap((r, ri) =>
+        r.map((text, col): CellDraft => ({
+          row: ri,
+          col,
+          rowSpan: 1,
+          colSpan: 1,
+          items: [item(text, [4, 104, 304][col]!, top + 14 * ri)],
+        })),
+      ),
+      [0, 100, 300, 400],
+      { x0: 0, x1: 400, top: top - 10, bottom: top + 14 * rows.length },
+    );
+  const HEADER = ["Acct", "Name", "Amount"];
+  const page = (n: number, blocks: Block[]): PageLayout => ({
+    number: n,
+    width: 600,
+    height: 800,
+    blocks,
+    frame: { x0: 0, x1: 600, top: 40, bottom: 760 },
+    segments: [],
+    continued: false,
+  });
+  const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
+  const text = (y: number, ...runs: [string, number][]): Block => paragraphOf([segmentOf(runs.map(([t, x]) => item(t, x, y)))]);
+  const first = (): Table => part([HEADER, ...Array.from({ length: 40 }, (_, k) => [String(1000 + k), `Item ${k}`, `${k},000.00`])], 160);
+
+  it("looks past a running head over the first table below the margin band, repeated page to page", () => {
+    // Three lines of head down to 150 of 800 (the band is the top 80): a listing's small type.
+    const head = (n: number): Block[] => [
+      text(110, ["ACME CORP", 4], ["TRIAL BALANCE", 200], [`PAGE ${n}`, 360]),
+      text(124, ["RPT0042", 4], ["PERIOD 11/2026", 200]),
+      text(138, ["Currency: USD", 200], ["TIME 23:41", 360]),
+    ];
+    const open = first();
+    const pages = [
+      page(1, [...head(1), tableBlock(open)]),
+      page(2, [...head(2), tableBlock(part([HEADER, ["2000", "Rest", "1.00"]], 160))]),
+    ];
+    joinContinuedTables(pages);
+    expect(pages[1]!.continued).toBe(true);
+    expect(rowTexts(open).at(-1)).toEqual(["2000", "Rest", "1.00"]);
+    expect(rowTexts(open).filter((r) => r[0] === "Acct")).toHaveLength(1);
+  });
+
+  it("looks past an ASCII table's border over its part on the next page", () => {
+    const border = (y: number): Block => text(y, ["+------------+------------------+------------+", 0]);
+    const open = first();
+    // Below the margin band, and the first page's border stands elsewhere: no running head.
+    const pages = [
+      page(1, [border(148), tableBlock(open), border(740)]),
+      page(2, [border(98), tableBlock(part([HEADER, ["2000", "Rest", "1.00"]], 110))]),
+    ];
+    joinContinuedTables(pages);
+    expect(pages[1]!.continued).toBe(true);
+    expect(rowTexts(open).at(-1)).toEqual(["2000", "Rest", "1.00"]);
+  });
+
+  it("takes a header read as a table of its own over the rest (a rule between them) for the header repeated", () => {
+    // The page's header lines alone, their few words parted into other columns: "Acct Name" | "Amount".
+    const alone = buildTable(
+      "stream",
+      [
+        { row: 0, col: 0, rowSpan: 1, colSpan: 1, items: [item("Acct", 4, 60), item("Name", 104, 60)] },
+        { row: 0, col: 1, rowSpan: 1, colSpan: 1, items: [item("Amount", 304, 60)] },
+      ],
+      [0, 250, 400],
+      { x0: 0, x1: 400, top: 50, bottom: 64 },
+    );
+    const open = first();
+    const rest = part(
+      [
+        ["2000", "Rest", "1.00"],
+        ["2001", "More", "2.00"],
+      ],
+      100,
+    );
+    const pages = [page(1, [tableBlock(open)]), page(2, [tableBlock(alone), tableBlock(rest)])];
+    joinContinuedTables(pages);
+    expect(pages[1]!.continued).toBe(true);
+    expect(pages[1]!.blocks).toHaveLength(0);
+    expect(rowTexts(open).slice(-2)).toEqual([
+      ["2000", "Rest", "1.00"],
+      ["2001", "More", "2.00"],
+    ]);
+  });
+});

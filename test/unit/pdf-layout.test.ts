@@ -14,6 +14,7 @@ import { maxOf, minOf } from "../../runner/pdf-layout/minmax.ts";
 import { blockParagraphs, paragraphText } from "../../runner/pdf-layout/paragraphs.ts";
 import { streamTable, streamTables } from "../../runner/pdf-layout/stream.ts";
 import { withoutBars } from "../../runner/pdf-layout/textrules.ts";
+import { atCharColumns } from "../../runner/pdf-layout/charcolumns.ts";
 import { buildTable, disjointCells, orientTable } from "../../runner/pdf-layout/tables.ts";
 import type { Block, Cell, PageLayout, Table, TextItem } from "../../runner/pdf-layout/types.ts";
 import { writeDocx } from "../../runner/ops/convert-docx.ts";
@@ -130,6 +131,69 @@ describe("withoutBars", () => {
   it("leaves a bar in proportional type, or in a Monotype face, as the text's own", () => {
     const runs = [item("Home | About", 30, 100, { font: "Helvetica" }), item("A | B", 30, 120, { font: "MonotypeCorsiva" })];
     expect(withoutBars(runs).items).toEqual(runs);
+  });
+});
+
+describe("atCharColumns", () => {
+  /** A page set in Courier as a line printer sets it: each line one run, 12 pt apart, 6 pt a character. */
+  const printed = (lines: readonly string[], font = "Courier"): TextItem[] =>
+    lines.flatMap((l, k) => {
+      const start = l.length - l.trimStart().length;
+      return l.trim() ? [item(l.trim(), 36 + 6 * start, 100 + 12 * k, { font })] : [];
+    });
+  const texts = (items: readonly TextItem[]): string[][] => {
+    const lines = new Map<number, string[]>();
+    for (const i of items) lines.set(i.base, [...(lines.get(i.base) ?? []), i.text]);
+    return [...lines.values()];
+  };
+  const LISTING = [
+    `${"DOC NO".padEnd(9)}${"Belegnr.".padEnd(9)}${"CUSTOMER NAME".padEnd(26)}AMOUNT`,
+    "PO696419 JE974257 Quartz hull meridian  74.821,62-",
+    "CM899071 CM264299 Delta fennel meadow    14.859,49",
+    "PO862862 JE799295 Orchard bramble reef   67.099,05",
+    "INV72711 INV67258 Valley saffron island 119.539,59",
+    "JE790611 PO853110 Orchard willow        112.045,62",
+  ];
+
+  it("cuts a listing's rows at the single spaces every line leaves blank, each part where its characters lie", () => {
+    const runs = printed(LISTING);
+    const { items, drawn } = atCharColumns(runs);
+    expect(texts(items)[1]).toEqual(["PO696419", "JE974257", "Quartz hull meridian", "74.821,62-"]);
+    const quartz = items.find((i) => i.text === "Quartz hull meridian")!;
+    expect([quartz.x0, quartz.x1]).toEqual([36 + 6 * 18, 36 + 6 * 38]);
+    expect(drawn.get(quartz)).toBe(runs[1]);
+  });
+
+  it("leaves a title across the columns, a group heading of one run and proportional type whole", () => {
+    const head = ["ACME CORP   GENERAL LEDGER TRIAL BALANCE   PAGE 1", ""];
+    const { items } = atCharColumns(printed([...head, ...LISTING.slice(0, 3), "BRANCH 042", ...LISTING.slice(3)]));
+    expect(texts(items)[0]).toEqual(["ACME CORP   GENERAL LEDGER TRIAL BALANCE   PAGE 1"]);
+    expect(items.some((i) => i.text === "BRANCH 042")).toBe(true);
+    const proportional = printed(LISTING, "Helvetica");
+    expect(atCharColumns(proportional).items).toEqual(proportional);
+  });
+
+  it("cuts no prose set in Courier: a ragged right edge and words that happen to stand over each other are no columns", () => {
+    const prose = [
+      "Dear customer, we are writing to let you know that your",
+      "account statement for November is now ready. It lists",
+      "every payment we received and the balance due at the end",
+      "of the month. Please call us if any entry looks wrong to",
+      "you, or write to the address at the top of this letter.",
+    ];
+    const runs = printed(prose);
+    expect(atCharColumns(runs).items).toEqual(runs);
+  });
+
+  it("cuts no column whose text stands on one line only (a two-word label longer than the others)", () => {
+    const runs = printed([
+      "Rent           1,800.00",
+      "Wages         22,000.00",
+      "Office supplies  150.00",
+      "Cash             120.50",
+      "Fees              30.00",
+    ]);
+    expect(texts(atCharColumns(runs).items)[2]).toEqual(["Office supplies  150.00"]);
   });
 });
 
@@ -352,6 +416,79 @@ describe("stream columns", () => {
     ];
     const [found] = streamTables(rows.flat());
     expect(texts(found!.table, 0)).toEqual(["ITEM", "QUANTITY", "PRICE"]);
+  });
+
+  /** A listing's rows under its header: Acct | Name | Amount (right-aligned to 300), 14 pt apart from `top`. */
+  const listing = (top: number): TextItem[][] => [
+    [item("Acct", 0, top), item("Name", 60, top), item("Amount", 264, top)],
+    ...["1,234.50", "98.00", "12,000.75", "310.20"].map((amount, k) => [
+      item(String(1001 + k), 0, top + 14 * (k + 1)),
+      item(["Cash at bank", "Petty cash", "Receivables", "Wages"][k]!, 60, top + 14 * (k + 1)),
+      item(amount, 300 - 6 * amount.length, top + 14 * (k + 1)),
+    ]),
+  ];
+
+  it("leaves a printer's page header out of the table: left, centred and right parts, the page's number set apart from its word", () => {
+    const head = [
+      [item("ACME CORP", 0, 100), item("TRIAL BALANCE", 111, 100), item("PAGE", 264, 100), item("1", 294, 100)],
+      [item("Currency: USD", 111, 114), item("TIME 23:41", 240, 114)],
+    ];
+    const [found] = streamTables([...head, ...listing(142)].flat());
+    expect(texts(found!.table, 0)).toEqual(["Acct", "Name", "Amount"]);
+    expect(found!.table.rows).toBe(5);
+  });
+
+  it("reads a centred line that is a column's header over its rows as the header, not a page header", () => {
+    // Three columns, the middle one's label centred over the page: as many parts as columns, its label flush with its rows.
+    const rows = [
+      [item("Code", 0, 100), item("Description", 117, 100), item("Total", 270, 100)],
+      ...[0, 1, 2, 3].map((k) => [
+        item(`C${k}`, 0, 128 + 14 * k),
+        item(`Item number ${k}`, 117, 128 + 14 * k),
+        item(`${k}.50`, 276, 128 + 14 * k),
+      ]),
+    ];
+    const [found] = streamTables(rows.flat());
+    expect(texts(found!.table, 0)).toEqual(["Code", "Description", "Total"]);
+  });
+
+  it("reads a rule drawn in text, a run of dashes a column, a space between them, as no row", () => {
+    const rule = [item("---- ---------- --------", 0, 128)];
+    const rows = listing(114);
+    const [found] = streamTables(
+      [...rows.slice(0, 1), rule, ...rows.slice(1).map((l) => l.map((i) => ({ ...i, base: i.base + 14 })))].flat(),
+    );
+    expect(found!.table.rows).toBe(5);
+    expect(texts(found!.table, 1)).toEqual(["1001", "Cash at bank", "1,234.50"]);
+  });
+
+  it("joins a header's lines in capitals set flush over each other above the rows, not a group's label centred over its columns", () => {
+    const rows = [
+      [item("ITEM", 60, 100), item("OVER 90", 258, 100)],
+      [item("Acct", 0, 114), item("DESCRIPTION", 60, 114), item("DAYS", 276, 114)],
+      ...listing(114).slice(1),
+    ];
+    const [found] = streamTables(rows.flat());
+    expect(texts(found!.table, 0)).toEqual(["Acct", "ITEM DESCRIPTION", "OVER 90 DAYS"]);
+  });
+
+  it("reads two listings stacked two lines apart, their columns set apart differently, as two tables", () => {
+    const upper = listing(100);
+    // The second: Date | Ref | Qty | Value, its gaps where the first has text.
+    const lower = [
+      [item("Date", 0, 198), item("Ref", 90, 198), item("Qty", 174, 198), item("Value", 270, 198)],
+      ...[0, 1, 2, 3].map((k) => [
+        item(`0${k + 1}.12.2026`, 0, 212 + 14 * k),
+        item(`PO-${k}`, 90, 212 + 14 * k),
+        item(String(10 * k + 5), 192 - 6 * String(10 * k + 5).length, 212 + 14 * k),
+        item(`${k + 1}.00`, 300 - 24, 212 + 14 * k),
+      ]),
+    ];
+    const found = streamTables([...upper, ...lower].flat());
+    expect(found.map((f) => [f.table.rows, f.table.cols])).toEqual([
+      [5, 3],
+      [5, 4],
+    ]);
   });
 
   it("refuses two columns of prose", () => {
