@@ -92,9 +92,9 @@ function occupancy(lines: readonly Line[], width: number): Uint8Array[] {
   });
 }
 
-/** Ranges [from, to] of positions blank on all of `rows` but RIVER_SPAN of them, inside the text. */
-function rivers(rows: readonly Uint8Array[], width: number): [number, number][] {
-  const allowed = Math.floor(rows.length * RIVER_SPAN);
+/** Ranges [from, to] of positions blank on all of `rows` but a share (`span`) of them, inside the text. */
+function rivers(rows: readonly Uint8Array[], width: number, span = RIVER_SPAN): [number, number][] {
+  const allowed = Math.floor(rows.length * span);
   const out: [number, number][] = [];
   for (let p = 1; p < width - 1; p++) {
     const crossing = rows.reduce((n, r) => n + r[p]!, 0);
@@ -157,13 +157,13 @@ function columnRivers(rows: readonly Uint8Array[], width: number, found: [number
   return kept;
 }
 
-/**
- * Whether the word after a river on a line starts a cell: another line has a word starting where
- * it starts (a column set flush left), or it is the last word before the next river and another
- * line has a word ending where it ends (a figure set flush right) — not a label's second word
- * that happens to stand past the others' ends ("Office supplies" among "Rent", "Wages").
- */
-function cellStarts(rows: readonly Uint8Array[], kept: readonly [number, number][]): (row: Uint8Array, river: [number, number]) => boolean {
+/** How many lines have a word starting, and ending, at each position. */
+interface Edges {
+  starts: Map<number, number>;
+  ends: Map<number, number>;
+}
+
+function wordEdges(rows: readonly Uint8Array[]): Edges {
   const starts = new Map<number, number>();
   const ends = new Map<number, number>();
   for (const row of rows) {
@@ -172,6 +172,34 @@ function cellStarts(rows: readonly Uint8Array[], kept: readonly [number, number]
       if (v === 1 && row[p + 1] !== 1) ends.set(p, (ends.get(p) ?? 0) + 1);
     });
   }
+  return { starts, ends };
+}
+
+/**
+ * Whether a line is set in the grid: each of its phrases (words a space apart) starts or ends
+ * where a quarter of the `lines` (two at least) have a word start or end — a row's cells do, a
+ * running head's centred title and run date do not.
+ */
+function onGrid(row: Uint8Array, { starts, ends }: Edges, lines: number): boolean {
+  const shared = Math.max(2, Math.ceil(lines * COLUMN_SUPPORT));
+  for (let p = 0; p < row.length; p++) {
+    if (row[p] !== 1 || row[p - 1] === 1 || row[p - 2] === 1) continue;
+    let e = p;
+    while (row[e + 1] === 1 || row[e + 2] === 1) e++;
+    if ((starts.get(p) ?? 0) < shared && (ends.get(e) ?? 0) < shared) return false;
+    p = e;
+  }
+  return true;
+}
+
+/**
+ * Whether the word after a river on a line starts a cell: another line has a word starting where
+ * it starts (a column set flush left), or it is the last word before the next river and another
+ * line has a word ending where it ends (a figure set flush right) — not a label's second word
+ * that happens to stand past the others' ends ("Office supplies" among "Rent", "Wages").
+ */
+function cellStarts(edges: Edges, kept: readonly [number, number][]): (row: Uint8Array, river: [number, number]) => boolean {
+  const { starts, ends } = edges;
   return (row, [, b]) => {
     const s = b + 1;
     if (row[s] !== 1) return false;
@@ -237,13 +265,11 @@ function blockCuts(block: readonly TextItem[][], into: Map<TextItem, TextItem[]>
   if (!kept.length) return;
   // A line of one run among rows of several is a heading or a total's label: it stays whole.
   const rowsOfSeveral = gridded.filter((g) => g.line.length > 1).length * 2 > gridded.length;
-  const startsCell = cellStarts(
-    gridded.map((g) => g.r),
-    kept,
-  );
+  const edges = wordEdges(gridded.map((g) => g.r));
+  const startsCell = cellStarts(edges, kept);
   for (const { r, line } of gridded) {
     // A line across a river (a title, a header wider than its column) is no line of the grid.
-    if ((rowsOfSeveral && line.length === 1) || kept.some((v) => through(r, v))) continue;
+    if ((rowsOfSeveral && line.length === 1) || kept.some((v) => through(r, v)) || !onGrid(r, edges, gridded.length)) continue;
     // A figure reaching into a river from its column leaves that river uncut on its line.
     const open = kept.filter((v) => !crosses(r, v) && startsCell(r, v));
     for (const p of line) {

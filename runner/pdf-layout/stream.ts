@@ -462,11 +462,13 @@ function runningHead(run: readonly Line[]): number {
     if (!multi(head.at(-1)!) || head.some((l, j) => j > 0 && pitchOf(head[j - 1]!, l) > LINE_SPACING)) return 0;
     const rest = run.slice(k);
     const pitch = rowPitch(rest);
-    if (!pitch || pitchOf(head.at(-1)!, rest[0]!) < HEAD_APART * pitch) continue;
+    // An ASCII table's top border between them is no line of the rest ("+-----+-----+").
+    const below = rest.find((l) => !textRule(l));
+    if (!pitch || !below || pitchOf(head.at(-1)!, below) < HEAD_APART * pitch) continue;
     const gaps = columnGaps(rest);
     const width = rowsWidth(rest);
     // A printer's page header stands over the table's header, a line of labels, not over its rows.
-    const overHeader = rest[0]!.pieces.every((p) => !p.value);
+    const overHeader = below.pieces.every((p) => !p.value);
     return head.every((l) => acrossColumns(l, gaps, width, overHeader ? rest : null)) ? k : 0;
   }
   return 0;

@@ -438,6 +438,14 @@ describe("stream columns", () => {
     expect(found!.table.rows).toBe(5);
   });
 
+  it("leaves a printer's page header out over an ASCII table's top border right under it", () => {
+    // enscript's header line, then the border a line and a half below it, then the header.
+    const head = [[item("listing-014", 0, 100), item("26-12-08", 126, 100), item("Page 1 of 3", 234, 100)]];
+    const border = [item("+------+---------+--------+", 0, 120)];
+    const [found] = streamTables([...head, border, ...listing(134)].flat());
+    expect(texts(found!.table, 0)).toEqual(["Acct", "Name", "Amount"]);
+  });
+
   it("reads a centred line that is a column's header over its rows as the header, not a page header", () => {
     // Three columns, the middle one's label centred over the page: as many parts as columns, its label flush with its rows.
     const rows = [
