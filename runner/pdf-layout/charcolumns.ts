@@ -15,6 +15,7 @@
  * only at the rivers it leaves blank (a long figure reaches into one from its column). Like textrules.ts, the parts are for finding
  * tables only; the runs go back whole to the text where no table takes them. Pure.
  */
+import { maxOf, minOf } from "./minmax.ts";
 import { monospaced } from "./textrules.ts";
 import type { TextItem } from "./types.ts";
 
@@ -24,6 +25,16 @@ const RIVER_SPAN = 0.15;
 const MIN_LINES = 4;
 /** Share of a block's lines a column must hold text on (two at least). */
 const COLUMN_SUPPORT = 0.25;
+/** A monospaced face's characters are this share of its size wide (Courier's 0.6), or the run is no text of a grid. */
+const PITCH = [0.4, 0.8] as const;
+/**
+ * A block wider than this many characters, or of more lines, is read as it stands: printers set
+ * 132 to 255 columns and some 100 lines a page; the work per block grows with lines × width.
+ */
+const MAX_WIDTH = 1000;
+const MAX_LINES = 500;
+/** Rounds of leaving out the lines across the columns (a running head's few lines go in one or two). */
+const MAX_ROUNDS = 8;
 
 interface Placed {
   item: TextItem;
@@ -42,7 +53,9 @@ function gridGroups(page: readonly TextItem[]): TextItem[][][] {
   const groups = new Map<string, TextItem[]>();
   for (const item of page) {
     if (!monospaced(item.font) || item.turned || item.opaque || !item.text.trim()) continue;
-    const key = `${item.size.toFixed(1)}:${pitchOf(item).toFixed(2)}`;
+    const pitch = pitchOf(item);
+    if (!(pitch >= PITCH[0] * item.size && pitch <= PITCH[1] * item.size)) continue;
+    const key = `${item.size.toFixed(1)}:${pitch.toFixed(2)}`;
     const group = groups.get(key);
     if (group) group.push(item);
     else groups.set(key, [item]);
@@ -71,14 +84,23 @@ function blocks(lines: readonly TextItem[][]): TextItem[][][] {
   return out;
 }
 
-/** A block's runs at their character positions; runs off the grid are left out. */
+/**
+ * A block's runs at their character positions, counted from where most runs' grid lies (a change
+ * bar or a marker half a character off leaves the others on it); runs off the grid are left out.
+ */
 function placed(block: readonly TextItem[][]): Line[] {
-  const origin = Math.min(...block.flat().map((i) => i.x0));
   const pitch = pitchOf(block[0]![0]!);
+  /** Where a run stands within a character's width, in tenths. */
+  const phaseOf = (i: TextItem): number => Math.round(((((i.x0 / pitch) % 1) + 1) % 1) * 10) % 10;
+  const votes = new Map<number, number>();
+  for (const i of block.flat()) votes.set(phaseOf(i), (votes.get(phaseOf(i)) ?? 0) + 1);
+  const phase = [...votes].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+  const onPhase = block.flat().filter((i) => phaseOf(i) === phase);
+  const origin = minOf(onPhase, (i) => i.x0, 0);
   return block.map((line) =>
     line.flatMap((item) => {
       const at = (item.x0 - origin) / pitch;
-      return Math.abs(at - Math.round(at)) < 0.15 ? [{ item, at: Math.round(at), chars: [...item.text] }] : [];
+      return at > -0.15 && Math.abs(at - Math.round(at)) < 0.15 ? [{ item, at: Math.round(at), chars: [...item.text] }] : [];
     }),
   );
 }
@@ -137,7 +159,10 @@ function isColumn(rows: readonly Uint8Array[], from: number, to: number, left: [
     starts.set(first, (starts.get(first) ?? 0) + 1);
     ends.set(last, (ends.get(last) ?? 0) + 1);
   }
-  const aligned = Math.max(0, ...starts.values(), ...ends.values());
+  const aligned = Math.max(
+    maxOf(starts.values(), (v) => v, 0),
+    maxOf(ends.values(), (v) => v, 0),
+  );
   return aligned >= 2 && support >= Math.max(2, Math.ceil(rows.length * COLUMN_SUPPORT));
 }
 
@@ -214,7 +239,9 @@ function cellStarts(edges: Edges, kept: readonly [number, number][]): (row: Uint
 /** A run's parts at the rivers its spaces fall in, each where its characters lie. */
 function cut(p: Placed, cuts: readonly [number, number][]): TextItem[] {
   const pitch = pitchOf(p.item);
-  const inRiver = (k: number): boolean => isSpace(p.chars[k]!) && cuts.some(([a, b]) => p.at + k >= a && p.at + k <= b);
+  const river = new Uint8Array(p.chars.length);
+  for (const [a, b] of cuts) river.fill(1, Math.max(0, a - p.at), Math.max(0, b + 1 - p.at));
+  const inRiver = (k: number): boolean => river[k] === 1 && isSpace(p.chars[k]!);
   const parts: TextItem[] = [];
   let start = 0;
   for (let k = 0; k <= p.chars.length; k++) {
@@ -229,7 +256,7 @@ function cut(p: Placed, cuts: readonly [number, number][]): TextItem[] {
         text: p.chars.slice(s, e).join(""),
         x0: p.item.x0 + s * pitch,
         x1: p.item.x0 + e * pitch,
-        spaceBefore: first ? p.item.spaceBefore : true,
+        spaceBefore: first && s === 0 ? p.item.spaceBefore : true,
       });
     }
     start = k + 1;
@@ -239,12 +266,14 @@ function cut(p: Placed, cuts: readonly [number, number][]): TextItem[] {
 
 /** The cuts of one block: each run that has a space in a column river, mapped to its parts. */
 function blockCuts(block: readonly TextItem[][], into: Map<TextItem, TextItem[]>): void {
+  if (block.length > MAX_LINES) return;
   const lines = placed(block);
-  const width = Math.max(0, ...lines.flat().map((p) => p.at + p.chars.length));
+  const width = maxOf(lines.flat(), (p) => p.at + p.chars.length, 0);
+  if (width > MAX_WIDTH) return;
   const rows = occupancy(lines, width);
   // Lines crossing two rivers are left out, and the rivers found again without them, until none is.
   let gridded = rows.map((r, k) => ({ r, line: lines[k]! }));
-  for (;;) {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
     const found = rivers(
       gridded.map((g) => g.r),
       width,

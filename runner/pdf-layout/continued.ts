@@ -43,7 +43,8 @@ const inMargin = (b: Block, page: PageLayout): boolean =>
  */
 function bandText(b: Block, page: PageLayout): string[] | null {
   if (b.type !== "paragraph" || b.lines.length > BAND_LINES) return null;
-  const overTables = b.bottom < HEAD_BAND * page.height && page.blocks.every((t) => t.type !== "table" || t.top >= b.bottom);
+  const tables = page.blocks.filter((t) => t.type === "table");
+  const overTables = tables.length > 0 && b.bottom < HEAD_BAND * page.height && tables.every((t) => t.top >= b.bottom);
   return inMargin(b, page) || overTables ? b.lines.map(segmentText) : null;
 }
 
@@ -349,6 +350,19 @@ function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: 
  * page's blocks that went into the table, none when the page starts with something else, and the
  * text of the header rows the rest repeated (appendRows).
  */
+/**
+ * The rest of `open` in the table `next` under its header read as a table of its own (`alone`,
+ * headerAlone), appended to it; returns the header's rows' texts, or null when they are not so.
+ */
+function restUnderHeader(open: Table, header: readonly string[], alone: Table, next: Table): string[][] | null {
+  const rest = headerAlone(alone, header) ? restOf(open, next, header) : null;
+  if (!rest) return null;
+  // The open table's first row is the header the page repeats, as appendRows marks it.
+  for (const c of open.cells) if (c.row === 0) c.header = true;
+  appendRows(open, [], rest);
+  return Array.from({ length: alone.rows }, (_, r) => rowCells(alone, r).map((c) => joinLines(c.lines.map(segmentText))));
+}
+
 function joinRest(
   open: Table,
   header: readonly string[],
@@ -356,13 +370,8 @@ function joinRest(
   blocks: readonly Block[],
 ): { taken: Block[]; repeated: string[][] } {
   const [first, second] = blocks;
-  if (first?.type === "table" && second?.type === "table" && headerAlone(first.table, header)) {
-    const rest = restOf(open, second.table, header);
-    const repeated = Array.from({ length: first.table.rows }, (_, r) =>
-      rowCells(first.table, r).map((c) => joinLines(c.lines.map(segmentText))),
-    );
-    if (rest) return { taken: [first, second], repeated: (appendRows(open, [], rest), repeated) };
-  }
+  const underHeader = first?.type === "table" && second?.type === "table" ? restUnderHeader(open, header, first.table, second.table) : null;
+  if (underHeader) return { taken: [first!, second!], repeated: underHeader };
   if (first?.type === "table") {
     const rest = restOf(open, first.table, header);
     return rest ? { taken: [first], repeated: appendRows(open, header, rest) } : { taken: [], repeated: [] };

@@ -81,7 +81,11 @@ function cutRuns(page: readonly TextItem[]): { items: TextItem[]; drawn: Map<Tex
   const barred = withoutBars(page);
   const gridded = atCharColumns(barred.items);
   const drawn = new Map(barred.drawn);
-  for (const [part, run] of gridded.drawn) drawn.set(part, barred.drawn.get(run) ?? run);
+  for (const [part, run] of gridded.drawn) {
+    drawn.set(part, barred.drawn.get(run) ?? run);
+    // A bar's part cut again is no item any more: only its own parts map to the run.
+    drawn.delete(run);
+  }
   return { items: gridded.items, drawn, bars: barred.bars };
 }
 

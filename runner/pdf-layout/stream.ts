@@ -320,6 +320,9 @@ const TEXT_RULE = /^[-=_+\u2013\u2014\u2500-\u257f]{3,}(?: [-=_+\u2013\u2014\u25
  */
 const textRule = (line: Line): boolean => line.pieces.every((p) => TEXT_RULE.test(pieceText(p)));
 
+/** Whether a line is an ASCII or box-drawn table's border: a rule drawn in text with corners ("+----+", "┌──┬──┐"). */
+const border = (line: Line): boolean => textRule(line) && line.pieces.some((p) => /[+\u250c-\u254b]/u.test(pieceText(p)));
+
 /** Whether a line holds separate pieces of text (cells, not one run). */
 const multi = (line: Line): boolean => line.pieces.length >= 2 && !(line.pieces.length === 2 && isMarker(line.pieces[0]!.items));
 
@@ -462,8 +465,9 @@ function runningHead(run: readonly Line[]): number {
     if (!multi(head.at(-1)!) || head.some((l, j) => j > 0 && pitchOf(head[j - 1]!, l) > LINE_SPACING)) return 0;
     const rest = run.slice(k);
     const pitch = rowPitch(rest);
-    // An ASCII table's top border between them is no line of the rest ("+-----+-----+").
-    const below = rest.find((l) => !textRule(l));
+    // An ASCII table's top border between them is no line of the rest ("+-----+-----+"); a
+    // header's underline of dashes is one (the blank line must stand over the header).
+    const below = rest.find((l) => !border(l));
     if (!pitch || !below || pitchOf(head.at(-1)!, below) < HEAD_APART * pitch) continue;
     const gaps = columnGaps(rest);
     const width = rowsWidth(rest);

@@ -185,6 +185,15 @@ describe("atCharColumns", () => {
     expect(atCharColumns(runs).items).toEqual(runs);
   });
 
+  it("leaves hostile runs alone: characters a millionth of a point wide, a line wider than any printer's, 200,000 runs", () => {
+    const tiny = LISTING.map((l, k) => item(l, 36, 100 + 12 * k, { font: "Courier", x1: 36 + l.length * 1e-6 }));
+    expect(atCharColumns(tiny).items).toEqual(tiny);
+    const wide = [...printed(LISTING), item(`${"a ".repeat(600_000)}b`, 36, 172, { font: "Courier" })];
+    expect(atCharColumns(wide).items).toEqual(wide);
+    const many = Array.from({ length: 200_000 }, (_, k) => item("ab cd", 36 + 36 * (k % 10), 100 + 0.01 * k, { font: "Courier" }));
+    expect(atCharColumns(many).items).toHaveLength(many.length);
+  });
+
   it("cuts no column whose text stands on one line only (a two-word label longer than the others)", () => {
     const runs = printed([
       "Rent           1,800.00",
