@@ -2111,6 +2111,18 @@ describe("a table continued over pages, its part on the next page read in its co
   });
 });
 
+/** A 600 × 800 page of `blocks`, for joining tables over pages. */
+const page = (n: number, blocks: Block[]): PageLayout => ({
+  number: n,
+  width: 600,
+  height: 800,
+  blocks,
+  frame: { x0: 0, x1: 600, top: 40, bottom: 760 },
+  segments: [],
+  continued: false,
+});
+const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
+
 describe("a table's last rows cut off by a page break, read as text on the next page", () => {
   // The table: Date | Details | Amount, down to 740 of an 800-point page.
   const table = (bottom: number): Table =>
@@ -2132,16 +2144,6 @@ describe("a table's last rows cut off by a page break, read as text on the next 
       { x0: 0, x1: 400, top: bottom - 40, bottom },
     );
   const paragraph = (...lines: TextItem[][]): Block => paragraphOf(lines.map((l) => segmentOf(l)));
-  const page = (n: number, blocks: Block[]): PageLayout => ({
-    number: n,
-    width: 600,
-    height: 800,
-    blocks,
-    frame: { x0: 0, x1: 600, top: 40, bottom: 760 },
-    segments: [],
-    continued: false,
-  });
-  const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
   // Page 2 begins with the last row, set bottom-aligned as ReportLab sets it: its description's
   // first line alone, then the line with the date and the amount (a figure in the page's top band,
   // no page number), then prose that runs over the table's column edges.
@@ -3402,16 +3404,6 @@ describe("a listing continued over pages under its running head, borders and hea
       { x0: 0, x1: 400, top: top - 10, bottom: top + 14 * rows.length },
     );
   const HEADER = ["Acct", "Name", "Amount"];
-  const page = (n: number, blocks: Block[]): PageLayout => ({
-    number: n,
-    width: 600,
-    height: 800,
-    blocks,
-    frame: { x0: 0, x1: 600, top: 40, bottom: 760 },
-    segments: [],
-    continued: false,
-  });
-  const tableBlock = (t: Table): Block => ({ type: "table", table: t, top: t.top, bottom: t.bottom });
   const text = (y: number, ...runs: [string, number][]): Block => paragraphOf([segmentOf(runs.map(([t, x]) => item(t, x, y)))]);
   const first = (): Table => part([HEADER, ...Array.from({ length: 40 }, (_, k) => [String(1000 + k), `Item ${k}`, `${k},000.00`])], 160);
 
