@@ -8,15 +8,16 @@
  * ends at one position on two lines or more, on a quarter of the block's lines at least.
  *
  * The lines of a block stand at most a blank line apart (two blank lines part tables). A line that
- * runs through two rivers or more is no row of the grid (a running head, a title): the rivers are found
+ * crosses two rivers or more is no row of the grid (a running head, a title): the rivers are found
  * again without it. A line through one (a group heading over two columns, a header wider than its
  * column) keeps the river for the rest, up to RIVER_SPAN of the lines. Neither is cut, nor a line
- * of one run among lines of several (a group heading "Branch 007", a total's label); a line is cut
- * only at the rivers it leaves blank (a long figure reaches into one from its column). Like textrules.ts, the parts are for finding
- * tables only; the runs go back whole to the text where no table takes them. Pure.
+ * of one run among lines of several (a group heading "Branch 007", a total's label), nor a line
+ * off the grid (onGrid); a line is cut only at the rivers it leaves blank (a long figure reaches
+ * into one from its column). Like textrules.ts, the parts are for finding tables only; the runs go
+ * back whole to the text where no table takes them. Pure.
  */
 import { maxOf, minOf } from "./minmax.ts";
-import { monospaced } from "./textrules.ts";
+import { cutRun, monospaced, replaceRuns } from "./textrules.ts";
 import type { TextItem } from "./types.ts";
 
 /** Share of a block's lines that may cross a river: headings and totals spanning two columns. */
@@ -114,9 +115,9 @@ function occupancy(lines: readonly Line[], width: number): Uint8Array[] {
   });
 }
 
-/** Ranges [from, to] of positions blank on all of `rows` but a share (`span`) of them, inside the text. */
-function rivers(rows: readonly Uint8Array[], width: number, span = RIVER_SPAN): [number, number][] {
-  const allowed = Math.floor(rows.length * span);
+/** Ranges [from, to] of positions blank on all of `rows` but RIVER_SPAN of them, inside the text. */
+function rivers(rows: readonly Uint8Array[], width: number): [number, number][] {
+  const allowed = Math.floor(rows.length * RIVER_SPAN);
   const out: [number, number][] = [];
   for (let p = 1; p < width - 1; p++) {
     const crossing = rows.reduce((n, r) => n + r[p]!, 0);
@@ -238,30 +239,9 @@ function cellStarts(edges: Edges, kept: readonly [number, number][]): (row: Uint
 
 /** A run's parts at the rivers its spaces fall in, each where its characters lie. */
 function cut(p: Placed, cuts: readonly [number, number][]): TextItem[] {
-  const pitch = pitchOf(p.item);
   const river = new Uint8Array(p.chars.length);
   for (const [a, b] of cuts) river.fill(1, Math.max(0, a - p.at), Math.max(0, b + 1 - p.at));
-  const inRiver = (k: number): boolean => river[k] === 1 && isSpace(p.chars[k]!);
-  const parts: TextItem[] = [];
-  let start = 0;
-  for (let k = 0; k <= p.chars.length; k++) {
-    if (k < p.chars.length && !inRiver(k)) continue;
-    let [s, e] = [start, k];
-    while (s < e && isSpace(p.chars[s]!)) s++;
-    while (e > s && isSpace(p.chars[e - 1]!)) e--;
-    if (e > s) {
-      const first = parts.length === 0;
-      parts.push({
-        ...p.item,
-        text: p.chars.slice(s, e).join(""),
-        x0: p.item.x0 + s * pitch,
-        x1: p.item.x0 + e * pitch,
-        spaceBefore: first && s === 0 ? p.item.spaceBefore : true,
-      });
-    }
-    start = k + 1;
-  }
-  return parts;
+  return cutRun(p.item, (k, c) => river[k] === 1 && isSpace(c));
 }
 
 /** The cuts of one block: each run that has a space in a column river, mapped to its parts. */
@@ -283,18 +263,12 @@ function blockCuts(block: readonly TextItem[][], into: Map<TextItem, TextItem[]>
     gridded = rest;
   }
   if (gridded.length < MIN_LINES) return;
-  const kept = columnRivers(
-    gridded.map((g) => g.r),
-    width,
-    rivers(
-      gridded.map((g) => g.r),
-      width,
-    ),
-  );
+  const grid = gridded.map((g) => g.r);
+  const kept = columnRivers(grid, width, rivers(grid, width));
   if (!kept.length) return;
   // A line of one run among rows of several is a heading or a total's label: it stays whole.
   const rowsOfSeveral = gridded.filter((g) => g.line.length > 1).length * 2 > gridded.length;
-  const edges = wordEdges(gridded.map((g) => g.r));
+  const edges = wordEdges(grid);
   const startsCell = cellStarts(edges, kept);
   for (const { r, line } of gridded) {
     // A line across a river (a title, a header wider than its column) is no line of the grid.
@@ -315,18 +289,6 @@ function blockCuts(block: readonly TextItem[][], into: Map<TextItem, TextItem[]>
 export function atCharColumns(page: readonly TextItem[]): { items: TextItem[]; drawn: Map<TextItem, TextItem> } {
   const cuts = new Map<TextItem, TextItem[]>();
   for (const lines of gridGroups(page)) for (const block of blocks(lines)) if (block.length >= MIN_LINES) blockCuts(block, cuts);
-  const items: TextItem[] = [];
-  const drawn = new Map<TextItem, TextItem>();
-  for (const item of page) {
-    const parts = cuts.get(item);
-    if (!parts) {
-      items.push(item);
-      continue;
-    }
-    for (const part of parts) {
-      items.push(part);
-      drawn.set(part, item);
-    }
-  }
+  const { items, drawn } = replaceRuns(page, (item) => cuts.get(item));
   return { items, drawn };
 }

@@ -22,6 +22,7 @@
 import { groupLines, joinLines, segmentOf, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { rightToLeft } from "./tables.ts";
+import { RULE_LINE } from "./textrules.ts";
 import type { Block, Cell, PageLayout, Segment, Table, TextItem } from "./types.ts";
 
 /** Share of the page height at its top and bottom where page numbers and running heads sit. */
@@ -79,11 +80,8 @@ function continuation(b: Block): boolean {
   return CONTINUATION.test(text) && text.split(/\s+/u).length <= CONTINUATION_WORDS;
 }
 
-/** A line drawn in text: dashes, equals signs, pluses, bars and box-drawing lines alone ("+------+------+"). */
-const TEXT_RULE = /^[-=_+|\u2013\u2014\u2500-\u257f\s]*[-=_\u2013\u2014\u2500-\u257f]{3}[-=_+|\u2013\u2014\u2500-\u257f\s]*$/u;
-
 /** Whether a block is rules drawn in text alone: an ASCII table's border over or under its cells. */
-const textRules = (b: Block): boolean => b.type === "paragraph" && b.lines.every((l) => TEXT_RULE.test(segmentText(l)));
+const textRules = (b: Block): boolean => b.type === "paragraph" && b.lines.every((l) => RULE_LINE.test(segmentText(l)));
 
 /**
  * The page's content blocks: page numbers and running heads and feet (band lines that a
@@ -345,12 +343,6 @@ function textRows(open: Table, blocks: readonly Block[]): { rest: Table; taken: 
 }
 
 /**
- * Appends a page's start to `open` when it is the table's rest: its first table (restOf), or,
- * when the table was `cut` low on its page, its top lines read as text (textRows). Returns the
- * page's blocks that went into the table, none when the page starts with something else, and the
- * text of the header rows the rest repeated (appendRows).
- */
-/**
  * The rest of `open` in the table `next` under its header read as a table of its own (`alone`,
  * headerAlone), appended to it; returns the header's rows' texts, or null when they are not so.
  */
@@ -363,6 +355,13 @@ function restUnderHeader(open: Table, header: readonly string[], alone: Table, n
   return Array.from({ length: alone.rows }, (_, r) => rowCells(alone, r).map((c) => joinLines(c.lines.map(segmentText))));
 }
 
+/**
+ * Appends a page's start to `open` when it is the table's rest: its first table (restOf), the
+ * table under its header read alone (restUnderHeader), or, when the table was `cut` low on its
+ * page, its top lines read as text (textRows). Returns the
+ * page's blocks that went into the table, none when the page starts with something else, and the
+ * text of the header rows the rest repeated (appendRows).
+ */
 function joinRest(
   open: Table,
   header: readonly string[],

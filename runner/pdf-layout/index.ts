@@ -91,8 +91,8 @@ function cutRuns(page: readonly TextItem[]): { items: TextItem[]; drawn: Map<Tex
 
 /** The tables of a page, most exact finder first; returns them and the items left for the flow. */
 function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
-  const barred = cutRuns(raw.items);
-  const { items, drawn, leaders } = leaderless(barred.items);
+  const cut = cutRuns(raw.items);
+  const { items, drawn, leaders } = leaderless(cut.items);
   const byMcid = new Map<string, TextItem[]>();
   for (const item of items) {
     if (!item.mcid) continue;
@@ -135,18 +135,18 @@ function findTables(raw: RawPage): { tables: Table[]; lines: Segment[][] } {
   // The text outside the tables as drawn, leaders and bars and all; a leader or a bar inside a
   // table is no cell's text.
   const left = [...rest.filter((i) => !streamed.has(i)), ...across].map((i) => drawn.get(i) ?? i);
-  // A run cut at its bars goes back whole, as drawn, when no table took a part of it; else the
-  // parts no table took.
+  // A run cut at its bars or its grid's rivers goes back whole, as drawn, when no table took a
+  // part of it; else the parts no table took.
   const kept = new Set(left);
-  const split = new Set([...barred.drawn].filter(([part]) => !kept.has(part)).map(([, run]) => run));
+  const split = new Set([...cut.drawn].filter(([part]) => !kept.has(part)).map(([, run]) => run));
   const whole = (i: TextItem): TextItem => {
-    const run = barred.drawn.get(i);
+    const run = cut.drawn.get(i);
     return run && !split.has(run) ? run : i;
   };
   const flow = new Set(left.map(whole));
   // A table's outer bars stand beside its first and last cells' text: within an em of its box.
   const boxed = (bar: TextItem): boolean => tables.some((t) => inside(bar, { ...t, x0: t.x0 - bar.size, x1: t.x1 + bar.size }));
-  const marks = [...leaders.filter((l) => !tables.some((t) => inside(l, t))), ...barred.bars.filter((b) => !boxed(b))];
+  const marks = [...leaders.filter((l) => !tables.some((t) => inside(l, t))), ...cut.bars.filter((b) => !boxed(b))];
   const lines = pageSegments([...flow, ...marks]);
   return { tables: joinStackedTables(tables, lines.flat()).map(orientTable), lines };
 }

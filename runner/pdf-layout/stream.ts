@@ -26,6 +26,7 @@ import { crosses, sides, straddles, type Gutter } from "./gutter.ts";
 import { groupLines, isMarker, segmentText } from "./lines.ts";
 import { maxOf, minOf } from "./minmax.ts";
 import { DETAIL_PITCH, SAME_SIZE, sameStyle, textGrid } from "./textgrid.ts";
+import { RULE_PIECE } from "./textrules.ts";
 import type { Cell, Rule, Table, TextItem } from "./types.ts";
 
 /** Rows further apart than this (in font sizes, baseline to baseline) end a candidate. */
@@ -309,16 +310,13 @@ function wrapsOn(line: Line, above: Line): boolean {
   );
 }
 
-/** A piece of rule characters only: a rule drawn in text ("-------", "=======", "───"). */
-const TEXT_RULE = /^[-=_+\u2013\u2014\u2500-\u257f]{3,}(?: [-=_+\u2013\u2014\u2500-\u257f]{3,})*$/u;
-
 /**
  * Whether a line is a rule drawn in text, every piece a run of dashes, equals signs or box-drawing
- * lines (one per column, a space apart, in one piece or several): a fixed-width report's rule
- * under its header or over its totals. It stays in its table's
- * run, as a drawn rule would, and is no row of it.
+ * lines (one per column, a space apart, in one piece or several: RULE_PIECE): a fixed-width
+ * report's rule under its header or over its totals. It stays in its table's run, as a drawn rule
+ * would, and is no row of it.
  */
-const textRule = (line: Line): boolean => line.pieces.every((p) => TEXT_RULE.test(pieceText(p)));
+const textRule = (line: Line): boolean => line.pieces.every((p) => RULE_PIECE.test(pieceText(p)));
 
 /** Whether a line is an ASCII or box-drawn table's border: a rule drawn in text with corners ("+----+", "┌──┬──┐"). */
 const border = (line: Line): boolean => textRule(line) && line.pieces.some((p) => /[+\u250c-\u254b]/u.test(pieceText(p)));
@@ -453,8 +451,8 @@ const HEAD_APART = 1.8;
 
 /**
  * How many lines a run starts with that are a report's running head over its table, not rows: up
- * to RUNNING_HEAD_LINES lines of two pieces or more, text and dates (no numbers), at line spacing, a blank line's worth
- * (HEAD_APART rows) over the rest, each laid across the rows' columns (acrossColumns: a report
+ * to RUNNING_HEAD_LINES lines of two pieces or more, text and dates (no numbers), at line spacing,
+ * a blank line's worth (HEAD_APART rows) over the rest, each laid across the rows' columns (acrossColumns: a report
  * writer's "ACME Corporation | Monthly Account Summary | Page 1 of 3", left, centred and right on
  * the page). A group's labels over its columns stand at line spacing over the header and leave the
  * row labels' column open. 0 when there is none.
@@ -492,12 +490,12 @@ function withPageNumber(pieces: readonly Piece[]): Piece[] {
 
 /**
  * Whether a line of text is laid across a table's columns (parted at `gaps`, its rows `width`
- * wide), not in them: fewer pieces than the table has columns (a header has one a column), it
- * starts at the rows' left edge or left of it, holds no number (but a page's number last:
- * PAGE_NUMBER, a page word before it counting with it), and each of its pieces reaches over a gap between two columns — but for its first,
- * when it starts there, and its last, when it ends at the rows' right edge or right of it. At
- * least one reaches over a gap — or, over `rows` that start with a header (null when they do not),
- * it is a printer's page header (printerHead).
+ * wide), not in them: it holds no number (but a page's number last: PAGE_NUMBER, a page word before
+ * it counting with it), and it is a printer's page header (printerHead) over `rows` that start with
+ * a header (null when they do not); or it has fewer pieces than the table has columns (a header has
+ * one a column), starts at the rows' left edge or left of it, and each of its pieces reaches over a
+ * gap between two columns — but for its first, when it starts there, and its last, when it ends at
+ * the rows' right edge or right of it. At least one reaches over a gap.
  */
 function acrossColumns(line: Line, gaps: readonly number[], width: Span, rows: readonly Line[] | null): boolean {
   const pieces = withPageNumber(line.pieces);
@@ -516,8 +514,8 @@ function acrossColumns(line: Line, gaps: readonly number[], width: Span, rows: r
 /**
  * Whether a line's pieces are a printer's page header: a part centred over the rows (or over the
  * line, when it reaches past them), with a part flush left before it, one flush right after it or
- * both ("ACME   MONTHLY SUMMARY   PAGE 1", "Currency: EUR   TIME 23:41", enscript's "file  date  Page 1").
- * The centred part is no column's header: neither of its edges is flush with a piece on half of
+ * both ("ACME   MONTHLY SUMMARY   PAGE 1", "Currency: EUR   TIME 23:41", enscript's "file  date
+ * Page 1"). The centred part is no column's header: neither of its edges is flush with a piece on half of
  * `rows` (those of a table with as few columns as the head has parts).
  */
 function printerHead(pieces: readonly Piece[], width: Span, rows: readonly Line[]): boolean {
